@@ -1,0 +1,3 @@
+from troubleshooter.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,82 @@
+"""Parsers, one module per tool family; each registers itself in :data:`PARSERS` on import.
+
+:func:`load_all` imports every module of this package (so a new file is picked up with no list to edit),
+:func:`get` returns a parser by kind, :func:`detect` tells the kind of pasted output, and :func:`run`
+parses without ever letting anything but :class:`ParseError` escape.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Any
+
+from troubleshooter.parsers.base import PARSERS, ParseError, Parser
+
+__all__ = ["PARSERS", "ParseError", "Parser", "load_all", "get", "kinds", "detect", "run"]
+
+_loaded = False
+
+# Detection confidence needed to name a kind, and the margin by which it must beat the runner-up.
+DETECT_MIN = 0.5
+DETECT_MARGIN = 0.1
+
+
+def load_all() -> dict[str, Parser]:
+    global _loaded
+    if not _loaded:
+        for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            if mod.name != "base" and not mod.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{mod.name}")
+        _loaded = True
+    return PARSERS
+
+
+def kinds() -> list[str]:
+    return sorted(load_all())
+
+
+def get(kind: str) -> Parser:
+    parsers = load_all()
+    if kind not in parsers:
+        raise KeyError(f"unknown kind {kind!r}; known kinds: {', '.join(sorted(parsers))}")
+    return parsers[kind]
+
+
+def scores(text: str) -> list[tuple[float, str]]:
+    out = []
+    sample = text[:262144]  # detection looks at the head of the text only
+    for kind, p in load_all().items():
+        try:
+            score = float(p.detect(sample))
+        except Exception:  # a detector must never break detection of the others
+            score = 0.0
+        if score > 0:
+            out.append((score, kind))
+    out.sort(reverse=True)
+    return out
+
+
+def detect(text: str) -> str:
+    """The kind of this output, or :class:`ParseError` saying why it cannot be told."""
+    ranked = scores(text)
+    if not ranked or ranked[0][0] < DETECT_MIN:
+        raise ParseError("cannot tell what tool printed this; name the kind (see `troubleshooter parse --list`)")
+    if len(ranked) > 1 and ranked[0][0] - ranked[1][0] < DETECT_MARGIN:
+        raise ParseError(
+            f"ambiguous: looks like {ranked[0][1]} or {ranked[1][1]}; name the kind explicitly"
+        )
+    return ranked[0][1]
+
+
+def run(kind: str, text: str) -> dict[str, Any]:
+    """Parse ``text`` as ``kind``. Only :class:`ParseError` escapes, whatever the input."""
+    p = get(kind)
+    try:
+        return p.func(text)
+    except ParseError:
+        raise
+    except RecursionError as exc:  # pragma: no cover - defensive
+        raise ParseError(f"input too deeply nested: {exc}") from exc
+    except Exception as exc:  # a parser bug must not become a traceback for the user
+        raise ParseError(f"{kind} parser failed on this input ({type(exc).__name__}: {exc})") from exc

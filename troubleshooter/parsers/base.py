@@ -1,0 +1,96 @@
+"""The parser contract: a pure function from a tool's text output to facts. No I/O.
+
+A parser module registers each parser with :func:`parser`::
+
+    @parser("turbostat", detect=_looks_like_turbostat, facts=[("cpu.busy_mhz", "number", "MHz", "...")])
+    def parse(text: str) -> dict[str, object]:
+        '''Doc with a real sample of the tool's output.'''
+
+Empty or garbled input raises :class:`ParseError` with a message (and a line number where one helps);
+nothing else may escape. ``detect(text)`` returns a confidence in [0, 1] that the text is this kind's output,
+for ``parse`` without a kind and for ``diagnose --evidence`` on pasted files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Iterable
+
+from troubleshooter import facts as _facts
+
+
+class ParseError(ValueError):
+    """The text is not (or not enough of) the output this parser reads."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        self.message = message
+        self.line = line
+        super().__init__(f"line {line}: {message}" if line else message)
+
+
+ParseFunc = Callable[[str], dict[str, Any]]
+DetectFunc = Callable[[str], float]
+
+
+@dataclasses.dataclass(frozen=True)
+class Parser:
+    kind: str
+    func: ParseFunc
+    detect: DetectFunc
+    summary: str  # one line: what output this reads
+    facts: tuple[str, ...]
+    command: str = ""  # how to produce the input by hand, shown to users who paste output
+
+    def __call__(self, text: str) -> dict[str, Any]:
+        return self.func(text)
+
+
+PARSERS: dict[str, Parser] = {}
+
+
+def parser(
+    kind: str,
+    *,
+    detect: DetectFunc,
+    summary: str,
+    facts: Iterable[tuple[str, str, str, str]],
+    command: str = "",
+) -> Callable[[ParseFunc], ParseFunc]:
+    facts = list(facts)
+
+    def register(func: ParseFunc) -> ParseFunc:
+        if kind in PARSERS and PARSERS[kind].func is not func:
+            raise ValueError(f"parser kind {kind!r} registered twice")
+        _facts.declare(kind, facts)
+        PARSERS[kind] = Parser(kind, func, detect, summary, tuple(f[0] for f in facts), command)
+        return func
+
+    return register
+
+
+def strip_noise(text: str) -> str:
+    """Normalise line endings and drop NUL bytes (pasted or captured output often has both)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+
+
+def require_text(text: str, what: str) -> str:
+    text = strip_noise(text)
+    if not text.strip():
+        raise ParseError(f"empty input: expected {what}")
+    return text
+
+
+def to_number(token: str) -> float | int | None:
+    """'3,000' -> 3000, '12.5' -> 12.5, '-nan'/'N/A'/'' -> None."""
+    t = token.strip().replace(",", "")
+    if not t:
+        return None
+    try:
+        if t.lstrip("+-").isdigit():
+            return int(t)
+        value = float(t)
+    except ValueError:
+        return None
+    if value != value or value in (float("inf"), float("-inf")):  # nan, inf
+        return None
+    return value

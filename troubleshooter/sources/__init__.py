@@ -1,0 +1,53 @@
+"""Sources, one module per family (host, cpu, numa, env, slurm, gpu, fabric, nccl, perf...).
+
+Each module declares its sources at import with :func:`~troubleshooter.sources.base.source`;
+:func:`load_all` imports every module here, so a new family needs no list edited.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from troubleshooter.sources.base import SOURCES, Params, Source, source
+
+__all__ = ["SOURCES", "Params", "Source", "source", "load_all", "get", "producers_of"]
+
+_loaded = False
+
+
+def load_all() -> dict[str, Source]:
+    global _loaded
+    if not _loaded:
+        from troubleshooter import parsers
+
+        parsers.load_all()
+        for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            if mod.name != "base" and not mod.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{mod.name}")
+        for src in SOURCES.values():
+            if src.parser not in parsers.PARSERS:
+                raise ValueError(f"source {src.id!r} names unknown parser {src.parser!r}")
+        _loaded = True
+    return SOURCES
+
+
+def get(source_id: str) -> Source:
+    sources = load_all()
+    if source_id not in sources:
+        raise KeyError(f"unknown source {source_id!r}")
+    return sources[source_id]
+
+
+def producers_of(fact_name: str) -> list[str]:
+    """Ids of the sources whose parser can produce ``fact_name``."""
+    import fnmatch
+
+    from troubleshooter import parsers
+
+    out = []
+    for src in load_all().values():
+        p = parsers.PARSERS[src.parser]
+        if any(f == fact_name or ("*" in f and fnmatch.fnmatchcase(fact_name, f)) for f in p.facts):
+            out.append(src.id)
+    return out

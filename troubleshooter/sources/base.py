@@ -1,0 +1,87 @@
+"""The source contract: one thing to collect, with a stable id. Sources never change the system.
+
+A source is a command (argv list, never a shell string; fixed ``sh -c`` scripts are allowed where a glob
+must expand on the target, and never interpolate values), or an in-process query (``func``, e.g. NVML) that
+runs on the local target only. Each declares the parser that reads it, its timeout, the binary it needs,
+whether it needs root, whether it is an *active* measurement (runs load; only with ``--measure``), and
+``why``: what it reads, for the user.
+
+Argument placeholders such as ``{pid}`` are filled from :class:`Params`; a source whose placeholder has no
+value is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import string
+from typing import Any, Callable, Mapping
+
+from troubleshooter.evidence import Evidence
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    id: str
+    parser: str
+    summary: str
+    argv: tuple[str, ...] = ()
+    func: Callable[["Params"], Evidence] | None = None  # in-process, local target only
+    timeout_s: float = 10.0
+    needs: str = ""  # the binary; for the user's "install X" advice
+    package: str = ""  # the Debian/Ubuntu package that brings it
+    root: bool = False
+    active: bool = False
+    why: str = ""
+    accept_rc: tuple[int, ...] = (0,)
+    env: tuple[tuple[str, str], ...] = (("LC_ALL", "C"),)
+    max_bytes: int = 8 * 1024 * 1024
+    family: str = ""  # the module that declared it (host, cpu, numa, gpu, ...)
+
+    def placeholders(self) -> set[str]:
+        names = set()
+        for arg in self.argv:
+            for _, field, _, _ in string.Formatter().parse(arg):
+                if field:
+                    names.add(field)
+        return names
+
+    def render_argv(self, params: "Params") -> list[str]:
+        values = params.as_dict()
+        return [arg.format(**values) if "{" in arg else arg for arg in self.argv]
+
+    def missing_params(self, params: "Params") -> list[str]:
+        values = params.as_dict()
+        return sorted(n for n in self.placeholders() if values.get(n) in (None, ""))
+
+
+@dataclasses.dataclass
+class Params:
+    """Values sources may need: the training process, how long to sample, nccl-tests settings."""
+
+    pid: int | None = None
+    sample_s: int = 3
+    kernel_options: tuple[str, ...] = ()
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {"pid": self.pid, "sample_s": self.sample_s}
+        d.update(self.extra)
+        return d
+
+
+SOURCES: dict[str, Source] = {}
+
+
+def source(**kwargs: Any) -> Source:
+    """Declare and register a source (call at module level in a ``sources/<family>.py``)."""
+    if "argv" in kwargs:
+        kwargs["argv"] = tuple(kwargs["argv"])
+    if "env" in kwargs and isinstance(kwargs["env"], Mapping):
+        kwargs["env"] = tuple(kwargs["env"].items())
+    src = Source(**kwargs)
+    if src.id in SOURCES and SOURCES[src.id] != src:
+        raise ValueError(f"source id {src.id!r} declared twice")
+    if not src.argv and src.func is None:
+        raise ValueError(f"source {src.id!r} has neither argv nor func")
+    SOURCES[src.id] = src
+    return src

@@ -1,0 +1,228 @@
+"""Targets: where sources run. The same source and parser code path serves every target.
+
+- :class:`LocalTarget`: this process's own context.
+- :class:`ExecTarget`: inside a container or any wrapper given as an argv prefix
+  (``docker exec trainer``, ``enroot exec PID``, ``bwrap ...``).
+- :class:`SlurmTarget`: inside a running Slurm job, as an overlapping step
+  (``srun --jobid J --overlap [-w NODE] [--container-name C]``), optionally composed with a wrapper.
+- :class:`BundleTarget`: replays what a bundle captured.
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import time
+from typing import Any, Sequence
+
+from troubleshooter.evidence import Evidence, Status
+from troubleshooter.runner import run_command
+from troubleshooter.sources.base import Params, Source
+
+# Started by srun with --export=NONE so the step sees the job's context, not the caller's shell
+# environment; a fixed PATH makes the probes' binaries resolve.
+STEP_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class Target:
+    kind = "abstract"
+    label = ""
+    is_live = True
+
+    def run(self, src: Source, params: Params) -> Evidence:
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "label": self.label}
+
+    def _skip(self, src: Source, reason: str) -> Evidence:
+        return Evidence(src.id, Status.SKIPPED, reason=reason, started_at=time.time(), target=self.label)
+
+
+class _CommandTarget(Target):
+    """A target that runs a source's argv, possibly behind a prefix."""
+
+    prefix: list[str] = []
+    extra_timeout = 0.0
+
+    def wrap(self, argv: list[str], src: Source) -> list[str]:
+        if src.env:
+            argv = ["env", *(f"{k}={v}" for k, v in src.env), *argv]
+        return [*self.prefix, *argv]
+
+    def run(self, src: Source, params: Params) -> Evidence:
+        missing = src.missing_params(params)
+        if missing:
+            return self._skip(src, f"needs {', '.join('--' + m for m in missing)} (e.g. the training process id)")
+        if src.func is not None and not src.argv:
+            if self.kind != "local":
+                return self._skip(src, "in-process query: runs on the local target only")
+            return src.func(params)
+        argv = self.wrap(src.render_argv(params), src)
+        ev = run_command(
+            argv,
+            source_id=src.id,
+            timeout=src.timeout_s + self.extra_timeout,
+            max_bytes=src.max_bytes,
+            accept_rc=src.accept_rc,
+            target=self.label,
+        )
+        if ev.status is Status.NOT_INSTALLED and src.needs:
+            where = "" if self.kind == "local" else f" in {self.label}"
+            hint = f" (package {src.package})" if src.package else ""
+            ev.reason = f"{src.needs} is not installed{where}{hint}"
+        elif ev.status is Status.PERMISSION_DENIED and src.root:
+            ev.reason = f"{ev.reason}: run as root" if ev.reason else "needs root: run as root"
+        return ev
+
+
+class LocalTarget(_CommandTarget):
+    kind = "local"
+
+    def __init__(self) -> None:
+        self.prefix = []
+        self.label = f"local ({socket.gethostname()})"
+
+    def wrap(self, argv: list[str], src: Source) -> list[str]:
+        return argv  # env is passed to the subprocess directly
+
+    def run(self, src: Source, params: Params) -> Evidence:
+        if src.func is not None:
+            return src.func(params)
+        missing = src.missing_params(params)
+        if missing:
+            return self._skip(src, f"needs {', '.join('--' + m for m in missing)} (e.g. the training process id)")
+        ev = run_command(
+            src.render_argv(params),
+            source_id=src.id,
+            timeout=src.timeout_s,
+            max_bytes=src.max_bytes,
+            accept_rc=src.accept_rc,
+            env=dict(src.env),
+            target=self.label,
+        )
+        if ev.status is Status.NOT_INSTALLED and src.needs:
+            hint = f" (package {src.package})" if src.package else ""
+            ev.reason = f"{src.needs} is not installed{hint}"
+        elif ev.status is Status.PERMISSION_DENIED and src.root:
+            ev.reason = f"{ev.reason}: run as root" if ev.reason else "needs root: run as root"
+        return ev
+
+
+class ExecTarget(_CommandTarget):
+    kind = "exec"
+    extra_timeout = 5.0
+
+    def __init__(self, prefix: str | Sequence[str]) -> None:
+        self.prefix = shlex.split(prefix) if isinstance(prefix, str) else list(prefix)
+        if not self.prefix:
+            raise ValueError("--exec needs a command prefix, e.g. 'docker exec trainer'")
+        self.label = f"exec: {shlex.join(self.prefix)}"
+        self.runtime = _guess_runtime(self.prefix)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "label": self.label, "prefix": self.prefix, "runtime": self.runtime}
+
+
+class SlurmTarget(_CommandTarget):
+    kind = "slurm"
+    extra_timeout = 15.0  # srun launch
+
+    def __init__(
+        self,
+        job: str,
+        node: str | None = None,
+        container_name: str | None = None,
+        wrapper: str | Sequence[str] | None = None,
+    ) -> None:
+        if not str(job).strip() or not str(job).replace("_", "").replace(".", "").isalnum():
+            raise ValueError(f"not a Slurm job id: {job!r}")
+        self.job, self.node, self.container_name = str(job), node, container_name
+        self.wrapper = (shlex.split(wrapper) if isinstance(wrapper, str) else list(wrapper)) if wrapper else []
+        prefix = ["srun", f"--jobid={self.job}", "--overlap", "--nodes=1", "--ntasks=1", "--quiet", "--export=NONE"]
+        if node:
+            prefix.append(f"--nodelist={node}")
+        if container_name:
+            prefix.append(f"--container-name={container_name}")
+        self.prefix = prefix + ["/usr/bin/env", f"PATH={STEP_PATH}"] + self.wrapper
+        bits = [f"slurm job {self.job}"]
+        if node:
+            bits.append(f"node {node}")
+        if container_name:
+            bits.append(f"container {container_name}")
+        if self.wrapper:
+            bits.append(f"via {shlex.join(self.wrapper)}")
+        self.label = ", ".join(bits)
+
+    def wrap(self, argv: list[str], src: Source) -> list[str]:
+        env = [f"{k}={v}" for k, v in src.env]
+        if env and not self.wrapper:
+            return [*self.prefix, *env, *argv]  # /usr/bin/env is already in the prefix
+        if env:
+            return [*self.prefix, "env", *env, *argv]
+        return [*self.prefix, *argv]
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "label": self.label,
+            "job": self.job,
+            "node": self.node,
+            "container_name": self.container_name,
+            "wrapper": self.wrapper,
+        }
+
+
+class BundleTarget(Target):
+    kind = "bundle"
+    is_live = False
+
+    def __init__(self, bundle: "Bundle", side: str = "target") -> None:  # noqa: F821
+        self.bundle = bundle
+        self.side = side
+        captured = bundle.target_info(side)
+        self.label = f"bundle {bundle.name}" + (f" [{side}]" if side != "target" else "") + (
+            f" (captured on {captured.get('label', '?')})" if captured else ""
+        )
+
+    def run(self, src: Source, params: Params) -> Evidence:
+        ev = self.bundle.evidence(src.id, side=self.side)
+        if ev is None:
+            return Evidence(src.id, Status.NOT_CAPTURED, reason="not in this bundle", target=self.label)
+        return ev
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "label": self.label, "path": str(self.bundle.path), "side": self.side,
+                "captured": self.bundle.target_info(self.side)}
+
+
+def _guess_runtime(prefix: list[str]) -> str:
+    head = prefix[0].rsplit("/", 1)[-1]
+    known = {"docker": "docker", "podman": "podman", "enroot": "enroot", "kubectl": "kubernetes",
+             "bwrap": "bubblewrap", "nerdctl": "containerd", "crictl": "cri", "singularity": "apptainer",
+             "apptainer": "apptainer", "srun": "slurm", "nsenter": "nsenter", "unshare": "unshare",
+             "ssh": "ssh"}
+    return known.get(head, head)
+
+
+def make_target(
+    *,
+    bundle: str | None = None,
+    job: str | None = None,
+    node: str | None = None,
+    container_name: str | None = None,
+    exec_prefix: str | None = None,
+    side: str = "target",
+) -> Target:
+    """The target the CLI and TUI options name (bundle, job [+ wrapper], wrapper, else local)."""
+    if bundle:
+        from troubleshooter.bundle import Bundle
+
+        return BundleTarget(Bundle.open(bundle), side=side)
+    if job:
+        return SlurmTarget(job, node=node, container_name=container_name, wrapper=exec_prefix)
+    if node or container_name:
+        raise ValueError("--node and --container-name need --job")
+    if exec_prefix:
+        return ExecTarget(exec_prefix)
+    return LocalTarget()

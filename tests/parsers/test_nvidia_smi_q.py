@@ -1,0 +1,246 @@
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import troubleshooter.sources.gpu  # noqa: F401  (declares the gpu sources)
+from tests.corpus import files, load
+from troubleshooter import parsers
+from troubleshooter.evidence import Status
+from troubleshooter.parsers import ParseError
+from troubleshooter.sources import SOURCES, Params
+from troubleshooter.targets import LocalTarget
+
+A40 = "nvidia-smi/a40x10-driver550-table-and-q-idle-p8-sw-power-cap-active-dram-ce-remapped.txt"
+RTX = "nvidia-smi/rtx5080-laptop-driver580-full-q-event-reason-counters.txt"
+Q_FILES = [A40, RTX]  # the other files of the directory are the plain table
+
+
+def parse(text):
+    return parsers.run("nvidia-smi-q", text)
+
+
+def test_a40_table_then_q_sw_power_cap_remapped_rows():
+    f = parse(load(A40))
+    assert f["gpu.count"] == 10  # "Attached GPUs : 10"; the excerpt holds the first GPU's section only
+    assert f["gpu.names"] == ["NVIDIA A40"]
+    assert f["gpu.driver_version"] == "550.127.05"
+    assert f["gpu.cuda_version"] == "12.4"
+    assert f["gpu.devices"] == [{
+        "index": 0, "name": "NVIDIA A40", "uuid": "GPU-4e65de01-972e-93cf-b077-181a5378972a",
+        "bus_id": "00000000:4F:00.0", "perf_state": "P8", "sm_clock_mhz": 0, "sm_clock_max_mhz": 1740,
+        "mem_clock_mhz": 405, "mem_clock_max_mhz": 7251, "power_w": 29.7, "power_limit_w": 300.0, "temp_c": 29,
+        "clocks_event_reasons": ["sw_power_cap"], "ecc_uncorrected_volatile": 0, "ecc_corrected_volatile": 0,
+        "remapped_rows": {"correctable": 2, "uncorrectable": 0, "pending": False, "failure": False},
+        "retired_pages": None, "nvlink": None, "pcie_gen": 1, "pcie_gen_max": 4, "pcie_width": 16,
+        "pcie_width_max": 16, "persistence_mode": True, "processes": [],
+    }]
+    assert f["gpu.throttle_reasons"] == ["sw_power_cap"]  # active although the GPU is idle at P8
+    assert f["gpu.throttled"] == [0]
+    assert f["gpu.sm_clock_ratio_min"] == 0.0
+    assert f["gpu.power_ratio_max"] == 0.099
+    assert f["gpu.temp_max_c"] == 29
+    assert f["gpu.ecc_uncorrected_total"] == 0
+    assert f["gpu.remapped_rows_pending"] == 0
+    assert f["gpu.remapped_rows_failure"] == 0
+    assert f["gpu.pcie_degraded"] == [{"index": 0, "gen": 1, "gen_max": 4, "width": 16, "width_max": 16}]
+    assert f["gpu.persistence_off"] == []
+    assert "gpu.nvlink_inactive" not in f
+
+
+def test_rtx5080_driver580_newest_schema():
+    f = parse(load(RTX))
+    assert f["gpu.count"] == 1
+    assert f["gpu.names"] == ["NVIDIA GeForce RTX 5080 Laptop GPU"]
+    assert f["gpu.driver_version"] == "580.173.02"
+    assert f["gpu.cuda_version"] == "13.0"
+    d = f["gpu.devices"][0]
+    assert d["power_w"] == 12.72  # "Average Power Draw", like NVML's power.draw
+    assert d["power_limit_w"] == 80.0
+    assert d["temp_c"] == 49
+    assert (d["sm_clock_mhz"], d["sm_clock_max_mhz"], d["mem_clock_mhz"], d["mem_clock_max_mhz"]) == (427, 3090, 405, 14001)
+    assert d["clocks_event_reasons"] == []  # the "Counters" section (accumulated us) is not the active state
+    assert d["remapped_rows"] is None and d["retired_pages"] is None  # "N/A" on a client GPU
+    assert d["ecc_uncorrected_volatile"] is None
+    assert d["processes"][0] == {"pid": 2573, "used_mb": 276, "type": "G"}
+    assert [p["pid"] for p in d["processes"]] == [2573, 2829, 3346, 4217, 6013, 12286, 44735]
+    assert f["gpu.throttle_reasons"] == []
+    assert f["gpu.throttled"] == []
+    assert f["gpu.sm_clock_ratio_min"] == 0.1382
+    assert f["gpu.power_ratio_max"] == 0.159
+    assert f["gpu.temp_max_c"] == 49
+    assert f["gpu.pcie_degraded"] == [{"index": 0, "gen": 1, "gen_max": 5, "width": 8, "width_max": 16}]
+    assert f["gpu.persistence_off"] == [0]
+    for absent in ("gpu.ecc_uncorrected_total", "gpu.remapped_rows_pending", "gpu.nvlink_inactive"):
+        assert absent not in f
+
+
+# Two GPUs in the layout of drivers before R450 ("Clocks Throttle Reasons", "Power Readings" with
+# "Enforced Power Limit", ECC per unit under "Single Bit"/"Double Bit" with a Total). Written for this test
+# after that layout, with values chosen to exercise every branch; not a capture.
+OLD_TWO_GPUS = """
+==============NVSMI LOG==============
+
+Timestamp                           : Wed May  5 18:58:36 2021
+Driver Version                      : 418.67
+CUDA Version                        : 10.1
+
+Attached GPUs                       : 2
+GPU 00000000:8A:00.0
+    Product Name                    : Tesla V100-SXM2-16GB
+    Persistence Mode                : Disabled
+    GPU UUID                        : GPU-00000000-0000-0000-0000-000000000000
+    PCI
+        Bus Id                      : 00000000:8A:00.0
+        GPU Link Info
+            PCIe Generation
+                Max                 : 3
+                Current             : 3
+            Link Width
+                Max                 : 16x
+                Current             : 16x
+    Performance State               : P0
+    Clocks Throttle Reasons
+        Idle                        : Not Active
+        Applications Clocks Setting : Active
+        SW Power Cap                : Not Active
+        HW Slowdown                 : Not Active
+            HW Thermal Slowdown     : Not Active
+            HW Power Brake Slowdown : Not Active
+        Sync Boost                  : Not Active
+        SW Thermal Slowdown         : Not Active
+        Display Clock Setting       : Not Active
+    ECC Errors
+        Volatile
+            Single Bit
+                Device Memory       : 4
+                Register File       : 0
+                Total               : 4
+            Double Bit
+                Device Memory       : 1
+                Register File       : 0
+                Total               : 1
+    Retired Pages
+        Single Bit ECC              : 2
+        Double Bit ECC              : 1
+        Pending                     : Yes
+    Temperature
+        GPU Current Temp            : 81 C
+    Power Readings
+        Power Draw                  : 290.50 W
+        Power Limit                 : 300.00 W
+        Enforced Power Limit        : 300.00 W
+    Clocks
+        SM                          : 1290 MHz
+        Memory                      : 877 MHz
+    Max Clocks
+        SM                          : 1530 MHz
+        Memory                      : 877 MHz
+    Processes
+        Process ID                  : 4242
+            Type                    : C
+            Name                    : python
+            Used GPU Memory         : 15000 MiB
+
+GPU 00000000:8B:00.0
+    Product Name                    : Tesla V100-SXM2-16GB
+    Persistence Mode                : Enabled
+    PCI
+        Bus Id                      : 00000000:8B:00.0
+        GPU Link Info
+            PCIe Generation
+                Max                 : 3
+                Current             : 3
+            Link Width
+                Max                 : 16x
+                Current             : 8x
+    Performance State               : P0
+    Clocks Throttle Reasons
+        Idle                        : Not Active
+        SW Power Cap                : Active
+        HW Slowdown                 : Active
+            HW Thermal Slowdown     : Active
+    Temperature
+        GPU Current Temp            : 88 C
+    Power Readings
+        Power Draw                  : 300.10 W
+        Enforced Power Limit        : 300.00 W
+    Clocks
+        SM                          : 945 MHz
+    Max Clocks
+        SM                          : 1530 MHz
+    Processes                       : None
+"""
+
+
+def test_old_driver_two_gpus():
+    f = parse(OLD_TWO_GPUS)
+    assert f["gpu.count"] == 2
+    assert f["gpu.driver_version"] == "418.67"
+    assert f["gpu.throttle_reasons"] == ["hw_slowdown", "hw_thermal_slowdown", "sw_power_cap"]
+    assert f["gpu.throttled"] == [1]  # applications_clocks_setting on GPU 0 is on purpose
+    assert f["gpu.sm_clock_ratio_min"] == round(945 / 1530, 4)
+    assert f["gpu.power_ratio_max"] == round(300.10 / 300.0, 4)
+    assert f["gpu.temp_max_c"] == 88
+    assert f["gpu.ecc_uncorrected_total"] == 1
+    assert f["gpu.devices"][0]["ecc_corrected_volatile"] == 4
+    assert f["gpu.devices"][0]["retired_pages"] == 3
+    assert f["gpu.devices"][0]["processes"] == [{"pid": 4242, "used_mb": 15000, "type": "C"}]
+    assert f["gpu.devices"][1]["processes"] == []
+    assert f["gpu.pcie_degraded"] == [{"index": 1, "gen": 3, "gen_max": 3, "width": 8, "width_max": 16}]
+    assert f["gpu.persistence_off"] == [0]
+    assert "gpu.remapped_rows_pending" not in f  # Volta has no row remapping
+
+
+def test_table_only_files_are_not_q_output():
+    with pytest.raises(ParseError):
+        parse(load("nvidia-smi/oci-gb300-nvidia-smi-580.txt"))  # table + a grep of -q's VBIOS lines
+
+
+@pytest.mark.parametrize("text", ["", " \n\n", "==============NVSMI LOG==============\n\nDriver Version : 1\n"])
+def test_empty_or_no_gpu_section_fails(text):
+    with pytest.raises(ParseError):
+        parse(text)
+
+
+@pytest.mark.parametrize("rel", Q_FILES)
+def test_detect(rel):
+    assert parsers.detect(load(rel)) == "nvidia-smi-q"
+
+
+def test_detect_synthetic_without_banner():
+    assert parsers.detect(OLD_TWO_GPUS.split("Attached GPUs")[1].split("\n", 1)[1]) == "nvidia-smi-q"
+
+
+def test_every_corpus_file_of_the_directory_is_q_or_table():
+    kinds = {f.name: parsers.detect(load(f"nvidia-smi/{f.name}")) for f in files("nvidia-smi")}
+    assert {k for k in kinds.values()} == {"nvidia-smi", "nvidia-smi-q"}
+
+
+@pytest.mark.parametrize("text", [load(A40), load(RTX), OLD_TWO_GPUS])
+def test_declared_facts(text):
+    assert set(parse(text)) <= set(parsers.get("nvidia-smi-q").facts)
+
+
+def test_source_not_installed_here():
+    ev = LocalTarget().run(SOURCES["nvidia-smi-q"], Params())
+    assert ev.status is Status.NOT_INSTALLED
+    assert ev.reason.startswith("nvidia-smi is not installed")
+    assert "nvidia-utils" in ev.reason
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_random_text_only_parse_error(text):
+    try:
+        parsers.get("nvidia-smi-q").func(text)
+    except ParseError:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(OLD_TWO_GPUS.split("\n")), max_size=40))
+def test_shuffled_report_lines_only_parse_error(lines):
+    try:
+        parsers.get("nvidia-smi-q").func("\n".join(lines))
+    except ParseError:
+        pass

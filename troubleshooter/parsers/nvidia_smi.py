@@ -1,0 +1,127 @@
+"""Plain ``nvidia-smi``: the summary table (one block of two or three lines per GPU).
+
+Real sample (4x GB300, driver 580, from ../shared/corpus/nvidia-smi-q)::
+
+    | NVIDIA-SMI 580.105.08             Driver Version: 580.105.08     CUDA Version: 13.0     |
+    +-----------------------------------------+------------------------+----------------------+
+    | GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+    | Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+    |                                         |                        |               MIG M. |
+    |=========================================+========================+======================|
+    |   0  NVIDIA GB300                   On  |   00000008:06:00.0 Off |                    0 |
+    | N/A   33C    P0            237W / 1400W |       1MiB / 284208MiB |      0%      Default |
+    |                                         |                        |             Disabled |
+
+Drivers before R450 print a narrower frame (``Persistence-M|`` without a space, no MIG row) and cut long
+names (``Tesla V100-SXM2...``); names are kept as printed. What matters for speed: the driver/CUDA pair,
+GPUs stuck in a low performance state (P8 under load) or near their power cap, persistence mode off
+(driver load latency on every job start). Use ``nvidia-smi -q`` for throttle reasons and PCIe state.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
+
+_HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
+_ROW1 = re.compile(
+    r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+\S+\s*\|"
+)
+_ROW2 = re.compile(
+    r"^\|\s*(\S+)\s+(\S+)\s+(P\d+|N/A|ERR!)\s+(.*?)\|\s*(\S+?)\s*/\s*(\S+?)\s*\|\s*(\S+)"
+)
+
+FACTS = [
+    ("gpu.count", "number", "count", "GPUs attached"),
+    ("gpu.names", "list", "", "product name of each GPU, in index order"),
+    ("gpu.driver_version", "string", "", "NVIDIA driver version"),
+    ("gpu.cuda_version", "string", "", "highest CUDA version the driver supports"),
+    ("gpu.devices", "list", "", "per-GPU dicts; from the nvidia-smi table: index, name, bus_id, temp_c, perf_state, "
+     "power_w, power_limit_w, mem_used_mib, mem_total_mib, util_pct; from nvml / nvidia-smi -q: the health dict "
+     "(clocks, event reasons, ECC, remapped rows, PCIe, NVLink, processes)"),
+    ("gpu.persistence_off", "list", "", "indexes of GPUs with persistence mode off"),
+]
+
+
+def _unit_number(token: str, unit: str) -> float | int | None:
+    t = token.strip()
+    if t.endswith(unit):
+        t = t[: -len(unit)]
+    return to_number(t)
+
+
+def _power(cell: str) -> tuple[float | None, float | None]:
+    m = re.search(r"(\S+?)\s*/\s*(\S+)", cell)
+    if not m:
+        return None, None
+    draw, cap = _unit_number(m.group(1), "W"), _unit_number(m.group(2), "W")
+    return (float(draw) if draw is not None else None), (float(cap) if cap is not None else None)
+
+
+@parser(
+    "nvidia-smi",
+    detect=lambda text: _detect(text),
+    summary="plain nvidia-smi table: GPUs, driver and CUDA version, temperature, power, memory, utilisation",
+    facts=FACTS,
+    command="nvidia-smi",
+)
+def parse(text: str) -> dict[str, object]:
+    text = require_text(text, "the nvidia-smi table")
+    lines = text.split("\n")
+    facts: dict[str, Any] = {}
+    devices: list[dict[str, Any]] = []
+    persistence: dict[int, bool] = {}
+    header_seen = False
+    for n, line in enumerate(lines):
+        if "Processes:" in line:
+            break  # the processes table (its rows also start with a GPU number)
+        h = _HEADER.search(line)
+        if h and not header_seen:
+            header_seen = True
+            facts["gpu.driver_version"] = h.group(2)
+            if h.group(3) and h.group(3) != "N/A":
+                facts["gpu.cuda_version"] = h.group(3)
+            continue
+        m = _ROW1.match(line.strip())
+        if not m:
+            continue
+        dev: dict[str, Any] = {
+            "index": int(m.group(1)), "name": m.group(2).strip(), "bus_id": m.group(4),
+            "temp_c": None, "perf_state": None, "power_w": None, "power_limit_w": None,
+            "mem_used_mib": None, "mem_total_mib": None, "util_pct": None,
+        }
+        if m.group(3) != "N/A":
+            persistence[dev["index"]] = m.group(3) == "On"
+        nxt = lines[n + 1].strip() if n + 1 < len(lines) else ""
+        r2 = _ROW2.match(nxt)
+        if r2:
+            temp = _unit_number(r2.group(2), "C")
+            dev["temp_c"] = int(temp) if temp is not None else None
+            dev["perf_state"] = r2.group(3) if r2.group(3).startswith("P") else None
+            dev["power_w"], dev["power_limit_w"] = _power(r2.group(4))
+            used, total = _unit_number(r2.group(5), "MiB"), _unit_number(r2.group(6), "MiB")
+            dev["mem_used_mib"] = int(used) if used is not None else None
+            dev["mem_total_mib"] = int(total) if total is not None else None
+            util = _unit_number(r2.group(7), "%")
+            dev["util_pct"] = util
+        devices.append(dev)
+    if not devices:
+        if header_seen:
+            raise ParseError("nvidia-smi header found but no GPU rows (no GPU, or the table was cut)")
+        raise ParseError("not the nvidia-smi table: no 'NVIDIA-SMI ... Driver Version:' header and no GPU rows")
+    facts["gpu.count"] = len(devices)
+    facts["gpu.names"] = [d["name"] for d in devices]
+    facts["gpu.devices"] = devices
+    if persistence:
+        facts["gpu.persistence_off"] = sorted(i for i, on in persistence.items() if not on)
+    return facts
+
+
+def _detect(text: str) -> float:
+    if not _HEADER.search(text):
+        return 0.0
+    if re.search(r"^=+\s*NVSMI LOG\s*=+\s*$", text, re.MULTILINE):
+        return 0.6  # the table followed by nvidia-smi -q: the -q parser reads more
+    return 0.9

@@ -1,0 +1,107 @@
+"""ibv_devinfo parser, and how the ibv-devinfo source's failure on a machine without RDMA is classified."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.corpus import files, load
+from troubleshooter import facts, parsers
+from troubleshooter.evidence import Evidence, Status
+from troubleshooter.parsers import ParseError
+from troubleshooter.runner import classify
+
+CORPUS = "ibstat/ibv_devinfo-cx7-4129-port-down-in-container-h100-roce.txt"
+
+
+def parse(text):
+    return parsers.run("ibv-devinfo", text)
+
+
+def test_cx7_port_down_in_container_truncated_second_hca():
+    f = parse(load(CORPUS))
+    assert f["ib.device_names"] == ["mlx5_0", "mlx5_1"]
+    assert f["ib.devices"][0] == {"name": "mlx5_0", "ports": [1], "transport": "InfiniBand", "fw": "28.39.2048",
+                                  "vendor_part_id": 4129, "board_id": "MT_0000000838"}
+    # the paste ends inside mlx5_1's device attributes: no port block, nothing invented
+    assert f["ib.devices"][1]["ports"] == []
+    assert f["ib.ports"] == [{"device": "mlx5_0", "port": 1, "state": "Down", "active_mtu": 4096,
+                              "link_layer": "InfiniBand"}]
+    assert f["ib.active_ports"] == 0
+    assert f["ib.down_ports"] == ["mlx5_0:1"]
+    assert f["ib.rates_gbps"] == []
+    assert "ib.min_active_rate_gbps" not in f  # plain ibv_devinfo has no rate
+    assert f["ib.vendor_part_ids"] == [4129]
+    assert f["ib.link_layers"] == ["InfiniBand"]
+
+
+def test_verbose_rate_from_width_and_speed():
+    # port attributes as `ibv_devinfo -d rocep1s0f0 -v` prints them on a DGX Spark (ConnectX-7, 2 lanes)
+    text = ("hca_id:\trocep1s0f0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.45.4028\n"
+            "\tvendor_part_id:\t\t\t4129\n\tphys_port_cnt:\t\t\t1\n\t\tport:\t1\n"
+            "\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n\t\t\tphys_state:\t\tLINK_UP (5)\n"
+            "\t\t\tactive_width:\t\t2X (16)\n\t\t\tactive_speed:\t\t100.0 Gbps (128)\n"
+            "\t\t\tlink_layer:\t\tEthernet\n\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0000:0000:0000:0001, RoCE v1\n")
+    f = parse(text)
+    assert f["ib.ports"] == [{"device": "rocep1s0f0", "port": 1, "state": "Active", "phys_state": "LinkUp",
+                              "rate_gbps": 200, "link_layer": "Ethernet"}]
+    assert f["ib.min_active_rate_gbps"] == 200
+    assert f["ib.active_ports"] == 1
+
+
+def test_old_pastebin_list_rendering_link_layer_ib():
+    text = ("- hca_id: qib0\n- transport: InfiniBand (0)\n- fw_ver: 0.0.0\n- vendor_part_id: 29474\n"
+            "- board_id: InfiniPath_QLE7340\n- phys_port_cnt: 1\n- port: 1\n- state: PORT_ACTIVE (4)\n"
+            "- max_mtu: 4096 (5)\n- active_mtu: 2048 (4)\n- link_layer: IB\n")
+    f = parse(text)
+    assert f["ib.ports"][0]["link_layer"] == "InfiniBand"
+    assert f["ib.ports"][0]["state"] == "Active"
+    assert f["ib.vendor_part_ids"] == [29474]
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "Failed to get IB devices list: Function not implemented\n",
+                                  "No IB devices found\n"])
+def test_empty_or_no_devices_fails(text):
+    with pytest.raises(ParseError):
+        parse(text)
+
+
+def test_function_not_implemented_is_a_clear_error_state():
+    # what ibv_devinfo does on a machine without RDMA support (see SANDBOX.md): exit 255, one stderr line
+    ev = Evidence("ibv-devinfo", Status.OK, stdout=b"", stderr=b"Failed to get IB devices list: Function not implemented\n",
+                  rc=255, argv=["ibv_devinfo", "-v"])
+    ev = classify(ev, (0,))
+    assert ev.status is Status.ERROR
+    assert ev.reason == "exit 255: Failed to get IB devices list: Function not implemented"
+
+
+def test_source_declared():
+    import troubleshooter.sources.fabric  # noqa: F401
+    from troubleshooter.sources.base import SOURCES
+
+    src = SOURCES["ibv-devinfo"]
+    assert src.parser == "ibv-devinfo" and src.needs == "ibv_devinfo" and src.package == "ibverbs-utils"
+    assert SOURCES["ibstat"].package == "infiniband-diags"
+
+
+def test_detect():
+    assert parsers.detect(load(CORPUS)) == "ibv-devinfo"
+
+
+def test_only_declared_facts():
+    out = parse(load(CORPUS))
+    assert set(out) <= set(parsers.get("ibv-devinfo").facts)
+    assert all(facts.is_known_name(n) for n in out)
+
+
+_fragments = st.sampled_from(["hca_id: mlx5_0", "\tport:\t1", "\t\tstate: PORT_ACTIVE (4)", "active_width: 4X (2)",
+                              "active_speed: 1e308 Gbps (1)", "active_width: 99999999999X", "vendor_part_id: x",
+                              "- ", "port: 0", "link_layer: IB"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(_fragments, st.text(max_size=40)), max_size=30))
+def test_random_text_only_parse_error(parts):
+    try:
+        parsers.get("ibv-devinfo").func("\n".join(parts))
+    except ParseError:
+        pass

@@ -1,0 +1,227 @@
+"""nccl-debug parser on every NCCL_DEBUG=INFO log of the corpus (tests/data/nccl-debug)."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.corpus import files, load
+from troubleshooter import facts, parsers
+from troubleshooter.parsers import ParseError
+
+
+def parse(rel):
+    return parsers.run("nccl-debug", load(f"nccl-debug/{rel}"))
+
+
+def test_docker_without_ib_falls_back_to_socket():
+    f = parse("a100-sxm4-docker-no-ib-socket-fallback-p2p-direct-2gpu.txt")
+    assert f["nccl.version"] == "2.20.5"
+    assert f["nccl.net"] == "Socket"
+    assert f["nccl.nets"] == ["Socket"]
+    assert f["nccl.socket_fallback"] is True
+    assert f["nccl.ib_no_device"] is True
+    assert f["nccl.net_plugin"] == "IBext_v8"  # HPC-X plugin loaded fine, found no IB device
+    assert f["nccl.net_plugin_failed"] is False
+    assert f["nccl.net_plugin_absent"] is False
+    assert "nccl.hcas" not in f
+    assert f["nccl.channels"] == 24
+    assert f["nccl.rings"] == 24
+    assert f["nccl.trees"] == 24
+    assert f["nccl.ranks"] == 2
+    assert f["nccl.hosts"] == ["3767c65d25c4"]
+    assert f["nccl.env_set"] == {"NCCL_WORK_FIFO_DEPTH": "4194304"}
+    assert f["nccl.init_complete"] is True
+    assert f["nccl.warnings"] == [] and f["nccl.errors"] == []
+    assert "nccl.topo_file_used" not in f
+
+
+def test_aws_efa_libfabric_plugin_sets_topo_file():
+    f = parse("aws-p4d-eks-4pods-same-node-efa-libfabric-nccl2.27.3.txt")
+    assert f["nccl.version"] == "2.27.3"
+    assert f["nccl.net"] == "Libfabric"
+    assert f["nccl.net_plugin"] == "Libfabric"
+    assert f["nccl.net_plugin_failed"] is False
+    assert f["nccl.socket_fallback"] is False
+    assert f["nccl.topo_file_used"] == "/opt/amazon/ofi-nccl/share/aws-ofi-nccl/xml/p4d-24xl-topo.xml"
+    assert "nccl.topo_file_loaded" not in f  # no GRAPH lines: whether it loaded is not shown
+    assert "nccl.topo_file_error" not in f
+    assert f["nccl.env_set"] == {
+        "NCCL_SOCKET_IFNAME": "^docker0,lo",
+        "NCCL_TOPO_FILE": "/opt/amazon/ofi-nccl/share/aws-ofi-nccl/xml/p4d-24xl-topo.xml",
+        "NCCL_BUFFSIZE": "8388608",
+        "NCCL_P2P_NET_CHUNKSIZE": "524288",
+        "NCCL_PROTO": "simple",
+    }
+    assert f["nccl.channels"] == 2 and f["nccl.rings"] == 2 and f["nccl.trees"] == 2
+    assert f["nccl.ranks"] == 4
+    assert f["nccl.hosts"] == ["llama-3-8b-node-0-0"]
+    assert f["nccl.init_complete"] is True
+
+
+def test_azure_mixed_ib_roce_completion_error_12_wrapped_line():
+    f = parse("azure-2node-ib-not-colocated-completion-error-12.txt")
+    assert f["nccl.net"] == "IB"
+    assert f["nccl.hcas"] == ["ibP111p0s0:1", "rdmaP1111p0s2:1"]
+    assert f["nccl.hca_transports"] == {"ibP111p0s0:1": "IB", "rdmaP1111p0s2:1": "RoCE"}
+    msg = "NET/IB : Got completion from peer 10.2.0.5<33092> with error 12, opcode 0, len 0, vendor err 129 (Recv)"
+    assert f["nccl.warnings"] == [msg]  # the wrapped tail "0, vendor err 129 (Recv)" is joined back
+    assert f["nccl.errors"] == [msg]
+    assert f["nccl.hosts"] == ["node-2"]
+    assert "nccl.version" not in f
+    assert "nccl.init_complete" not in f  # the excerpt shows no init
+
+
+def test_h200_vm_topology_print_and_ibv_reg_mr_warning():
+    f = parse("h200-kvm-vm-topo-system-print-pci-0.2-and-ibv_reg_mr-warn.txt")
+    assert f["nccl.topo_max_bw"] == 48.0
+    assert f["nccl.topo_total_bw"] == 370.8
+    assert f["nccl.topo_min_pci_bw"] == 0.2
+    assert f["nccl.net"] == "IB"  # from "via NET/IB/11/GDRDMA"
+    assert f["nccl.warnings"] == ["Call to ibv_reg_mr failed with error Bad address"]
+    assert f["nccl.errors"] == []
+    assert f["nccl.hosts"] == ["node1", "node_2"]
+    assert "nccl.channels" not in f and "nccl.rings" not in f
+
+
+def test_malformed_topo_file_xml_parse_warning_and_internal_error():
+    f = parse("nccl2.18.3-topo-file-xml-parse-warn-internal-error.txt")
+    assert f["nccl.version"] == "2.18.3"
+    assert f["nccl.topo_file_used"] == "/root/rdma-bench/NCCL_GP/test2/nccl_topo.xml"
+    assert f["nccl.topo_file_error"] == "XML Parse : expected >, got ' '"
+    assert f["nccl.topo_file_loaded"] is False
+    assert f["nccl.net_plugin_absent"] is True  # "No plugin found, using internal implementation"
+    assert f["nccl.net_plugin_failed"] is False
+    assert "nccl.net_plugin" not in f
+    assert f["nccl.errors"] == ["NCCL error at mpi_nccl_bcast.c:67 'internal error - please report this issue to the NCCL developers'"]
+    assert f["nccl.init_complete"] is False  # init.cc:1644 -> 3
+    assert f["nccl.hosts"] == ["node2"]
+    assert "nccl.net" not in f
+
+
+def test_nccl_2_5_6_rings_via_shared_memory_truncated():
+    f = parse("nccl2.5.6-docker-4gpu-ring-via-direct-shared-memory-suboptimal-ring.txt")
+    assert f["nccl.trees"] == 4  # old "a->b|c->d" tree format
+    assert f["nccl.rings"] == 1  # only "Ring 00 : ..." lines survived the excerpt
+    assert f["nccl.hosts"] == ["73e9f9f45158"]
+    assert "nccl.version" not in f and "nccl.net" not in f and "nccl.channels" not in f
+    assert "nccl.init_complete" not in f
+
+
+def test_stale_aws_ofi_plugin_fails_then_internal_ib_roce():
+    f = parse("roce-8nic-stale-aws-ofi-plugin-verbs-rxm-fallback-to-ib-nccl2.27.5.txt")
+    assert f["nccl.version"] == "2.27.5"
+    assert f["nccl.net"] == "IB"
+    assert f["nccl.net_plugin"] == "AWS Libfabric"
+    assert f["nccl.net_plugin_failed"] is True
+    assert f["nccl.socket_fallback"] is False
+    assert f["nccl.hcas"] == ["mlx5_0:1", "mlx5_1:1", "mlx5_2:1", "mlx5_5:1", "mlx5_6:1", "mlx5_7:1", "mlx5_8:1", "mlx5_11:1"]
+    assert set(f["nccl.hca_transports"].values()) == {"RoCE"}
+    assert f["nccl.env_set"] == {"NCCL_SOCKET_IFNAME": "enp25s0np0", "NCCL_IB_DISABLE": "0",
+                                 "NCCL_IB_HCA": "mlx5_0,mlx5_1,mlx5_2,mlx5_5,mlx5_6,mlx5_7,mlx5_8,mlx5_11"}
+    assert f["nccl.hosts"] == ["tpgds-aihub0008"]
+
+
+def test_topo_file_not_found_and_launcher_tags():
+    text = (
+        "MLVM2: MLVM2:10792:10792 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : "
+        "libnccl-net.so: cannot open shared object file: No such file or directory\n"
+        "[1,0]<stdout>:h1:5:5 [0] NCCL INFO NCCL_TOPO_FILE set by environment to /etc/nccl/topo.xml\n"
+        "[1,0]<stdout>:h1:5:9 [0] misc/xml.cc:10 NCCL WARN Could not open XML topology file /etc/nccl/topo.xml : No such file or directory\n"
+        "h1:5:9 [0] NCCL INFO NET/IB : No device found.\n"
+        "h1:5:9 [0] NCCL INFO Using network Socket\n"
+        "h1:5:9 [0] NCCL INFO comm 0x1 rank 0 nranks 16 cudaDev 0 busId 1000 - Init START\n"
+    )
+    f = parsers.run("nccl-debug", text)
+    assert f["nccl.hosts"] == ["MLVM2", "h1"]
+    assert f["nccl.topo_file_used"] == "/etc/nccl/topo.xml"
+    assert f["nccl.topo_file_error"] == "Could not open XML topology file /etc/nccl/topo.xml : No such file or directory"
+    assert f["nccl.topo_file_loaded"] is False
+    assert f["nccl.socket_fallback"] is True
+    assert f["nccl.net_plugin_absent"] is True
+    assert f["nccl.ranks"] == 16
+    assert f["nccl.init_complete"] is False
+
+
+def test_warnings_are_deduplicated_and_capped():
+    text = "".join(f"h:1:1 [0] x.cc:1 NCCL WARN thing {i % 30}\n" for i in range(200))
+    f = parsers.run("nccl-debug", text)
+    assert len(f["nccl.warnings"]) == 20
+    assert f["nccl.warnings"][0] == "thing 0"
+
+
+@pytest.mark.parametrize("text", ["", "\n \n", "epoch 1 loss 2.3\nepoch 2 loss 2.1\n", "NCCL_DEBUG=INFO python train.py\n"])
+def test_empty_or_not_a_log_fails(text):
+    with pytest.raises(ParseError):
+        parsers.run("nccl-debug", text)
+
+
+NCCL_TESTS_TABLE = "a100-sxm4-docker-no-ib-socket-fallback-p2p-direct-2gpu.txt"
+
+
+@pytest.mark.parametrize("path", files("nccl-debug"), ids=lambda p: p.name)
+def test_detect(path):
+    text = load(f"nccl-debug/{path.name}")
+    score = parsers.get("nccl-debug").detect(text)
+    if path.name == NCCL_TESTS_TABLE:
+        # an all_reduce_perf run with NCCL_DEBUG=INFO: an nccl-tests table, which the nccl-tests parser owns
+        assert score <= 0.5
+        expected = "nccl-tests" if "nccl-tests" in parsers.kinds() else "nccl-debug"
+        assert parsers.detect(text) == expected
+    else:
+        assert score >= 0.8
+        assert parsers.detect(text) == "nccl-debug"
+
+
+@pytest.mark.parametrize("path", sorted((files("nccl-debug")[0].parent.parent / "nccl-tests").glob("*.txt"))
+                         if (files("nccl-debug")[0].parent.parent / "nccl-tests").is_dir() else [],
+                         ids=lambda p: p.name)
+def test_nccl_tests_outputs_are_not_stolen(path):
+    text = load(f"nccl-tests/{path.name}")
+    assert parsers.get("nccl-debug").detect(text) <= 0.5
+
+
+@pytest.mark.parametrize("path", files("nccl-debug"), ids=lambda p: p.name)
+def test_only_declared_facts(path):
+    out = parsers.run("nccl-debug", load(f"nccl-debug/{path.name}"))
+    assert set(out) <= set(parsers.get("nccl-debug").facts)
+    assert all(facts.is_known_name(n) for n in out)
+
+
+def test_source_reads_a_named_log_only():
+    import troubleshooter.sources.fabric  # noqa: F401
+    from troubleshooter.sources.base import SOURCES, Params
+    from troubleshooter.targets import LocalTarget
+
+    src = SOURCES["nccl-debug-log"]
+    assert src.parser == "nccl-debug" and not src.active
+    assert src.missing_params(Params()) == ["nccl_log"]
+    ev = LocalTarget().run(src, Params())
+    assert ev.status.value == "skipped"
+
+
+def test_source_reads_the_file(tmp_path):
+    import troubleshooter.sources.fabric  # noqa: F401
+    from troubleshooter.sources.base import SOURCES, Params
+    from troubleshooter.targets import LocalTarget
+
+    log = tmp_path / "nccl.log"
+    log.write_text(load("nccl-debug/roce-8nic-stale-aws-ofi-plugin-verbs-rxm-fallback-to-ib-nccl2.27.5.txt"))
+    ev = LocalTarget().run(SOURCES["nccl-debug-log"], Params(extra={"nccl_log": str(log)}))
+    assert ev.ok, ev.reason
+    assert parsers.run("nccl-debug", ev.text)["nccl.net_plugin_failed"] is True
+
+
+_fragments = st.sampled_from([
+    "h:1:2 [0] NCCL INFO ", "h:1:2 [0] a.cc:1 NCCL WARN ", "NCCL INFO Using network ", "NET/IB : Using [0]mlx5_0:1/IB",
+    "Channel 00/99999999999999999999 :    0 1", "Trees [0] 1/-1/-1->0->-1", "NCCL version 2.", "=== System : maxBw 1e999 totalBw x ===",
+    "+ PCI[1e999] - ", "NCCL_TOPO_FILE set by environment to ", "init.cc:1 -> 3", "Loaded net plugin X (v1)", "nranks 9",
+])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(_fragments, st.text(max_size=50)), max_size=30), st.sampled_from(["", " ", "\n"]))
+def test_random_text_only_parse_error(parts, sep):
+    try:
+        parsers.get("nccl-debug").func(sep.join(parts) if sep else "\n".join(parts))
+    except ParseError:
+        pass

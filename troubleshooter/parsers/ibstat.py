@@ -1,0 +1,188 @@
+"""``ibstat`` (infiniband-diags): every RDMA device (CA), its ports, their state and link rate.
+
+Real sample (H20 node, ConnectX-7, from ../shared/corpus/lscpu-ibstat; TAB or space indented)::
+
+    CA 'mlx5_0'
+            CA type: MT4129
+            Number of ports: 1
+            Firmware version: 28.43.2026
+            Hardware version: 0
+            Node GUID: 0xa088c2030074cfda
+            System image GUID: 0xa088c2030074cfda
+            Port 1:
+                    State: Active
+                    Physical state: LinkUp
+                    Rate: 400
+                    Base lid: 50
+                    LMC: 0
+                    SM lid: 1
+                    Capability mask: 0xa751e848
+                    Port GUID: 0xa088c2030074cfda
+                    Link layer: InfiniBand
+
+What matters for training speed: a port that is not ``Active`` / ``LinkUp`` carries no traffic (NCCL
+skips it, or rings through a slower rail); ``Rate`` below the fabric's nominal speed (a 400G NDR port at
+200, an HDR port training at 10 with ``Physical state: Disabled``) caps inter-node bandwidth; the link
+layer tells InfiniBand from RoCE (``Ethernet``), which need different NCCL settings (GID index, traffic
+class). Pasted excerpts are often cut inside the last CA block: what is there is read, nothing is
+invented (a port whose ``Rate`` line was cut off has no ``rate_gbps``).
+
+The ib.* summary facts are shared with ``ibv-devinfo`` and ``ib-sysfs`` (:func:`summarize`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
+
+# Facts every InfiniBand/RoCE parser (ibstat, ibv-devinfo, ib-sysfs) produces from devices and ports.
+COMMON_FACTS = [
+    ("ib.devices", "list", "", "RDMA devices: {name, ca_type / vendor_part_id, fw, board_id, ports: [port numbers]} (keys omitted when not shown)"),
+    ("ib.device_names", "list", "", "RDMA device names in the order listed (mlx5_0, mlx5_bond_0, ...)"),
+    ("ib.ports", "list", "", "every port: {device, port, state, phys_state, rate_gbps, link_layer} (ibv-devinfo adds active_mtu; keys omitted when not shown)"),
+    ("ib.active_ports", "number", "count", "ports whose state is Active"),
+    ("ib.down_ports", "list", "", "'dev:port' of ports whose state is known and not Active (Down, Initializing, Armed)"),
+    ("ib.rates_gbps", "list", "Gb/s", "sorted distinct link rates of the Active ports"),
+    ("ib.min_active_rate_gbps", "number", "Gb/s", "the slowest Active port's link rate"),
+    ("ib.link_layers", "list", "", "sorted distinct link layers (InfiniBand, Ethernet = RoCE)"),
+]
+
+FACTS = list(COMMON_FACTS)
+
+_STATE_WORDS = {
+    "DOWN": "Down",
+    "INIT": "Initializing",
+    "INITIALIZE": "Initializing",
+    "INITIALIZING": "Initializing",
+    "ARMED": "Armed",
+    "ACTIVE": "Active",
+    "ACTIVE_DEFER": "ActiveDefer",
+    "ACTIVEDEFER": "ActiveDefer",
+    "NOP": "Nop",
+}
+_PHYS_WORDS = {
+    "LINKUP": "LinkUp",
+    "LINK_UP": "LinkUp",
+    "DISABLED": "Disabled",
+    "POLLING": "Polling",
+    "SLEEP": "Sleep",
+    "LINKERRORRECOVERY": "LinkErrorRecovery",
+    "LINK_ERROR_RECOVERY": "LinkErrorRecovery",
+    "PORTCONFIGURATIONTRAINING": "PortConfigurationTraining",
+    "PORT_CONFIGURATION_TRAINING": "PortConfigurationTraining",
+    "PHYTEST": "PhyTest",
+    "PHY_TEST": "PhyTest",
+}
+
+
+def norm_state(value: str) -> str:
+    """'Active', 'PORT_ACTIVE (4)', '4: ACTIVE' -> 'Active' (ibstat's words)."""
+    v = re.sub(r"\(\d+\)\s*$", "", value.strip()).strip()
+    v = re.sub(r"^\d+:\s*", "", v)
+    key = v.upper().removeprefix("PORT_").replace(" ", "")
+    return _STATE_WORDS.get(key, v)
+
+
+def norm_phys_state(value: str) -> str:
+    """'LinkUp', 'LINK_UP (5)', '5: LinkUp' -> 'LinkUp'."""
+    v = re.sub(r"\(\d+\)\s*$", "", value.strip()).strip()
+    v = re.sub(r"^\d+:\s*", "", v)
+    return _PHYS_WORDS.get(v.upper().replace(" ", ""), v)
+
+
+def norm_link_layer(value: str) -> str:
+    v = value.strip()
+    return {"IB": "InfiniBand", "INFINIBAND": "InfiniBand", "ETHERNET": "Ethernet"}.get(v.upper(), v)
+
+
+def summarize(devices: list[dict[str, Any]], ports: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ib.* facts shared by ibstat, ibv-devinfo and ib-sysfs."""
+    active = [p for p in ports if p.get("state") == "Active"]
+    facts: dict[str, Any] = {
+        "ib.devices": devices,
+        "ib.device_names": [d["name"] for d in devices],
+        "ib.ports": ports,
+        "ib.active_ports": len(active),
+        "ib.down_ports": [f"{p['device']}:{p['port']}" for p in ports if p.get("state") not in (None, "Active")],
+        "ib.link_layers": sorted({p["link_layer"] for p in ports if p.get("link_layer")}),
+    }
+    rates = sorted({p["rate_gbps"] for p in active if isinstance(p.get("rate_gbps"), (int, float))})
+    facts["ib.rates_gbps"] = rates
+    if rates:
+        facts["ib.min_active_rate_gbps"] = rates[0]
+    return facts
+
+
+_CA = re.compile(r"^CA\s+'([^']+)'\s*$")
+_PORT = re.compile(r"^Port\s+(\d+)\s*:\s*$")
+_KV = re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*(.*)$")
+_DEVICE_KEYS = {"CA type": "ca_type", "Firmware version": "fw"}
+
+
+def _detect(text: str) -> float:
+    head = text[:65536]
+    cas = len(re.findall(r"^\s*CA\s+'[^']+'\s*$", head, re.MULTILINE))
+    if not cas:
+        return 0.0
+    hits = sum(k in head for k in ("CA type:", "Number of ports:", "Firmware version:", "Physical state:", "Link layer:", "Port GUID:"))
+    if hits >= 3:
+        return 0.95
+    return 0.6 if hits else 0.3
+
+
+@parser(
+    "ibstat",
+    detect=_detect,
+    summary="ibstat: RDMA devices (CA), port state, physical state, rate and link layer",
+    facts=FACTS,
+    command="ibstat",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "ibstat output (CA '...' blocks); ibstat prints nothing when no RDMA device is visible here")
+    devices: list[dict[str, Any]] = []
+    ports: list[dict[str, Any]] = []
+    dev: dict[str, Any] | None = None
+    port: dict[str, Any] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith(">"):  # mail-quoted paste
+            line = line.lstrip("> \t")
+        if not line:
+            continue
+        m = _CA.match(line)
+        if m:
+            dev = {"name": m.group(1), "ports": []}
+            devices.append(dev)
+            port = None
+            continue
+        if dev is None:
+            continue  # prompt lines, "Log ibstat:", "=======" before the first CA
+        m = _PORT.match(line)
+        if m:
+            port = {"device": dev["name"], "port": int(m.group(1))}
+            dev["ports"].append(port["port"])
+            ports.append(port)
+            continue
+        m = _KV.match(line)
+        if not m:
+            continue
+        key, value = m.group(1).strip(), m.group(2).strip()
+        if key in _DEVICE_KEYS and port is None:
+            if value:
+                dev[_DEVICE_KEYS[key]] = value
+        elif port is not None and value:
+            if key == "State":
+                port["state"] = norm_state(value)
+            elif key == "Physical state":
+                port["phys_state"] = norm_phys_state(value)
+            elif key == "Rate":
+                rate = to_number(value.split()[0])
+                if rate is not None:
+                    port["rate_gbps"] = rate
+            elif key == "Link layer":
+                port["link_layer"] = norm_link_layer(value)
+    if not devices:
+        raise ParseError("no CA '...' block found: this is not ibstat output")
+    return summarize(devices, ports)

@@ -1,0 +1,142 @@
+"""``ibv_devinfo`` (ibverbs-utils): the RDMA devices as the verbs library sees them, from this context.
+
+Real sample (inside a container on an H100 node, ConnectX-7; from ../shared/corpus/lscpu-ibstat)::
+
+    hca_id: mlx5_0
+            transport:                      InfiniBand (0)
+            fw_ver:                         28.39.2048
+            node_guid:                      58a2:e103:002a:09b8
+            vendor_id:                      0x02c9
+            vendor_part_id:                 4129
+            hw_ver:                         0x0
+            board_id:                       MT_0000000838
+            phys_port_cnt:                  1
+                    port:   1
+                            state:                  PORT_DOWN (1)
+                            max_mtu:                4096 (5)
+                            active_mtu:             4096 (5)
+                            sm_lid:                 0
+                            port_lid:               65535
+                            port_lmc:               0x00
+                            link_layer:             InfiniBand
+
+Unlike ``ibstat`` (which reads sysfs / umad), this opens the verbs devices, so it shows what a process
+in *this* context (container, job step) can use: no output here while the host has HCAs means the
+``/dev/infiniband`` devices were not passed in. ``PORT_DOWN`` with ``port_lid 65535`` is a port with no
+link. Plain ``ibv_devinfo`` has no link rate; with ``-v`` it prints ``active_width`` and
+``active_speed``, whose product is the rate (``4X`` x ``100.0 Gbps`` = 400), reported only when both
+are there. ``vendor_part_id`` 4129 is ConnectX-7 (ibstat shows it as ``CA type: MT4129``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
+from troubleshooter.parsers.ibstat import COMMON_FACTS, norm_link_layer, norm_phys_state, norm_state, summarize
+
+FACTS = list(COMMON_FACTS) + [
+    ("ib.vendor_part_ids", "list", "", "sorted distinct PCI device ids of the HCAs (4129 = ConnectX-7, 4123 = ConnectX-6, 41692 = BlueField-3)"),
+]
+
+_HCA = re.compile(r"^hca_id:\s*(\S+)")
+_PORT = re.compile(r"^port:\s*(\d+)\s*$")
+_KV = re.compile(r"^([a-z_]+)\s*:\s*(.*)$")
+_WIDTH = re.compile(r"^(\d+)X\b")
+_SPEED = re.compile(r"^([\d.]+)\s*Gbps\b")
+_DEVICE_KEYS = {"fw_ver": "fw", "board_id": "board_id", "transport": "transport"}
+
+
+def _detect(text: str) -> float:
+    head = text[:65536]
+    if not re.search(r"^\s*(?:-\s*)?hca_id:\s*\S+", head, re.MULTILINE):
+        return 0.0
+    hits = sum(k in head for k in ("transport:", "fw_ver:", "vendor_part_id:", "phys_port_cnt:", "link_layer:", "PORT_"))
+    return 0.95 if hits >= 3 else 0.5
+
+
+@parser(
+    "ibv-devinfo",
+    detect=_detect,
+    summary="ibv_devinfo: RDMA devices visible to verbs in this context, port state, link layer, firmware",
+    facts=FACTS,
+    command="ibv_devinfo -v",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "ibv_devinfo output (hca_id: blocks)")
+    devices: list[dict[str, Any]] = []
+    ports: list[dict[str, Any]] = []
+    part_ids: set[int] = set()
+    dev: dict[str, Any] | None = None
+    port: dict[str, Any] | None = None
+    width: int | None = None
+    speed: float | None = None
+
+    def close_port() -> None:
+        if port is not None and width is not None and speed is not None:
+            rate = width * speed
+            if not 0 < rate < 1e6:  # garbage, not a link rate
+                return
+            port["rate_gbps"] = int(rate) if float(rate).is_integer() else round(rate, 3)
+
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("- "):  # pastebin-style list rendering
+            line = line[2:].strip()
+        if not line:
+            continue
+        m = _HCA.match(line)
+        if m:
+            close_port()
+            dev = {"name": m.group(1), "ports": []}
+            devices.append(dev)
+            port, width, speed = None, None, None
+            continue
+        if dev is None:
+            continue
+        m = _PORT.match(line)
+        if m:
+            close_port()
+            port = {"device": dev["name"], "port": int(m.group(1))}
+            width, speed = None, None
+            dev["ports"].append(port["port"])
+            ports.append(port)
+            continue
+        m = _KV.match(line)
+        if not m:
+            continue
+        key, value = m.group(1), m.group(2).strip()
+        if not value:
+            continue
+        if port is None:
+            if key in _DEVICE_KEYS:
+                dev[_DEVICE_KEYS[key]] = re.sub(r"\s*\(\d+\)$", "", value)
+            elif key == "vendor_part_id":
+                pid = to_number(value)
+                if isinstance(pid, int):
+                    dev["vendor_part_id"] = pid
+                    part_ids.add(pid)
+            continue
+        if key == "state":
+            port["state"] = norm_state(value)
+        elif key == "phys_state":
+            port["phys_state"] = norm_phys_state(value)
+        elif key == "link_layer":
+            port["link_layer"] = norm_link_layer(value)
+        elif key == "active_mtu":
+            mtu = to_number(value.split()[0])
+            if isinstance(mtu, int):
+                port["active_mtu"] = mtu
+        elif key == "active_width":
+            w = _WIDTH.match(value)
+            width = int(w.group(1)) if w else None
+        elif key == "active_speed":
+            s = _SPEED.match(value)
+            speed = float(s.group(1)) if s else None
+    close_port()
+    if not devices:
+        raise ParseError("no 'hca_id:' block found: this is not ibv_devinfo output")
+    facts = summarize(devices, ports)
+    facts["ib.vendor_part_ids"] = sorted(part_ids)
+    return facts

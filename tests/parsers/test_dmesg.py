@@ -1,0 +1,159 @@
+import os
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from troubleshooter import facts as factreg, parsers, sources
+from troubleshooter.evidence import Evidence, Status
+from troubleshooter.parsers import ParseError
+from troubleshooter.runner import classify
+from troubleshooter.targets import LocalTarget
+from tests.corpus import files, load
+
+KIND = "dmesg"
+
+
+def parse(text):
+    return parsers.run(KIND, text)
+
+
+def test_amd_vi_faults_quoted_with_suppressed_callbacks():
+    f = parse(load("dmesg/amd-vi-io-page-fault-nvidia-81-callbacks-suppressed-llamacpp.txt"))
+    assert f["dmesg.iommu_faults"] == 8
+    assert f["dmesg.iommu_fault_devices"] == ["0000:81:00.0"]
+    assert f["dmesg.suppressed_callbacks"] == 6
+    assert f["dmesg.iommu_enabled"] is True
+    assert f["dmesg.xid_codes"] == [] and f["dmesg.fallen_off_bus"] is False
+    assert f["dmesg.lines"] == 9
+
+
+def test_amd_vi_fault_storm_journal():
+    f = parse(load("dmesg/amd-vi-io-page-fault-nvidia-p2p-cuda-samples-journal.txt"))
+    assert f["dmesg.iommu_faults"] == 9
+    assert f["dmesg.iommu_fault_devices"] == ["0000:07:00.0"]
+    assert f["dmesg.suppressed_callbacks"] == 0
+
+
+def test_boot_excerpt_command_line_and_dmar():
+    f = parse(load("dmesg/dmesg-kernel-cmdline-spectre-off-nopti-intel_iommu-on-dmar-enabled-rocm.txt"))
+    assert f["dmesg.kernel_cmdline"].startswith("BOOT_IMAGE=/boot/vmlinuz-4.16.15-amd root=UUID=")
+    assert f["dmesg.kernel_cmdline"].endswith("intel_iommu=on iommu=pt toram vt.handoff=1")
+    assert f["dmesg.iommu_enabled"] is True
+    assert f["dmesg.iommu_faults"] == 0 and f["dmesg.nvrm_lines"] == 0
+
+
+def test_fallen_off_bus_continuation_lines():
+    f = parse(load("dmesg/gpu-fallen-off-bus-multiline-no-xid-nvsentinel.txt"))
+    assert f["dmesg.fallen_off_bus"] is True
+    assert f["dmesg.fallen_off_bus_devices"] == ["0000:b3:00"]
+    assert f["dmesg.xid_codes"] == [] and f["dmesg.xid_count"] == 0
+    assert f["dmesg.lines"] == 3  # the two indented continuations join the first message
+    assert f["dmesg.nvrm_lines"] == 5
+    assert f["dmesg.nvidia_driver_version"] == "570.158.01"
+
+
+def test_xid13_xid109_ctime_diff_quoted():
+    f = parse(load("dmesg/nvrm-xid13-xid109-ctx-switch-timeout-dmesg-ctime-gpud-doc.txt"))
+    assert f["dmesg.xid_codes"] == [13, 109]
+    assert f["dmesg.xid_count"] == 4
+    assert [e["code"] for e in f["dmesg.xid_events"]] == [13, 13, 13, 109]
+    assert {e["bus"] for e in f["dmesg.xid_events"]} == {"0000:cb:00"}
+    assert f["dmesg.xid_events"][3]["text"] == ("pid=1797828, name=pt_main_thread, Ch 00000008, "
+                                                "errorString CTX SWITCH TIMEOUT, Info 0x58005")
+    assert f["dmesg.fallen_off_bus"] is False
+    assert f["dmesg.nvrm_lines"] == 4
+
+
+def test_gsp_rpc_failures_journal_grep():
+    f = parse(load("dmesg/rtx5090-gsp-rpcSendMessage-failed-assertions-journal-grep.txt"))
+    assert f["dmesg.gsp_errors"] == 4  # 2x rpcSendMessage failed, 2x GspRmFree failed
+    assert f["dmesg.nvrm_assertions"] == 3
+    assert f["dmesg.nvrm_lines"] == 7
+    assert f["dmesg.xid_codes"] == []
+
+
+def test_xid79_fallen_off_bus_no_timestamps():
+    f = parse(load("dmesg/rtx5090-xid79-fallen-off-bus-gsp-rpc-failed-open-kmod-595.txt"))
+    assert f["dmesg.xid_events"] == [{"code": 79, "bus": "0000:06:00", "text": "GPU has fallen off the bus."}]
+    assert f["dmesg.fallen_off_bus"] is True
+    assert f["dmesg.fallen_off_bus_devices"] == ["0000:06:00"]
+    assert f["dmesg.gsp_errors"] == 2  # kgspRcAndNotifyAllChannels ... critical error 79; rpcSendMessage failed
+    assert f["dmesg.nvrm_lines"] == 8
+
+
+def test_grace_cmdqv_companion_then_fallback():
+    f = parse(load("dmesg/grace-smmuv3-cmdqv-companion-found-vcmdq-alloc-failed-fallback-lkml.txt"))
+    assert f["dmesg.smmu_lines"] == 7
+    assert f["dmesg.cmdqv_lines"] == 2
+    assert f["dmesg.cmdqv_companion"] == "NVDA200C:00"
+    assert f["dmesg.cmdqv_fallback"] is True
+    assert f["dmesg.cmdqv_probed"] is False
+    assert f["dmesg.iommu_enabled"] is True  # 'ias 48-bit, oas 48-bit'
+
+
+def test_cmdqv_companion_without_fallback_is_probed():
+    f = parse("[    2.100000] arm-smmu-v3 arm-smmu-v3.0.auto: found companion CMDQV device: NVDA200C:00\n"
+              "[    2.100100] arm-smmu-v3 arm-smmu-v3.0.auto: ias 48-bit, oas 48-bit (features 0x001e1fbf)\n"
+              "[    2.100200] arm-smmu-v3 arm-smmu-v3.0.auto: allocated 524288 entries for cmdq\n")
+    assert f["dmesg.cmdqv_probed"] is True and "dmesg.cmdqv_fallback" not in f
+
+
+def test_no_cmdqv_line_leaves_it_unknown():
+    f = parse(load("dmesg/dmesg-kernel-cmdline-spectre-off-nopti-intel_iommu-on-dmar-enabled-rocm.txt"))
+    assert "dmesg.cmdqv_probed" not in f and f["dmesg.cmdqv_lines"] == 0
+
+
+def test_xid_events_capped():
+    text = "".join(f"[ {i}.000000] NVRM: Xid (PCI:0000:01:00): 31, pid={i}, name=x, MMU Fault\n" for i in range(250))
+    f = parse(text)
+    assert f["dmesg.xid_count"] == 250 and len(f["dmesg.xid_events"]) == 200
+    assert f["dmesg.xid_events"][-1]["text"].startswith("pid=249")
+
+
+@pytest.mark.parametrize("text", ["", "\n \n", "hello world\nthis is not a kernel log\n", "node0 node1\nnuma_hit 1 2\n"])
+def test_empty_or_not_dmesg(text):
+    with pytest.raises(ParseError):
+        parse(text)
+
+
+@pytest.mark.parametrize("path", files("dmesg"), ids=lambda p: p.name)
+def test_detected_as_dmesg(path):
+    assert parsers.detect(load(f"dmesg/{path.name}")) == KIND
+
+
+def test_declared_facts():
+    p = parsers.get(KIND)
+    for path in files("dmesg"):
+        for name in parse(load(f"dmesg/{path.name}")):
+            assert name in p.facts, name
+            assert factreg.spec(name) is not None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.text(), st.binary().map(lambda b: b.decode("utf-8", errors="replace")),
+                 st.lists(st.sampled_from(["[    1.000000] NVRM: Xid (PCI:0000:01:00): 79, x", "+> [Fri Aug 30 11:11:22 2024] x",
+                                           "                NVRM: cont", "NVRM: Xid (PCI:0000:01:00): 99999999999999999999",
+                                           "> [ 2.0] 12 callbacks suppressed", "Kernel command line:", "arm-smmu-v3: x",
+                                           "found companion CMDQV device:", ""])).map("\n".join)))
+def test_only_parse_errors(text):
+    try:
+        parse(text)
+    except ParseError:
+        pass
+
+
+def test_permission_denied_is_classified():
+    ev = Evidence("dmesg", Status.OK, rc=1, argv=["dmesg"],
+                  stderr=b"dmesg: read kernel buffer failed: Operation not permitted\n")
+    assert classify(ev).status is Status.PERMISSION_DENIED
+    assert ev.reason == "dmesg: read kernel buffer failed: Operation not permitted"
+
+
+def test_real_source_here():
+    ev = LocalTarget().run(sources.get("dmesg"), sources.Params(pid=os.getpid()))
+    if os.geteuid() == 0:
+        assert ev.status is Status.OK, ev.reason  # root on the development and CI machines
+        f = parse(ev.text)
+        assert f["dmesg.lines"] > 0 and "dmesg.kernel_version" in f
+    else:
+        assert ev.status in (Status.OK, Status.PERMISSION_DENIED), ev.reason

@@ -40,7 +40,7 @@ class Leaf:
     result: bool | None
 
     def explain(self) -> str:
-        actual = str(self.actual) if isinstance(self.actual, Unknown) else format_value(self.actual)
+        actual = "unknown" if isinstance(self.actual, Unknown) else format_value(self.actual)
         side = f"{self.side}:" if self.side != "target" else ""
         if self.op in ("exists", "missing"):
             return f"{side}{self.fact} {self.op}: {'yes' if self.result else 'no'} ({actual})"

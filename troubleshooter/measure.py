@@ -238,19 +238,29 @@ def sweep(
             if score is None:
                 why = m.evidence.describe() if not m.evidence.ok else (m.parse_error or "no usable rows or wrong results")
                 problems.append(f"{var}={v} run {rep + 1}: {why}")
+    verdict = judge_sweep(var, vals, base, [(r.value, r.score_gbps, r.busbw_by_size) for r in runs], problems)
+    return SweepResult(var, vals, base, runs, **verdict, problems=problems)
+
+
+def judge_sweep(var: str, vals: Sequence[str], base: str,
+                runs: Sequence[tuple[str, float | None, dict[int, float]]], problems: Sequence[str] = ()) -> dict[str, Any]:
+    """Pure judgement of a sweep: per value the median score, spread, busbw per size; the best value, the
+    gain over the baseline, the noise threshold and the recommendation. Shared by :func:`sweep` and the
+    ``nccl-sweep`` parser (a sweep captured in a bundle or pasted)."""
+    problems = list(problems)
     score: dict[str, float] = {}
     spread: dict[str, float] = {}
     busbw: dict[str, dict[int, float]] = {}
     for v in vals:
-        good = [r for r in runs if r.value == v and r.score_gbps is not None]
+        good = [r for r in runs if r[0] == v and r[1] is not None]
         if not good:
             continue
-        scores = [r.score_gbps for r in good]
+        scores = [r[1] for r in good]
         med = statistics.median(scores)
         score[v] = round(med, 3)
         spread[v] = round(100.0 * (max(scores) - min(scores)) / med, 3) if med > 0 else 0.0
-        sizes = sorted({s for r in good for s in r.busbw_by_size})
-        busbw[v] = {s: statistics.median([r.busbw_by_size[s] for r in good if s in r.busbw_by_size]) for s in sizes}
+        sizes = sorted({s for r in good for s in r[2]})
+        busbw[v] = {s: statistics.median([r[2][s] for r in good if s in r[2]]) for s in sizes}
     best = max(score, key=lambda k: score[k]) if score else None
     gain = noise = within = None
     if base not in score:
@@ -272,7 +282,8 @@ def sweep(
                 rec = (f"set {var}={best}: measured {gain:.0f}% higher busbw than {var}={base} on this target "
                        f"({score[best]:.1f} vs {score[base]:.1f} GB/s, noise threshold {noise:.1f}%); "
                        f"apply it only to jobs on this fabric")
-    return SweepResult(var, vals, base, runs, score, spread, busbw, best, gain, noise, within, rec, problems)
+    return {"score_gbps": score, "spread_pct": spread, "busbw": busbw, "best": best, "gain_pct": gain,
+            "noise_pct": noise, "within_noise": within, "recommendation": rec}
 
 
 def cpu_microbench(target: Target, seconds: float = 1.0, python: str = "python3") -> Measurement:

@@ -22,8 +22,8 @@ def context_lines(fs: FactSet, target_desc: dict[str, Any]) -> list[str]:
     v = lambda n: fs.get_value(n)  # noqa: E731
     lines = [f"target: {target_desc.get('label', '?')}"]
     node = v("slurm.node")
-    host = v("host.hostname")
-    lines.append(f"node: {node if not isinstance(node, Unknown) else (host if not isinstance(host, Unknown) else '?')}")
+    if not isinstance(node, Unknown):
+        lines.append(f"node: {node}")
     job = v("slurm.job_id")
     if not isinstance(job, Unknown):
         step = v("slurm.step_id")

@@ -32,18 +32,25 @@ _PERMISSION = re.compile(
 )
 
 
-def _reader(stream, cap: int, sink: list, counter: list) -> None:
+def _reader(stream, cap: int, sink: list, counter: list, tail: bool = False) -> None:
     kept = 0
+    ring = bytearray()
     try:
         while True:
-            chunk = stream.read(65536)
+            chunk = stream.read1(65536)  # what is there now: read() would sit on a partial chunk
             if not chunk:
                 break
             counter[0] += len(chunk)
-            if kept < cap:
+            if tail:
+                ring += chunk
+                if len(ring) > 2 * cap:
+                    del ring[: len(ring) - cap]
+            elif kept < cap:
                 piece = chunk[: cap - kept]
                 sink.append(piece)
                 kept += len(piece)
+        if tail:
+            sink.append(bytes(ring[-cap:]) if len(ring) > cap else bytes(ring))
     except (OSError, ValueError):
         pass
     finally:
@@ -53,21 +60,47 @@ def _reader(stream, cap: int, sink: list, counter: list) -> None:
             pass
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _group_alive(pgid: int) -> bool:
+    """Some process of the group still runs (zombies waiting for their reaper do not count)."""
     try:
-        pgid = os.getpgid(proc.pid)
-    except ProcessLookupError:
-        return
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for e in entries:
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    # start_new_session: the group id is the leader's pid, still valid after the leader exited (a daemon
+    # child holding the pipes); os.getpgid(proc.pid) would fail then and leave the child running.
+    pgid = proc.pid
     for sig, wait in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 2.0)):
         try:
             os.killpg(pgid, sig)
         except (ProcessLookupError, PermissionError):
             return
+        deadline = time.monotonic() + wait
         try:
             proc.wait(timeout=wait)
-            return
         except subprocess.TimeoutExpired:
             continue
+        while time.monotonic() < deadline:
+            if not _group_alive(pgid):
+                return
+            time.sleep(0.05)
 
 
 def last_line(data: bytes, limit: int = 240) -> str:
@@ -88,6 +121,7 @@ def run_command(
     accept_rc: Sequence[int] = (0,),
     target: str = "local",
     stdin: bytes | None = None,
+    keep: str = "head",
 ) -> Evidence:
     argv = [str(a) for a in argv]
     started = time.time()
@@ -118,7 +152,7 @@ def run_command(
     err: list[bytes] = []
     out_n, err_n = [0], [0]
     threads = [
-        threading.Thread(target=_reader, args=(proc.stdout, max_bytes, out, out_n), daemon=True),
+        threading.Thread(target=_reader, args=(proc.stdout, max_bytes, out, out_n, keep == "tail"), daemon=True),
         threading.Thread(target=_reader, args=(proc.stderr, 256 * 1024, err, err_n), daemon=True),
     ]
     for t in threads:
@@ -149,7 +183,11 @@ def run_command(
     stderr = b"".join(err)
     truncated = out_n[0] > max_bytes
     if truncated:
-        stdout += TRUNCATION_MARKER % (max_bytes, out_n[0])
+        if keep == "tail":
+            cut = stdout.find(b"\n")  # start on a whole line
+            stdout = (TRUNCATION_MARKER % (max_bytes, out_n[0])).lstrip(b"\n") + stdout[cut + 1:]
+        else:
+            stdout += TRUNCATION_MARKER % (max_bytes, out_n[0])
     rc = proc.returncode
     ev = Evidence(
         status=Status.OK,

@@ -82,6 +82,8 @@ _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _detect(text: str) -> float:
+    if re.search(r"^#@ sweep [A-Z][A-Z0-9_]*=", text, re.MULTILINE):
+        return 0.6  # several runs under a swept variable: the nccl-sweep kind
     if re.search(r"#?\s*Avg bus bandwidth\s*:", text) or _HEADER.search(text):
         return 0.95
     if _NTHREAD.search(text) or _STARTING.search(text):

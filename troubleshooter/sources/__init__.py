@@ -19,7 +19,7 @@ _loaded = False
 def load_all() -> dict[str, Source]:
     global _loaded
     if not _loaded:
-        from troubleshooter import parsers
+        from troubleshooter import derived, parsers  # noqa: F401  (derived declares its facts)
 
         parsers.load_all()
         for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):

@@ -13,10 +13,14 @@ value is skipped with the reason.
 from __future__ import annotations
 
 import dataclasses
-import string
+import re
 from typing import Any, Callable, Mapping
 
 from troubleshooter.evidence import Evidence
+
+
+# {pid}, {sample_s}, {job} ...; not ${var} (shell) and not {a,b} (brace expansion)
+_PLACEHOLDER = re.compile(r"(?<![$\w])\{([a-z_][a-z0-9_]*)\}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,19 +39,16 @@ class Source:
     accept_rc: tuple[int, ...] = (0,)
     env: tuple[tuple[str, str], ...] = (("LC_ALL", "C"),)
     max_bytes: int = 8 * 1024 * 1024
+    keep: str = "head"  # over max_bytes keep the head, or the "tail" (logs: the newest lines matter)
     family: str = ""  # the module that declared it (host, cpu, numa, gpu, ...)
 
     def placeholders(self) -> set[str]:
-        names = set()
-        for arg in self.argv:
-            for _, field, _, _ in string.Formatter().parse(arg):
-                if field:
-                    names.add(field)
-        return names
+        return {m.group(1) for arg in self.argv for m in _PLACEHOLDER.finditer(arg)}
 
     def render_argv(self, params: "Params") -> list[str]:
+        """Fill ``{name}`` placeholders (whole arguments or parts); ``${var}`` in scripts is left alone."""
         values = params.as_dict()
-        return [arg.format(**values) if "{" in arg else arg for arg in self.argv]
+        return [_PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), arg) for arg in self.argv]
 
     def missing_params(self, params: "Params") -> list[str]:
         values = params.as_dict()
@@ -64,7 +65,7 @@ class Params:
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        d = {"pid": self.pid, "sample_s": self.sample_s}
+        d = {"pid": self.pid, "sample_s": self.sample_s, "nccl_tests_dir": "-"}
         d.update(self.extra)
         return d
 

@@ -179,7 +179,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from exc
     except TreeError as exc:
         raise CliError(str(exc)) from exc
-    if not args.evidence and hasattr(facts, "factsets"):
+    if args.evidence:
+        doc["evidence"] = facts.evidence_table()
+    elif hasattr(facts, "factsets"):
         doc["context"] = report.context_lines(facts.factsets["target"], target_desc)
     emit(doc, args)
     return EXIT_FAIL if walk.conclusions else EXIT_OK

@@ -79,6 +79,7 @@ TREE_SCHEMA: dict[str, Any] = {
                                    "next": {"type": "string"},
                                    "rule_in": {"type": "array", "items": {"type": "string"}},
                                    "rule_out": {"type": "array", "items": {"type": "string"}}}}},
+                "assume": {"type": "string"},
                 "sources": {"type": "array", "items": {"type": "string"}},
                 "sides": {"type": "array", "items": {"enum": ["target", "host"]}},
                 "show": {"type": "array", "items": {"type": "string"}},
@@ -401,7 +402,7 @@ class Walk:
     def lookup(self, name: str, side: str = "target") -> Any:
         return self.facts.lookup(name, side)
 
-    def answer(self, choice_id: str) -> None:
+    def answer(self, choice_id: str, assumed: bool = False) -> None:
         cur = self.current()
         if cur is None or cur[2]["kind"] != "ask":
             raise TreeError("not at a question")
@@ -413,7 +414,9 @@ class Walk:
         because = choice.get("explain", "") or choice["label"]
         self.state.answers[f"{tree.id}.{nid}"] = choice_id
         self.state.steps.append(Step(tree.id, nid, "ask", node.get("question", nid), strip_links(node.get("why", "")),
-                                     decision=choice_id, because=f"answered: {choice['label']}", next=choice["next"]))
+                                     decision=choice_id,
+                                     because=f"{'assumed (no answer given)' if assumed else 'answered'}: {choice['label']}",
+                                     next=choice["next"]))
         self._rule(choice, f"answered {choice['label']!r}")
         self._goto(choice["next"])
 
@@ -565,11 +568,14 @@ def auto_walk(engine: Engine, tree_id: str, facts: FactSource, answers: dict[str
             return w
         tree, nid, node = cur
         choice = answers.get(f"{tree.id}.{nid}") or answers.get(nid)
+        assumed = False
         if choice is None and ask is not None:
             choice = ask(tree, nid, node)
+        if choice is None and node.get("assume"):
+            choice, assumed = node["assume"], True
         if choice is None:
             raise MissingAnswer(tree, nid, node)
-        w.answer(choice)
+        w.answer(choice, assumed=assumed)
     raise TreeError("walk did not end")
 
 

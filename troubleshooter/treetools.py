@@ -54,6 +54,8 @@ def lint(trees: dict[str, Tree] | None = None, directory: Path | None = None) ->
                 problems.append(f"{where(nid)}: a question needs choices")
             if kind == "ask" and not node.get("question"):
                 problems.append(f"{where(nid)}: a question needs 'question'")
+            if kind == "ask" and node.get("assume") and node["assume"] not in [c["id"] for c in node.get("choices", [])]:
+                problems.append(f"{where(nid)}: assume {node['assume']!r} is not one of its choices")
             if kind == "probe":
                 if not node.get("branches") and "default" not in node:
                     problems.append(f"{where(nid)}: a probe needs branches")

@@ -100,4 +100,6 @@ def test_perf_sample_is_declared_active():
     assert "perf record -a -g -o" in script and "--no-children --sort comm,dso,sym" in script
     assert "perf top" not in script
     # nccl-tests run only when invoked explicitly: no default source runs them
-    assert not [s for s in sources.load_all().values() if s.parser == "nccl-tests"]
+    # nccl-tests only ever run on request (--measure): every source that runs them is active
+    nccl = [s for s in sources.load_all().values() if s.parser in ("nccl-tests", "nccl-sweep")]
+    assert nccl and all(s.active for s in nccl)

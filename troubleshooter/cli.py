@@ -35,6 +35,9 @@ def add_target_options(p: argparse.ArgumentParser, *, bundle: bool = True) -> No
     g.add_argument("--exec", dest="exec_prefix", metavar="PREFIX",
                    help="run inside a container or wrapper, e.g. 'docker exec trainer' (with --job: inside the step)")
     g.add_argument("--pid", type=int, metavar="PID", help="the training process (numastat -p, its environment)")
+    g.add_argument("--steps-log", metavar="FILE", help="a training log with step times (Megatron/NeMo/Lightning, CSV, one per line)")
+    g.add_argument("--nccl-log", metavar="FILE", help="an NCCL_DEBUG=INFO log of the job")
+    g.add_argument("--nccl-tests-dir", metavar="DIR", help="where all_gather_perf & co. live (for --measure)")
     p.add_argument("--profile", metavar="ID", help="reference profile (h100, h200, b200, gb200, gb300, generic; default: from the GPUs seen)")
 
 
@@ -55,6 +58,9 @@ def make_params(args: argparse.Namespace, target=None):
     params = Params(pid=getattr(args, "pid", None))
     if getattr(args, "job", None):
         params.extra["job"] = args.job
+    for opt in ("steps_log", "nccl_log", "nccl_tests_dir"):
+        if getattr(args, opt, None):
+            params.extra[opt] = getattr(args, opt)
     if target is not None and getattr(target, "kind", "") == "bundle":
         saved = target.bundle.params
         if params.pid is None and saved.get("pid"):
@@ -90,16 +96,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     profile = pick_profile(args, coll.facts)
     status = {sid: ev.describe() for sid, ev in coll.evidence.items()}
     results = checks.run_checks(coll.facts, profile.thresholds, status, measure=args.measure)
-    nothing_ran = bool(coll.evidence) and all(ev.status.value in ("error", "timed-out", "not-installed") for ev in coll.evidence.values())
+    # sources skipped on purpose (no --pid, in-process on a remote target) ran nothing either way
+    tried = [ev for ev in coll.evidence.values() if ev.status.value not in ("skipped", "not-captured")]
+    nothing_ran = bool(tried) and all(ev.status.value in ("error", "timed-out", "not-installed") for ev in tried)
     ctx = report.context_lines(coll.facts, target.describe())
     if nothing_ran:
-        ctx.append("could not run anything in this target: " + next(iter(coll.evidence.values())).describe())
+        ctx.append("could not run anything in this target: " + tried[0].describe())
     if args.json:
         print(report.check_json(results, ctx, target.describe(), profile.id, coll.evidence))
     else:
         report.print_check(Console(), results, ctx, profile.id, coll.wall_s)
-        if nothing_ran:
-            _err(ctx[-1])
+    if nothing_ran:
+        _err(ctx[-1])
     if args.junit:
         Path(args.junit).write_bytes(report.junit_xml(results))
     return checks.exit_code(results, nothing_ran=nothing_ran)

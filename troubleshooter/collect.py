@@ -56,7 +56,7 @@ def run_sources(
 
     def one(src: Source) -> Evidence:
         if cancel is not None and cancel.is_set():
-            return Evidence(src.id, Status.SKIPPED, reason="cancelled", target=target.label)
+            return Evidence(src.id, Status.CANCELLED, reason="cancelled by the user before it ran", target=target.label)
         if on_event:
             on_event("start", src)
         try:
@@ -70,6 +70,8 @@ def run_sources(
 
     if not srcs:
         return results
+    if cancel is not None:
+        target.cancel = cancel
     with cf.ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(srcs)), thread_name_prefix="probe") as pool:
         for ev in pool.map(one, srcs):
             results[ev.source_id] = ev

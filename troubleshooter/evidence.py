@@ -20,6 +20,7 @@ class Status(str, enum.Enum):
     NO_GPU = "no-gpu"  # NVML library not found, driver not loaded, no device
     NOT_CAPTURED = "not-captured"  # replaying a bundle that does not hold this source
     SKIPPED = "skipped"  # not run on purpose (an active measurement without --measure, say)
+    CANCELLED = "cancelled"  # the user cancelled it while it ran
 
     def __str__(self) -> str:  # pragma: no cover - trivial
         return self.value

@@ -122,6 +122,7 @@ def run_command(
     target: str = "local",
     stdin: bytes | None = None,
     keep: str = "head",
+    cancel: "threading.Event | None" = None,
 ) -> Evidence:
     argv = [str(a) for a in argv]
     started = time.time()
@@ -163,12 +164,22 @@ def run_command(
             proc.stdin.close()
         except OSError:
             pass
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc)
+    timed_out = cancelled = False
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            _kill_group(proc)
+            break
+        try:
+            proc.wait(timeout=min(remaining, 0.2) if cancel is not None else remaining)
+            break
+        except subprocess.TimeoutExpired:
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                _kill_group(proc)
+                break
     # The group may hold the pipes open (a daemon child); don't wait on it forever.
     for t in threads:
         t.join(timeout=2.0)
@@ -199,6 +210,10 @@ def run_command(
         stdout_bytes=out_n[0],
         **base,
     )
+    if cancelled:
+        ev.status = Status.CANCELLED
+        ev.reason = f"cancelled by the user after {duration:.1f}s"
+        return ev
     if timed_out:
         ev.status = Status.TIMED_OUT
         ev.rc = 124

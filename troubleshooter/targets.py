@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import socket
 import time
@@ -28,6 +29,7 @@ class Target:
     kind = "abstract"
     label = ""
     is_live = True
+    cancel = None  # a threading.Event; set: running commands are killed and report "cancelled"
 
     def run(self, src: Source, params: Params) -> Evidence:
         raise NotImplementedError
@@ -53,7 +55,7 @@ class _CommandTarget(Target):
     def run(self, src: Source, params: Params) -> Evidence:
         missing = src.missing_params(params)
         if missing:
-            return self._skip(src, f"needs {', '.join('--' + m for m in missing)} (e.g. the training process id)")
+            return self._skip(src, _missing_reason(missing))
         if src.func is not None and not src.argv:
             if self.kind != "local":
                 return self._skip(src, "in-process query: runs on the local target only")
@@ -64,6 +66,8 @@ class _CommandTarget(Target):
             source_id=src.id,
             timeout=src.timeout_s + self.extra_timeout,
             max_bytes=src.max_bytes,
+            keep=src.keep,
+            cancel=self.cancel,
             accept_rc=src.accept_rc,
             target=self.label,
         )
@@ -72,7 +76,7 @@ class _CommandTarget(Target):
             hint = f" (package {src.package})" if src.package else ""
             ev.reason = f"{src.needs} is not installed{where}{hint}"
         elif ev.status is Status.PERMISSION_DENIED and src.root:
-            ev.reason = f"{ev.reason}: run as root" if ev.reason else "needs root: run as root"
+            ev.reason = _root_hint(ev.reason)
         return ev
 
 
@@ -91,12 +95,14 @@ class LocalTarget(_CommandTarget):
             return src.func(params)
         missing = src.missing_params(params)
         if missing:
-            return self._skip(src, f"needs {', '.join('--' + m for m in missing)} (e.g. the training process id)")
+            return self._skip(src, _missing_reason(missing))
         ev = run_command(
             src.render_argv(params),
             source_id=src.id,
             timeout=src.timeout_s,
             max_bytes=src.max_bytes,
+            keep=src.keep,
+            cancel=self.cancel,
             accept_rc=src.accept_rc,
             env=dict(src.env),
             target=self.label,
@@ -105,7 +111,7 @@ class LocalTarget(_CommandTarget):
             hint = f" (package {src.package})" if src.package else ""
             ev.reason = f"{src.needs} is not installed{hint}"
         elif ev.status is Status.PERMISSION_DENIED and src.root:
-            ev.reason = f"{ev.reason}: run as root" if ev.reason else "needs root: run as root"
+            ev.reason = _root_hint(ev.reason)
         return ev
 
 
@@ -122,6 +128,15 @@ class ExecTarget(_CommandTarget):
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "label": self.label, "prefix": self.prefix, "runtime": self.runtime}
+
+
+# srun's own launch failures (not a task's exit): the step never ran.
+_SRUN_LAUNCH_ERROR = re.compile(
+    r"^srun: error: .*(Unable to confirm allocation|Invalid job id|Job has expired|already completed|"
+    r"Unable to create step|Invalid node name|Requested node configuration is not available|"
+    r"Unable to allocate resources|Job/step already completing or completed).*$",
+    re.MULTILINE,
+)
 
 
 class SlurmTarget(_CommandTarget):
@@ -161,6 +176,17 @@ class SlurmTarget(_CommandTarget):
         if env:
             return [*self.prefix, "env", *env, *argv]
         return [*self.prefix, *argv]
+
+    def run(self, src: Source, params: Params) -> Evidence:
+        ev = super().run(src, params)
+        # srun itself failed to start the step (no such job, job ended, no such node): that is an error of
+        # the target, whatever exit codes the source accepts from its own command.
+        if ev.argv and ev.rc not in (None, 0) and ev.status is not Status.TIMED_OUT:
+            m = _SRUN_LAUNCH_ERROR.search(ev.stderr_text)
+            if m:
+                ev.status = Status.ERROR
+                ev.reason = m.group(0).strip()
+        return ev
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -226,3 +252,24 @@ def make_target(
     if exec_prefix:
         return ExecTarget(exec_prefix)
     return LocalTarget()
+
+
+_PARAM_HELP = {
+    "pid": "--pid PID (the training process)",
+    "job": "--job J",
+    "nccl_log": "an NCCL_DEBUG=INFO log (--nccl-log FILE)",
+    "steps_log": "a training log with step times (--steps-log FILE)",
+}
+
+
+def _missing_reason(missing: list[str]) -> str:
+    return "needs " + ", ".join(_PARAM_HELP.get(m, f"--{m.replace('_', '-')}") for m in missing)
+
+
+def _root_hint(reason: str) -> str:
+    """Permission denied for a source that needs privilege: say what to do, without assuming we lack root."""
+    import os
+
+    hint = "needs a capability this context lacks (e.g. CAP_SYS_RESOURCE, CAP_PERFMON, MSR access)" \
+        if os.geteuid() == 0 else "run as root"
+    return f"{reason}: {hint}" if reason else hint

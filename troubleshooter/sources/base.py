@@ -20,7 +20,8 @@ from troubleshooter.evidence import Evidence
 
 
 # {pid}, {sample_s}, {job} ...; not ${var} (shell) and not {a,b} (brace expansion)
-_PLACEHOLDER = re.compile(r"(?<![$\w])\{([a-z_][a-z0-9_]*)\}")
+_PLACEHOLDER = re.compile(r"(?<![$\w{])\{([a-z_][a-z0-9_]*)\}(?!\})")
+_RENDER = re.compile(r"\{\{|\}\}|" + _PLACEHOLDER.pattern)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,9 +47,16 @@ class Source:
         return {m.group(1) for arg in self.argv for m in _PLACEHOLDER.finditer(arg)}
 
     def render_argv(self, params: "Params") -> list[str]:
-        """Fill ``{name}`` placeholders (whole arguments or parts); ``${var}`` in scripts is left alone."""
+        """Fill ``{name}`` placeholders (whole arguments or parts); ``${var}`` in scripts is left alone, and
+        ``{{`` / ``}}`` stand for literal braces (as in str.format), for arguments that must not be filled."""
         values = params.as_dict()
-        return [_PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), arg) for arg in self.argv]
+
+        def sub(m: re.Match) -> str:
+            if m.group(0) in ("{{", "}}"):
+                return m.group(0)[0]
+            return str(values.get(m.group(1), m.group(0)))
+
+        return [_RENDER.sub(sub, arg) for arg in self.argv]
 
     def missing_params(self, params: "Params") -> list[str]:
         values = params.as_dict()

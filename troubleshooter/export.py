@@ -114,6 +114,20 @@ def to_markdown(doc: dict[str, Any]) -> str:
         out.append("")
         out.append("The checks on this path found nothing wrong; see the hypotheses left untested below.")
         out.append("")
+    verifs = doc.get("verifications") or []
+    if verifs:
+        out.append("### Verification (before / after the fix)")
+        out.append("")
+        out.append("| cause | result | before | after |")
+        out.append("|---|---|---|---|")
+        for v in verifs:
+            result = {True: "fixed", False: "still failing", None: "could not tell"}.get(v.get("passed"), "?")
+            if v.get("replay"):
+                result += " (replayed capture)"
+            before = "; ".join(f"{k}={x}" for k, x in (v.get("before") or {}).items())
+            after = "; ".join(f"{k}={x}" for k, x in (v.get("after") or {}).items())
+            out.append(f"| `{v.get('cause', '')}` | {result} | {_cell(before)} | {_cell(after)} |")
+        out.append("")
     hyps = doc.get("hypotheses", [])
     if hyps:
         out.append("### Hypotheses")

@@ -212,3 +212,18 @@ def infer_symptom(facts: EvidenceFacts) -> str | None:
     if kinds and kinds <= {"nccl-debug", "env", "ibstat", "ib-sysfs", "ibv-devinfo"}:
         return "nccl-wrong-fabric"
     return "below-reference"
+
+
+class EvidenceTarget:
+    """Stands in for a target when the facts come from pasted files (no live probes)."""
+
+    kind = "evidence"
+    is_live = False
+
+    def __init__(self, facts: EvidenceFacts) -> None:
+        self.facts = facts
+        self.label = "pasted outputs (" + ", ".join(f.display for f in facts.files[:4]) + \
+            (f", +{len(facts.files) - 4}" if len(facts.files) > 4 else "") + ")"
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "label": self.label, "files": [str(f.path) for f in self.facts.files]}

@@ -19,7 +19,9 @@ ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????"}
 
 def context_lines(fs: FactSet, target_desc: dict[str, Any]) -> list[str]:
     """Where the probes ran: target, node, Slurm job/step, container, GPUs."""
-    v = lambda n: fs.get_value(n)  # noqa: E731
+    from troubleshooter import sources
+
+    v = lambda n: fs.get_value(n, sources.producers_of(n))  # noqa: E731
     lines = [f"target: {target_desc.get('label', '?')}"]
     node = v("slurm.node")
     if not isinstance(node, Unknown):
@@ -35,7 +37,8 @@ def context_lines(fs: FactSet, target_desc: dict[str, Any]) -> list[str]:
         lines.append("container: none detected")
     n = v("gpu.count")
     if isinstance(n, Unknown):
-        lines.append(f"gpus: {n.reason}")
+        first = n.reason.split("; ")[0]
+        lines.append(f"gpus: none visible ({first.split(': ', 1)[-1] if ': ' in first else first})")
     else:
         names = v("gpu.names")
         drv = v("gpu.driver_version")

@@ -47,6 +47,8 @@ class Bundle:
 
     @property
     def name(self) -> str:
+        if self.path.name in ("bundle", "bundle.tar.gz"):  # practice/<case>/bundle
+            return f"{self.path.parent.name}/{self.path.name}"
         return self.path.name
 
     @property

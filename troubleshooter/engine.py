@@ -231,6 +231,16 @@ def fill(template: str, lookup: Callable[[str, str], Any]) -> tuple[str, list[st
     return _TEMPLATE.sub(sub, template or ""), missing
 
 
+def display(name: str, value: Any) -> str:
+    """A fact's value for people: unknown env vars read as unset; other unknowns keep their reason."""
+    if isinstance(value, Unknown):
+        if name.startswith(("env.var.", "nccl_conf.var.")) and value.reason.startswith("not in the output"):
+            return "(unset)"
+        return str(value)
+    s = factmod.spec(name)
+    return format_value(value, s.unit if s else "")
+
+
 # ---------------------------------------------------------------------------- walking
 @dataclasses.dataclass
 class Step:
@@ -485,9 +495,7 @@ class Walk:
         shown = {}
         for name in node.get("show", []):
             side, _, fname = name.rpartition(":") if ":" in name else ("target", "", name)
-            v = self.lookup(fname, side or "target")
-            s = factmod.spec(fname)
-            shown[name] = str(v) if isinstance(v, Unknown) else format_value(v, s.unit if s else "")
+            shown[name] = display(fname, self.lookup(fname, side or "target"))
         because = chosen.get("because", "")
         step = Step(tree.id, nid, "probe", node.get("title", nid), strip_links(node.get("why", "")),
                     decision=chosen["next"], because=because, explain=explain, facts=shown, evidence=evidence,
@@ -501,9 +509,7 @@ class Walk:
         evidence = {}
         for name in node.get("evidence", []):
             side, fname = (name.split(":", 1) if ":" in name else ("target", name))
-            v = self.lookup(fname, side)
-            s = factmod.spec(fname)
-            evidence[name] = str(v) if isinstance(v, Unknown) else format_value(v, s.unit if s else "")
+            evidence[name] = display(fname, self.lookup(fname, side))
         missing: list[str] = []
         fixes = []
         for fx in node.get("fix", []):

@@ -13,6 +13,8 @@ from typing import Any
 from troubleshooter.engine import Conclusion, Hypothesis, Step
 from troubleshooter.redact import DEFAULT, Redactor
 
+clock = time.time  # tests and screenshots freeze it
+
 NEEDS_TEXT = {"root": "root", "reboot": "a reboot", "bios": "a BIOS/firmware change", "job-script": "a change of the job script",
               "hypervisor": "the hypervisor / host admin", "drain": "draining the node", "none": "nothing special"}
 STATE_MARK = {"ruled-in": "ruled in", "ruled-out": "ruled out", "untested": "untested"}
@@ -28,7 +30,7 @@ def diagnosis_doc(*, symptom: dict[str, str], target: dict[str, Any], profile: s
                   redactor: Redactor = DEFAULT) -> dict[str, Any]:
     doc = {
         "schema": "troubleshooter.diagnosis/1",
-        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock())),
         "symptom": symptom,
         "target": target,
         "profile": profile,

@@ -46,9 +46,12 @@ class SessionInfo:
         return d
 
 
+clock = time.time  # tests and screenshots freeze it
+
+
 def new_id() -> str:
     host = "".join(c for c in socket.gethostname().split(".")[0] if c.isalnum() or c == "-")[:24] or "host"
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + f"-{host}-{secrets.token_hex(2)}"
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime(clock())) + f"-{host}-{secrets.token_hex(2)}"
 
 
 class Session:

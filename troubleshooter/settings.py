@@ -29,6 +29,8 @@ class Settings:
     """Extra regular expressions whose matches are redacted from exports."""
     profile: str = ""
     """Reference profile id ('' = from the GPUs seen)."""
+    keymap: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Key remapping: binding id -> keys, e.g. {walk.back: 'left,b'} (ids are listed in the help screen)."""
 
     warnings: list[str] = dataclasses.field(default_factory=list, repr=False)
 
@@ -49,6 +51,11 @@ def _coerce(name: str, typ: Any, value: Any) -> Any:
         if str(value).lower() in ("0", "false", "no", "off", ""):
             return False
         raise ValueError(f"{name}: expected true/false, got {value!r}")
+    if "dict" in t:
+        if isinstance(value, dict):
+            return {str(k): str(v) for k, v in value.items()}
+        pairs = [p.split("=", 1) for p in str(value).split(";") if "=" in p]
+        return {k.strip(): v.strip() for k, v in pairs}
     if "list" in t:
         if isinstance(value, list):
             return [str(v) for v in value]

@@ -85,7 +85,10 @@ def render_step(step: eng.Step, *, show_why: bool, learn: bool) -> Any:
         t.add_column(style="dim", no_wrap=True)
         t.add_column(overflow="fold")
         for k, v in step.facts.items():
-            t.add_row(f"  {k}", Text(v, style="magenta" if v.startswith("unknown") else ""))
+            if v.startswith("unknown"):
+                t.add_row(f"  {k}", Text("unknown", style="magenta"))
+            else:
+                t.add_row(f"  {k}", Text(v))
         parts.append(t)
     bad = [f"{k}: {v}" for k, v in step.evidence.items() if not v.startswith(("ok", "from", "canned"))]
     for line in bad[:4]:
@@ -111,8 +114,8 @@ def conclusion_markdown(c: eng.Conclusion) -> str:
 
     lines = [f"## {c.title}", "", c.summary or "", ""]
     if c.evidence:
-        lines += ["| evidence | value |", "|---|---|"]
-        lines += [f"| `{k}` | {str(v).replace('|', '/')} |" for k, v in c.evidence.items()]
+        lines += ["**Evidence**", ""]
+        lines += [f"- `{k}` = {v}" for k, v in c.evidence.items()]
         lines.append("")
     for i, fx in enumerate(c.fixes, 1):
         needs = ", ".join(NEEDS_TEXT.get(n, n) for n in fx.get("needs", []))
@@ -187,6 +190,7 @@ class ExportScreen(ModalScreen[None]):
     def __init__(self, guide: Guide, directory: Path) -> None:
         super().__init__()
         self.guide, self.directory = guide, directory
+        self.written: list[str] = []
 
     def compose(self) -> ComposeResult:
         from troubleshooter import export
@@ -204,8 +208,8 @@ class ExportScreen(ModalScreen[None]):
         except (OSError, ValueError) as exc:
             self.query_one("#written", Static).update(f"[red]could not write {fmt}: {exc}[/]")
             return
-        w = self.query_one("#written", Static)
-        w.update(f"{w.renderable}\n[green]wrote[/] {path}" if str(w.renderable) else f"[green]wrote[/] {path}")
+        self.written.append(str(path))
+        self.query_one("#written", Static).update("\n".join(f"[green]wrote[/] {p}" for p in self.written))
         self.app.notify(f"wrote {path}", title="export")
 
     def action_dismiss(self) -> None:  # type: ignore[override]
@@ -664,7 +668,8 @@ class ResultsScreen(Screen[None]):
         cmds = self.query_one("#commands", OptionList)
         cmds.clear_options()
         for i, fx in enumerate(c.fixes, 1):
-            cmds.add_option(Option(Text.assemble((f"fix {i}: ", "bold"), fx["command"].splitlines()[0][:200]), id=f"fix:{i - 1}"))
+            ctx = f" ({fx['context']})" if fx.get("context") not in (None, "any") else ""
+            cmds.add_option(Option(Text.assemble((f"fix {i}{ctx}: ", "bold"), fx["command"].splitlines()[0][:200]), id=f"fix:{i - 1}"))
         if c.verify.get("command"):
             cmds.add_option(Option(Text.assemble(("verify: ", "bold"), c.verify["command"][:200]), id="verify"))
 
@@ -744,6 +749,8 @@ class TroubleshooterApp(App[int]):
         self.guide: Guide | None = None
         if self.settings.theme:
             self.theme = self.settings.theme
+        if self.settings.keymap:
+            self.set_keymap(self.settings.keymap)
 
     # -- targets
     def guide_target(self):

@@ -1,0 +1,42 @@
+"""Shared fixtures for the app's tests: a frozen clock, a private data dir, practice bundles."""
+
+from __future__ import annotations
+
+import pytest
+
+from troubleshooter import export, session
+from troubleshooter.cli_diagnose import practice_bundle_path, practice_case
+from troubleshooter.guide import TargetSpec
+from troubleshooter.settings import Settings
+
+FROZEN = 1796000000.0
+CONTEXT = ["target: local (gpu017)", "slurm: job 4242, step 0", "container: enroot",
+           "gpus: 8 x NVIDIA B200, driver 580.105.08", "virtualization: kvm"]
+
+
+@pytest.fixture(autouse=True)
+def frozen(monkeypatch, tmp_path):
+    monkeypatch.setattr(export, "clock", lambda: FROZEN)
+    monkeypatch.setattr(session, "clock", lambda: FROZEN)
+    monkeypatch.setenv("TROUBLESHOOTER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("TROUBLESHOOTER_CONFIG", str(tmp_path / "no-config.yaml"))
+    yield
+
+
+def practice_spec(case: str) -> TargetSpec:
+    return TargetSpec(bundle=str(practice_bundle_path(practice_case(case))))
+
+
+def make_app(case: str | None = None, **kw):
+    from troubleshooter.tui.app import TroubleshooterApp
+
+    spec = practice_spec(case) if case else kw.pop("spec", TargetSpec())
+    return TroubleshooterApp(spec, settings=kw.pop("settings", Settings()), context_lines=kw.pop("context_lines", CONTEXT), **kw)
+
+
+async def settle(app, pilot) -> None:
+    """Wait until workers are done and messages are processed (no sleeps)."""
+    for _ in range(5):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()

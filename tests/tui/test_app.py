@@ -1,0 +1,179 @@
+"""Pilot tests of the app's flows: symptom -> steps -> conclusion -> export; back and change a branch;
+cancel a probe; a failing probe shown as what it is; resume a saved session."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from textual.widgets import OptionList, Static
+
+from troubleshooter.session import Session, list_sessions
+from troubleshooter.tui.app import ExportScreen, ResultsScreen, StartScreen, WalkScreen
+
+from .conftest import make_app, practice_spec, settle
+
+
+def transcript_text(app) -> str:
+    """What the walk screen shows, as plain text (the same renderer, printed by Rich)."""
+    from rich.console import Console
+
+    from troubleshooter.tui.app import render_step
+
+    con = Console(record=True, width=100, file=open(os.devnull, "w"))
+    for step in app.guide.walk.steps:
+        con.print(render_step(step, show_why=True, learn=False))
+    return con.export_text()
+
+
+@pytest.mark.asyncio
+async def test_case4_symptom_to_conclusion_to_export(tmp_path):
+    app = make_app("case4")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        assert isinstance(app.screen, StartScreen)
+        # pick the symptom from the list, as a user would
+        ol = app.screen.query_one("#symptoms", OptionList)
+        ids = [ol.get_option_at_index(i).id for i in range(ol.option_count)]
+        ol.highlighted = ids.index("symptom:host-ok-container-slow")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ResultsScreen)
+        assert [c.cause for c in app.guide.walk.conclusions] == ["topo-not-in-container"]
+        await pilot.press("e")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ExportScreen)
+        await pilot.press("m")
+        await pilot.press("j")
+        await settle(app, pilot)
+        exports = sorted((Path(os.environ["TROUBLESHOOTER_DATA_DIR"]) / "exports").glob("*"))
+        md = next(p for p in exports if p.suffix == ".md")
+        assert "topo-not-in-container" in md.read_text()
+        assert "--container-mounts=/etc/nccl/topo.xml:/etc/nccl/topo.xml:ro" in md.read_text()
+        assert any(p.suffix == ".json" for p in exports)
+
+
+@pytest.mark.asyncio
+async def test_back_and_take_the_other_branch():
+    app = make_app("case1")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        app.start_walk("moe-only-slowdown")
+        await settle(app, pilot)
+        walk = app.screen
+        assert isinstance(walk, WalkScreen)
+        assert app.guide.current()[1] == "dense"
+        await pilot.press("enter")  # "yes": dense is fine -> the SMMU path
+        await settle(app, pilot)
+        assert "smmu-cmdq-contention" in [c.cause for c in app.guide.walk.conclusions]
+        app.pop_screen()  # results -> walk
+        await settle(app, pilot)
+        await pilot.press("b")
+        await settle(app, pilot)
+        assert app.guide.current()[1] == "dense"
+        assert app.guide.walk.conclusions == []
+        await pilot.press("down", "enter")  # "no": sweep every layer instead
+        await settle(app, pilot)
+        nodes = [f"{s.tree}.{s.node}" for s in app.guide.walk.steps]
+        assert "moe-only-slowdown.sweep" in nodes and "moe-only-slowdown.smmu" not in nodes
+        # the journal recorded the change of answer
+        answers = Session.open("latest").answers()
+        assert answers == [("moe-only-slowdown.dense", "no")]
+
+
+@pytest.mark.asyncio
+async def test_failing_probes_are_shown_as_what_they_are(monkeypatch, tmp_path):
+    # a live local target: nvidia-smi is not installed here, turbostat needs a capability
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    (fake / "nvidia-smi").write_text("#!/bin/sh\necho 'nvidia-smi: command not found' >&2\nexit 127\n")
+    (fake / "nvidia-smi").chmod(0o755)
+    app = make_app(None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        app.start_walk("uniformly-slow")
+        await settle(app, pilot)
+        if isinstance(app.screen, ResultsScreen):
+            app.pop_screen()
+            await settle(app, pilot)
+        text = transcript_text(app)
+        assert "nvidia-smi-q: not-installed" in text
+        assert "nvml: no-gpu" in text
+
+
+@pytest.mark.asyncio
+async def test_cancel_a_hanging_probe(monkeypatch, tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "turbostat").write_text("#!/bin/sh\nsleep 60\n")
+    (fake / "turbostat").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    app = make_app(None)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        app.start_walk("uniformly-slow")
+        # wait until turbostat is running
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, WalkScreen) and "turbostat" in app.screen.running:
+                break
+        assert "turbostat" in app.screen.running
+        await pilot.press("c")
+        await settle(app, pilot)
+        ev = app.guide.facts.evidence["target"]["turbostat"]
+        assert ev.status.value == "cancelled"
+        assert app.guide.walk.done  # the walk went on without it
+
+
+@pytest.mark.asyncio
+async def test_resume_replays_the_recorded_answers():
+    app = make_app("case1")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        app.start_walk("moe-only-slowdown")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        sid = app.guide.session.id
+    app2 = make_app(None, resume=sid)
+    async with app2.run_test(size=(100, 30)) as pilot:
+        await settle(app2, pilot)
+        assert app2.guide is not None
+        assert app2.guide.answers() == [("moe-only-slowdown.dense", "yes")]
+        assert "smmu-cmdq-contention" in [c.cause for c in app2.guide.walk.conclusions]
+    assert any(i.id == sid for i in list_sessions())
+
+
+@pytest.mark.asyncio
+async def test_copy_writes_the_command_file_and_journals_it():
+    app = make_app("case4")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.start_walk("host-ok-container-slow")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ResultsScreen)
+        cmds = app.screen.query_one("#commands", OptionList)
+        cmds.focus()
+        cmds.highlighted = 0
+        await pilot.press("c")
+        await settle(app, pilot)
+        f = Path(os.environ["TROUBLESHOOTER_DATA_DIR"]) / "exports" / "last-copied-command.sh"
+        assert "NCCL_TOPO_FILE=/etc/nccl/topo.xml" in f.read_text()
+        evs, _ = app.guide.session.events()
+        assert any(e["event"] == "copy" for e in evs)
+
+
+@pytest.mark.asyncio
+async def test_verify_on_a_replayed_capture_says_still_failing():
+    app = make_app("case4")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.start_walk("host-ok-container-slow")
+        await settle(app, pilot)
+        await pilot.press("v")
+        await settle(app, pilot)
+        text = str(app.screen.query_one("#verify-result", Static).render())
+        assert "still failing" in text and "replayed" in text

@@ -1,0 +1,83 @@
+"""SVG snapshots of each screen at 80x24 and 120x40, on practice bundles with clocks and context frozen.
+
+Regenerate after an intended change: pytest tests/tui/test_snapshots.py --snapshot-update
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from troubleshooter.tui.app import ExportScreen, ResultsScreen, WalkScreen
+
+from .conftest import make_app, settle
+
+SIZES = [(80, 24), (120, 40)]
+
+
+def _ids(size):
+    return f"{size[0]}x{size[1]}"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_start_screen(snap_compare, size):
+    assert snap_compare(make_app("case4"), terminal_size=size, run_before=lambda pilot: settle(pilot.app, pilot))
+
+
+async def _walk_case4(pilot):
+    app = pilot.app
+    await settle(app, pilot)
+    app.start_practice("case4")
+    await settle(app, pilot)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_probe_step(snap_compare, size):
+    async def run(pilot):
+        await _walk_case4(pilot)
+        if isinstance(pilot.app.screen, ResultsScreen):
+            pilot.app.pop_screen()
+        await settle(pilot.app, pilot)
+        assert isinstance(pilot.app.screen, WalkScreen)
+
+    assert snap_compare(make_app(None), terminal_size=size, run_before=run)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_question(snap_compare, size):
+    async def run(pilot):
+        app = pilot.app
+        await settle(app, pilot)
+        app.start_walk("moe-only-slowdown")
+        await settle(app, pilot)
+        assert app.guide.current()[1] == "dense"
+
+    assert snap_compare(make_app("case1"), terminal_size=size, run_before=run)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_conclusion(snap_compare, size):
+    async def run(pilot):
+        await _walk_case4(pilot)
+        assert isinstance(pilot.app.screen, ResultsScreen)
+
+    assert snap_compare(make_app(None), terminal_size=size, run_before=run)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_export_preview(snap_compare, size):
+    async def run(pilot):
+        await _walk_case4(pilot)
+        pilot.app.push_screen(ExportScreen(pilot.app.guide, pilot.app.settings.exports_path()))
+        await settle(pilot.app, pilot)
+
+    assert snap_compare(make_app(None), terminal_size=size, run_before=run)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_help(snap_compare, size):
+    async def run(pilot):
+        await settle(pilot.app, pilot)
+        await pilot.press("question_mark")
+        await settle(pilot.app, pilot)
+
+    assert snap_compare(make_app("case4"), terminal_size=size, run_before=run)

@@ -1,0 +1,113 @@
+"""Regenerate screenshots/ from the real app on the practice bundles.
+
+    .venv/bin/python -m troubleshooter.tui.screenshots [--out screenshots] [--size 100x30]
+
+Each screen is driven with Textual's Pilot (the same app a user runs), saved as SVG, and converted to PNG
+with rsvg-convert when it is installed (Debian: librsvg2-bin). Clocks, session ids and the start screen's
+context are frozen so the images only change when the app does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+FROZEN = 1796000000.0  # 2026-11-30
+CONTEXT = ["target: local (gpu017)", "slurm: job 4242, step 0", "container: enroot (pid namespace, enroot root mount)",
+           "gpus: 8 x NVIDIA B200, driver 580.105.08", "virtualization: kvm"]
+
+
+def _freeze() -> None:
+    from troubleshooter import export, session
+
+    export.clock = lambda: FROZEN
+    session.clock = lambda: FROZEN
+    session.secrets.token_hex = lambda n=2: "0000"[: n * 2]
+
+
+async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
+    from troubleshooter.cli_diagnose import practice_bundle_path, practice_case
+    from troubleshooter.guide import TargetSpec
+    from troubleshooter.settings import Settings
+    from troubleshooter.tui.app import ExportScreen, ResultsScreen, TroubleshooterApp, WalkScreen
+
+    written: list[Path] = []
+    data = Path(tempfile.mkdtemp(prefix="ts-shots-"))
+    os.environ["TROUBLESHOOTER_DATA_DIR"] = str(data)
+
+    def app_for(case: str | None) -> TroubleshooterApp:
+        spec = TargetSpec(bundle=str(practice_bundle_path(practice_case(case)))) if case else TargetSpec()
+        return TroubleshooterApp(spec, settings=Settings(), session_dir=data / "sessions", context_lines=CONTEXT)
+
+    async def save(app, pilot, name: str) -> None:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        path = out / f"{name}.svg"
+        app.save_screenshot(filename=path.name, path=str(out))
+        written.append(path)
+
+    # 1. start screen
+    app = app_for("case4")
+    async with app.run_test(size=size) as pilot:
+        await save(app, pilot, "01-start")
+    # 2-5. the case-4 practice session: a probe step, the conclusion, export preview
+    app = app_for(None)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        app.start_practice("case4")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        # the results screen is pushed when the walk ends; look at the walk first
+        if isinstance(app.screen, ResultsScreen):
+            walk_results = app.screen
+            app.pop_screen()
+            await pilot.pause()
+            await save(app, pilot, "02-case4-probe-step")
+            app.push_screen(ResultsScreen(app.guide))
+            await save(app, pilot, "03-case4-conclusion")
+            app.push_screen(ExportScreen(app.guide, data / "exports"))
+            await save(app, pilot, "04-export-preview")
+        else:
+            await save(app, pilot, "02-case4-probe-step")
+    # 5. case 2 (three causes) in learn mode
+    app = app_for(None)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        app.start_practice("case2")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await save(app, pilot, "05-case2-results")
+    shutil.rmtree(data, ignore_errors=True)
+    return written
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default="screenshots")
+    ap.add_argument("--size", default="100x30", help="columns x rows")
+    args = ap.parse_args()
+    cols, rows = (int(x) for x in args.size.lower().split("x"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    _freeze()
+    svgs = asyncio.run(_shots(out, (cols, rows)))
+    conv = shutil.which("rsvg-convert")
+    for svg in svgs:
+        if conv:
+            subprocess.run([conv, "-o", str(svg.with_suffix(".png")), str(svg)], check=True)
+        print(svg.with_suffix(".png") if conv else svg)
+    if not conv:
+        print("rsvg-convert not found: SVG only (apt-get install librsvg2-bin for PNGs)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

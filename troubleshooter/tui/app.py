@@ -342,6 +342,12 @@ class PracticeScreen(Screen[None]):
         yield ol
         yield Footer()
 
+    def on_mount(self) -> None:
+        ol = self.query_one("#cases", OptionList)
+        if ol.option_count:
+            ol.highlighted = 0
+        ol.focus()
+
     @on(OptionList.OptionSelected, "#cases")
     def chosen(self, event: OptionList.OptionSelected) -> None:
         self.app.start_practice(event.option.id or "")  # type: ignore[attr-defined]
@@ -364,6 +370,11 @@ class SessionsScreen(Screen[None]):
             ol.add_option(Option("no saved sessions yet", id="", disabled=True))
         yield ol
         yield Footer()
+
+    def on_mount(self) -> None:
+        ol = self.query_one("#sessions", OptionList)
+        ol.highlighted = 0
+        ol.focus()
 
     @on(OptionList.OptionSelected, "#sessions")
     def chosen(self, event: OptionList.OptionSelected) -> None:

@@ -341,7 +341,8 @@ def _load_extra_verbs() -> None:
             if exc.name != mod:
                 raise
             continue
-        _EXTRA_VERBS.append(m.register)
+        if m.register not in _EXTRA_VERBS:  # main() may run more than once in a process (tests, the TUI)
+            _EXTRA_VERBS.append(m.register)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -370,3 +371,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as exc:  # a bug: one line for the user, the traceback on request
+        import os
+        import traceback
+
+        if os.environ.get("TROUBLESHOOTER_DEBUG"):
+            traceback.print_exc()
+        _err(f"internal error: {type(exc).__name__}: {exc} (set TROUBLESHOOTER_DEBUG=1 for the traceback; "
+             "please report it)")
+        return EXIT_CANNOT

@@ -234,8 +234,8 @@ def fill(template: str, lookup: Callable[[str, str], Any]) -> tuple[str, list[st
 def display(name: str, value: Any) -> str:
     """A fact's value for people: unknown env vars read as unset; other unknowns keep their reason."""
     if isinstance(value, Unknown):
-        if name.startswith(("env.var.", "nccl_conf.var.")) and value.reason.startswith("not in the output"):
-            return "(unset)"
+        if name.startswith(("env.var.", "nccl_conf.var.", "kernel.")) and value.reason.startswith("not in the output"):
+            return "(not set)"
         return str(value)
     s = factmod.spec(name)
     return format_value(value, s.unit if s else "")

@@ -31,7 +31,9 @@ def make_app(case: str | None = None, **kw):
     from troubleshooter.tui.app import TroubleshooterApp
 
     spec = practice_spec(case) if case else kw.pop("spec", TargetSpec())
-    return TroubleshooterApp(spec, settings=kw.pop("settings", Settings()), context_lines=kw.pop("context_lines", CONTEXT), **kw)
+    # a practice bundle's context is read from the bundle (deterministic); a live target's is frozen
+    ctx = kw.pop("context_lines", None if case else CONTEXT)
+    return TroubleshooterApp(spec, settings=kw.pop("settings", Settings()), context_lines=ctx, **kw)
 
 
 async def settle(app, pilot) -> None:

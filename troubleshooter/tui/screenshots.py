@@ -42,7 +42,9 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
 
     def app_for(case: str | None) -> TroubleshooterApp:
         spec = TargetSpec(bundle=str(practice_bundle_path(practice_case(case)))) if case else TargetSpec()
-        return TroubleshooterApp(spec, settings=Settings(), session_dir=data / "sessions", context_lines=CONTEXT)
+        # a bundle's context comes from the bundle (deterministic); a live one is frozen
+        return TroubleshooterApp(spec, settings=Settings(), session_dir=data / "sessions",
+                                 context_lines=None if case else CONTEXT)
 
     async def save(app, pilot, name: str) -> None:
         await pilot.pause()

@@ -84,9 +84,12 @@ def _expand(spec: str, base: Path | None) -> list[tuple[str, str | None, Path]]:
 
 
 def _strip_provenance(text: str) -> str:
+    """Leading ``#%`` provenance lines (and the blank line after them) are ours, not the tool's."""
     lines = text.splitlines(keepends=True)
     i = 0
     while i < len(lines) and lines[i].startswith("#%"):
+        i += 1
+    if i and i < len(lines) and not lines[i].strip():
         i += 1
     return "".join(lines[i:]) if i else text
 

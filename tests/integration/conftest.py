@@ -107,3 +107,43 @@ def bwrap() -> str:
     if res.returncode != 0:
         unavailable(f"bubblewrap cannot create a sandbox here: {res.stderr.strip()}")
     return path
+
+
+# ------------------------------------------------------------------ /etc/nccl, shared by the tests that use it
+ETC_NCCL_LOCK = "/tmp/ts-integration-etc-nccl.lock"
+TOPO_SAMPLE = ROOT / "tests" / "data" / "nccl-topo" / "azure-ndv5-h100-topo.xml.txt"
+
+
+@pytest.fixture
+def etc_nccl_lock():
+    """Held by every test that creates /etc/nccl or whose results depend on it (xdist runs two at a time)."""
+    import fcntl
+
+    with open(ETC_NCCL_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+@pytest.fixture
+def host_topo(tmp_path: Path, etc_nccl_lock):
+    """A topology file on the host, and NCCL_TOPO_FILE naming it: /etc/nccl/topo.xml when we may create
+    /etc/nccl (root, and it does not exist yet: created here, removed after), else a private directory.
+    Yields (directory to hide in the container, file path)."""
+    import contextlib
+
+    text = "".join(line for line in TOPO_SAMPLE.read_text().splitlines(keepends=True) if not line.startswith("#%"))
+    assert "<system" in text
+    etc = Path("/etc/nccl")
+    mine = os.geteuid() == 0 and not etc.exists()
+    d = etc if mine else tmp_path / "nccl"
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        f = d / "topo.xml"
+        f.write_text(text)
+        yield str(d), str(f)
+    finally:
+        if mine:
+            with contextlib.suppress(OSError):
+                (etc / "topo.xml").unlink()
+            with contextlib.suppress(OSError):
+                etc.rmdir()

@@ -1,0 +1,169 @@
+"""Benchmark of the node-vs-node comparison at fan-out scale (docs/comparisons.md, "What it costs").
+
+Builds N synthetic node bundles (default 1,024) in a temp directory: realistic evidence (the practice
+case's H100 node outputs when present in decision_trees/practice/healthy/outputs, else a capture of this
+machine), varied per node the way real nodes vary (GPU temperatures, counters, host names, task ids), with
+a few outliers planted; then runs the comparison in a fresh process, twice:
+
+- ``cold``: every bundle parsed (what ``fanout --bundles DIR --no-sidecar`` does), in 2 worker processes;
+- ``sidecar``: the NODE.facts.json each node wrote during ``fanout --job`` are read instead.
+
+Prints wall time and peak memory (max RSS of the comparing process plus its workers; no tracemalloc, which
+would slow the run 3-4x) against the targets
+(1,024 nodes in under 5 s and 500 MB on 2 cores), and checks that the planted outliers are found.
+
+    .venv/bin/python bench/fanout_bench.py [--nodes 1024] [--workers 2] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+TARGET_S, TARGET_MB = 5.0, 500.0
+PRACTICE = ROOT / "decision_trees" / "practice" / "healthy" / "outputs"
+PLANTED = {  # node index -> what differs
+    17: "env NCCL_IB_QPS_PER_CONNECTION=1", 18: "env NCCL_IB_QPS_PER_CONNECTION=1", 19: "env NCCL_IB_QPS_PER_CONNECTION=1",
+    300: "one HCA missing (ib-sysfs)", 511: "nvidia-smi not installed", 700: "memlock 64 KiB", 701: "memlock 64 KiB",
+}
+LIMITS = "#@ limits 1\nmemlock_soft=unlimited\nmemlock_hard=unlimited\nnofile_soft=1048576\nnofile_hard=1048576\nstack_soft=8192\nshm_present=1\nshm_fstype=tmpfs\nshm_df=tmpfs 1031865344 0 1031865344 0% /dev/shm\n"
+
+
+def templates() -> tuple[str, dict[str, bytes]]:
+    if PRACTICE.is_dir():
+        out = {}
+        for p in sorted(PRACTICE.glob("*.txt")):
+            lines = p.read_text(errors="replace").splitlines(keepends=True)
+            i = 0
+            while i < len(lines) and lines[i].startswith("#%"):
+                i += 1
+            if i < len(lines) and not lines[i].strip():
+                i += 1
+            out[p.stem] = "".join(lines[i:]).encode()
+        if "env-self" in out and "\0" not in out["env-self"].decode(errors="replace"):
+            out["env-self"] = out["env-self"].replace(b"\n", b"\0")
+        out["limits"] = LIMITS.encode()
+        return "practice H100 node (decision_trees/practice/healthy/outputs)", out
+    from troubleshooter import collect
+    from troubleshooter.targets import LocalTarget
+
+    coll = collect.collect(LocalTarget())
+    out = {sid: ev.stdout for sid, ev in coll.evidence.items() if ev.ok}
+    return "a capture of this machine", out
+
+
+def build(directory: Path, n: int, seed: int = 1) -> dict[str, float]:
+    from troubleshooter import bundle as bmod
+    from troubleshooter.evidence import Evidence, Status
+
+    what, tpl = templates()
+    rng = random.Random(seed)
+    sizes = []
+    t0 = time.monotonic()
+    for i in range(n):
+        node = f"gpu{i:04d}"
+        ev = []
+        for sid, data in tpl.items():
+            text = data
+            if sid == "env-self":
+                text = re.sub(rb"SLURMD_NODENAME=[^\0]*", b"SLURMD_NODENAME=" + node.encode(), text)
+                text = re.sub(rb"SLURM_PROCID=[^\0]*", b"SLURM_PROCID=%d" % i, text)
+                if PLANTED.get(i, "").startswith("env"):
+                    text += b"\0NCCL_IB_QPS_PER_CONNECTION=1\0"
+            elif sid == "nvidia-smi-q":
+                if PLANTED.get(i) == "nvidia-smi not installed":
+                    ev.append(Evidence(sid, Status.NOT_INSTALLED, rc=127, reason="nvidia-smi is not installed",
+                                       argv=["nvidia-smi", "-q"]))
+                    continue
+                text = re.sub(rb"(GPU Current Temp\s+: )\d+", lambda m: m.group(1) + b"%d" % rng.randint(45, 70), text)
+            elif sid == "ib-sysfs" and PLANTED.get(i, "").startswith("one HCA"):
+                text = b"\n".join(ln for ln in text.split(b"\n") if b"mlx5_7" not in ln and b"uverbs7" not in ln)
+            elif sid == "limits" and PLANTED.get(i, "").startswith("memlock"):
+                text = text.replace(b"memlock_soft=unlimited", b"memlock_soft=64")
+            elif sid in ("cpuidle", "procstat", "meminfo", "turbostat", "numastat-proc", "proc-status", "dmesg"):
+                text = text + b"\n" * (1 + i)  # counters differ on every node: no two outputs alike
+            ev.append(Evidence(sid, Status.OK, rc=0, stdout=text, argv=["(synthetic)"], duration_s=0.01))
+        manifest, files = bmod.build_manifest({"target": ({"kind": "local", "label": f"local ({node})"}, ev)})
+        p = bmod.write(directory / f"{node}.bundle.tar.gz", manifest, files)
+        sizes.append(p.stat().st_size)
+    return {"template": what, "build_s": time.monotonic() - t0, "bundle_kb_mean": sum(sizes) / len(sizes) / 1024,
+            "total_mb": sum(sizes) / 2**20}
+
+
+def measure(directory: Path, mode: str, workers: int) -> dict:
+    """In a fresh process: compare the bundles, report wall time, max RSS (self + workers), the findings."""
+    from troubleshooter import compare
+
+    t0 = time.monotonic()
+    paths = compare.find_bundles(directory)
+    rep = compare.compare_node_bundles(paths, workers=workers if mode == "cold" else None, use_sidecar=(mode == "sidecar"))
+    wall = time.monotonic() - t0
+    self_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kids_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    found = {o.node: fo.fact for fo in rep.outliers for o in fo.outliers}
+    return {"mode": mode, "nodes": len(rep.nodes), "wall_s": round(wall, 2), "maxrss_self_mb": round(self_mb, 1), "maxrss_worker_mb": round(kids_mb, 1),
+            "peak_mb": round(self_mb + kids_mb * max(0, workers if mode == "cold" else 0), 1),
+            "outlier_facts": len(rep.outliers), "groups": len(rep.groups), "found": found}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nodes", type=int, default=1024)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--keep", metavar="DIR", help="build the bundles here and keep them")
+    ap.add_argument("--measure", metavar="DIR", help=argparse.SUPPRESS)
+    ap.add_argument("--mode", default="cold", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.measure:
+        print(json.dumps(measure(Path(args.measure), args.mode, args.workers)))
+        return 0
+    d = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="ts-fanout-bench-"))
+    d.mkdir(parents=True, exist_ok=True)
+    try:
+        info = build(d, args.nodes)
+        print(f"built {args.nodes} bundles from {info['template']} in {info['build_s']:.1f}s: "
+              f"{info['bundle_kb_mean']:.0f} KiB each, {info['total_mb']:.1f} MiB in all")
+        results = []
+        for mode in ("cold", "sidecar"):
+            if mode == "sidecar":
+                from troubleshooter import compare
+
+                t0 = time.monotonic()
+                for p in compare.find_bundles(d):  # what each node does at the end of its fanout task
+                    compare.write_sidecar(p)
+                print(f"(wrote the {args.nodes} facts sidecars in {time.monotonic() - t0:.1f}s; on a real fanout each node writes its own, in parallel)")
+            res = subprocess.run([sys.executable, __file__, "--measure", str(d), "--mode", mode, "--workers", str(args.workers)],
+                                 capture_output=True, text=True, check=True)
+            r = json.loads(res.stdout)
+            results.append(r)
+            planted = {f"gpu{i:04d}" for i in PLANTED if i < args.nodes}
+            missed = sorted(planted - set(r["found"]))
+            extra = sorted(set(r["found"]) - planted)
+            print(f"{mode:8} {r['nodes']} nodes: {r['wall_s']:.2f}s ({r['wall_s'] / TARGET_S:.0%} of {TARGET_S:.0f}s), "
+                  f"peak RSS {r['maxrss_self_mb']:.0f} MB + workers {r['maxrss_worker_mb']:.0f} MB each "
+                  f"(total {r['peak_mb']:.0f} MB, {r['peak_mb'] / TARGET_MB:.0%} of {TARGET_MB:.0f} MB), "
+                  f"{r['outlier_facts']} facts with outliers, "
+                  f"{r['groups']} groups; planted found: {len(planted) - len(missed)}/{len(planted)}"
+                  + (f", missed {missed}" if missed else "") + (f", unexpected {extra[:5]}" if extra else ""))
+        print(f"machine: {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB")
+        return 0
+    finally:
+        if not args.keep:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

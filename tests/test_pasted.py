@@ -1,0 +1,118 @@
+"""diagnose --evidence: diagnosing from outputs someone pasted (issue 8)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from troubleshooter import engine as eng
+from troubleshooter import profiles
+from troubleshooter.bundle import Bundle
+from troubleshooter.pasted import EvidenceFacts, PastedError, infer_symptom
+from troubleshooter.practice import load_cases
+from troubleshooter.targets import BundleTarget
+from troubleshooter.workbench import LiveFacts
+
+ROOT = Path(__file__).resolve().parent.parent
+PRACTICE = ROOT / "decision_trees" / "practice"
+DATA = ROOT / "tests" / "data"
+
+
+def walk(facts, symptom, answers=None, profile="generic"):
+    e = eng.Engine(profile=profiles.get(profile).thresholds)
+    return eng.auto_walk(e, symptom, facts, answers=answers or {})
+
+
+@pytest.mark.parametrize("case", load_cases(), ids=lambda c: c["id"])
+def test_practice_outputs_folder_reaches_the_same_causes_as_its_bundle(case):
+    pasted = walk(EvidenceFacts.from_specs([str(PRACTICE / case["id"] / "outputs")]), case["symptom"],
+                  case.get("answers"), case.get("profile") or "generic")
+    bundled = walk(LiveFacts.for_target(BundleTarget(Bundle.open(PRACTICE / case["bundle"]))), case["symptom"],
+                   case.get("answers"), case.get("profile") or "generic")
+    assert sorted(c.cause for c in pasted.conclusions) == sorted(c.cause for c in bundled.conclusions)
+    assert sorted(c.cause for c in pasted.conclusions) == sorted(case["expect"])
+
+
+def test_real_perf_profile_dominated_by_the_smmu_queue():
+    facts = EvidenceFacts.from_specs([
+        str(DATA / "perf" / "arm64-64cpu-perf-top-smmu-8.99pct-queued-spin-lock.txt"),
+        str(DATA / "lscpu" / "lscpu-gh200-lambda-vm-neoverse-v2-9-numa-empty.txt"),
+    ])
+    w = walk(facts, "moe-only-slowdown", {"dense": "yes"})
+    assert [c.cause for c in w.conclusions] == ["smmu-cmdq-contention"]
+    assert w.conclusions[0].evidence["perf.smmu_cmdq_pct"] == "8.99%"
+
+
+def test_real_nccl_log_whose_topology_file_failed_to_parse():
+    facts = EvidenceFacts.from_specs([str(DATA / "nccl-debug" / "nccl2.18.3-topo-file-xml-parse-warn-internal-error.txt")])
+    w = walk(facts, "nccl-wrong-fabric")
+    assert "topo-file-broken" in [c.cause for c in w.conclusions]
+
+
+def test_real_vm_topology_with_the_nic_on_the_far_side():
+    facts = EvidenceFacts.from_specs([
+        str(DATA / "nvidia-smi-topo" / "h100x8-kvm-vm-single-mlx5-nic-sys-empty-affinity-vllm-collect-env.txt"),
+        str(DATA / "lscpu" / "lscpu-spr-8462yplus-mi300x-host-even-odd-numa-interleave.txt"),
+    ])
+    w = walk(facts, "nccl-wrong-fabric")
+    assert [c.cause for c in w.conclusions] == ["gpu-nic-far"]
+
+
+def test_a_healthy_set_of_real_outputs_reaches_nothing():
+    facts = EvidenceFacts.from_specs([
+        str(DATA / "ibstat" / "ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt"),
+        str(DATA / "nvidia-smi-topo" / "tencent-h20-vm-8gpu-8nic-gpu-numa-id.txt"),
+        str(DATA / "numa" / "leonardo-dcgp-spr-snc4-2s-8nodes-numactl-lscpu-e.txt"),
+    ])
+    w = walk(facts, "below-reference")
+    assert w.conclusions == []
+    # and it says what would settle the rest
+    missing = facts.missing_for(w)
+    assert any("turbostat" in m["command"] for m in missing)
+
+
+def test_sides_by_prefix_and_symptom_inferred(tmp_path):
+    host_env = tmp_path / "env-host.txt"
+    host_env.write_text("NCCL_TOPO_FILE=/etc/nccl/topo.xml\nPATH=/usr/bin\nNCCL_DEBUG=INFO\n")
+    ctr_env = tmp_path / "env-ctr.txt"
+    ctr_env.write_text("PATH=/usr/bin\nNCCL_DEBUG=INFO\nHOME=/root\n")
+    facts = EvidenceFacts.from_specs([f"host:{host_env}", f"container:{ctr_env}"])
+    assert facts.lookup("env.var.NCCL_TOPO_FILE", "host") == "/etc/nccl/topo.xml"
+    assert infer_symptom(facts) == "host-ok-container-slow"
+
+
+def test_undetectable_file_is_reported_not_guessed(tmp_path):
+    junk = tmp_path / "notes.txt"
+    junk.write_text("the job was slow on tuesday\nplease look\n")
+    good = DATA / "ibstat" / "ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt"
+    facts = EvidenceFacts.from_specs([str(junk), str(good)])
+    lines = "\n".join(facts.report_lines())
+    assert "notes.txt: NOT USED" in lines and "cannot tell" in lines
+    assert next(f for f in facts.files if f.path == junk).kind is None
+    with pytest.raises(PastedError):
+        EvidenceFacts.from_specs([str(junk)])
+
+
+def test_kind_override_and_several_files_of_one_kind(tmp_path):
+    a = DATA / "nccl-tests" / "dgx-spark-gb10-all_gather-fec-none-slow-v2.18.3.txt"
+    b = DATA / "nccl-tests" / "h200-baremetal-vs-kvm-vm-passthrough-collapse.txt"
+    facts = EvidenceFacts.from_specs([f"nccl-tests={a}", str(b)])
+    kinds = [(f.path.name, f.kind, f.how) for f in facts.files]
+    assert kinds[0] == (a.name, "nccl-tests", "named") and kinds[1][1] == "nccl-tests"
+    assert len(facts.kinds_by_side["target"]["nccl-tests"]) == 2
+
+
+def test_cli_json_has_conclusions_hypotheses_and_missing_evidence():
+    out = subprocess.run(
+        [sys.executable, "-m", "troubleshooter", "diagnose", "--evidence", str(PRACTICE / "case2" / "outputs"),
+         "--symptom", "bimodal-step-time", "--json"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr  # root causes found
+    doc = json.loads(out.stdout)
+    assert sorted(c["cause"] for c in doc["conclusions"]) == ["cores-shared-housekeeping", "cstates-limited", "numa-remote"]
+    assert {h["state"] for h in doc["hypotheses"]} >= {"ruled-in"}
+    assert isinstance(doc["missing_evidence"], list)
+    assert "read these outputs" in out.stderr

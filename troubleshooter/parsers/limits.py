@@ -1,0 +1,101 @@
+"""Resource limits of a context, as printed by the ``limits`` source's fixed script::
+
+    #@ limits 1
+    memlock_soft=8192
+    memlock_hard=8192
+    nofile_soft=20000
+    nofile_hard=20000
+    stack_soft=8192
+    shm_present=1
+    shm_fstype=tmpfs
+    shm_df=tmpfs             24684084     0  24684084       0% /dev/shm
+
+(a real capture from the development machine, Debian 12 as root; the values are ``ulimit`` output in KiB
+for memlock and stack, a count for open files, or ``unlimited``; ``shm_df`` is the last line of
+``df -kP /dev/shm``: filesystem, 1024-blocks, used, available, capacity, mount point).
+
+What it means for training speed: RDMA registers (pins) communication buffers, so NCCL over InfiniBand or
+RoCE needs ``ulimit -l unlimited`` (or very large); a container started with the runtime's default of 64 KiB
+fails ``ibv_reg_mr`` or falls back to slower paths. NCCL's intra-node SHM transport allocates in
+``/dev/shm``; Docker's default of 64 MiB is too small for 8 GPUs (``--shm-size`` / ``--ipc=host``).
+
+>>> f = parse("#@ limits 1\\nmemlock_soft=unlimited\\nnofile_soft=1048576\\nshm_present=1\\nshm_df=shm 65536 0 65536 0% /dev/shm\\n")
+>>> f["limits.memlock"], f["limits.memlock_unlimited"], f["limits.nofile"], f["limits.shm_kb"]
+('unlimited', True, 1048576, 65536)
+"""
+
+from __future__ import annotations
+
+from troubleshooter.parsers.base import ParseError, parser, require_text
+
+FACTS = [
+    ("limits.memlock", "string", "", "locked-memory soft limit as ulimit -l prints it: KiB, or 'unlimited' (RDMA wants unlimited)"),
+    ("limits.memlock_hard", "string", "", "locked-memory hard limit (ulimit -H -l): KiB, or 'unlimited'"),
+    ("limits.memlock_kb", "number", "KiB", "locked-memory soft limit in KiB; absent when unlimited"),
+    ("limits.memlock_unlimited", "bool", "", "the locked-memory soft limit is unlimited"),
+    ("limits.nofile", "number", "count", "open files soft limit (ulimit -n); absent when unlimited"),
+    ("limits.nofile_hard", "number", "count", "open files hard limit (ulimit -H -n); absent when unlimited"),
+    ("limits.stack_kb", "number", "KiB", "stack size soft limit (ulimit -s); absent when unlimited"),
+    ("limits.shm_present", "bool", "", "/dev/shm exists in this context"),
+    ("limits.shm_fstype", "string", "", "filesystem type of /dev/shm (tmpfs)"),
+    ("limits.shm_kb", "number", "KiB", "size of /dev/shm (df 1024-blocks)"),
+    ("limits.shm_avail_kb", "number", "KiB", "space available in /dev/shm"),
+]
+
+
+def _detect(text: str) -> float:
+    return 0.99 if text.lstrip().startswith("#@ limits") else 0.0
+
+
+def _limit(value: str) -> tuple[str, int | None] | None:
+    v = value.strip()
+    if v == "unlimited":
+        return "unlimited", None
+    if v.isdigit():
+        return v, int(v)
+    return None
+
+
+@parser(
+    "limits",
+    detect=_detect,
+    summary="resource limits of a context: locked memory, open files, /dev/shm size (the limits probe)",
+    facts=FACTS,
+    command="sh -c 'ulimit -l; ulimit -n; df -kP /dev/shm'   (or: troubleshooter check, source limits)",
+)
+def parse(text: str) -> dict[str, object]:
+    text = require_text(text, "the limits probe's output (#@ limits)")
+    lines = [ln.strip() for ln in text.split("\n") if ln.strip()]
+    if not lines[0].startswith("#@ limits"):
+        raise ParseError("not the limits probe's output (no '#@ limits' first line)", line=1)
+    kv: dict[str, str] = {}
+    for ln in lines[1:]:
+        k, eq, v = ln.partition("=")
+        if eq and k.isidentifier():
+            kv.setdefault(k, v)
+    f: dict[str, object] = {}
+    soft = _limit(kv.get("memlock_soft", ""))
+    if soft:
+        f["limits.memlock"] = soft[0]
+        f["limits.memlock_unlimited"] = soft[1] is None
+        if soft[1] is not None:
+            f["limits.memlock_kb"] = soft[1]
+    hard = _limit(kv.get("memlock_hard", ""))
+    if hard:
+        f["limits.memlock_hard"] = hard[0]
+    for key, fact in (("nofile_soft", "limits.nofile"), ("nofile_hard", "limits.nofile_hard"), ("stack_soft", "limits.stack_kb")):
+        got = _limit(kv.get(key, ""))
+        if got and got[1] is not None:
+            f[fact] = got[1]
+    if "shm_present" in kv:
+        f["limits.shm_present"] = kv["shm_present"] == "1"
+    if kv.get("shm_fstype", "-") not in ("", "-"):
+        f["limits.shm_fstype"] = kv["shm_fstype"]
+    cols = kv.get("shm_df", "").split()
+    # filesystem 1024-blocks used available capacity mounted-on (a long filesystem name never splits with -P)
+    if len(cols) >= 6 and cols[1].isdigit() and cols[3].isdigit():
+        f["limits.shm_kb"] = int(cols[1])
+        f["limits.shm_avail_kb"] = int(cols[3])
+    if not f:
+        raise ParseError("the limits probe printed no limit it could read")
+    return f

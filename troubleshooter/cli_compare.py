@@ -134,10 +134,10 @@ def _cell(v: Any) -> str:
     return s if len(s) <= 70 else s[:69] + "…"
 
 
-def _print_host(cmp, host_label: str, target_label: str, *, show_same: bool) -> None:
+def _print_host(cmp, host_label: str, target_label: str, *, show_same: bool, console=None) -> None:
     from rich.table import Table
 
-    con = _console()
+    con = console or _console()
     ctx = cmp.context
     con.print(f"host:   {host_label}  (container: {_cell(ctx['host'].get('runtime'))})")
     con.print(f"target: {target_label}  (container: {_cell(ctx['target'].get('runtime'))})")
@@ -252,10 +252,10 @@ def cmd_fanout(args: argparse.Namespace) -> int:
     return code
 
 
-def print_nodes(report, *, limit: int | None = 20, seconds: float | None = None) -> None:
+def print_nodes(report, *, limit: int | None = 20, seconds: float | None = None, console=None) -> None:
     from troubleshooter import compare
 
-    con = _console()
+    con = console or _console()
     n = len(report.nodes)
     took = f" in {seconds:.2f}s" if seconds is not None else ""
     con.print(f"{n} node(s) compared{took}: {report.compared} facts, {report.uniform} identical everywhere, "

@@ -130,6 +130,13 @@ def to_markdown(doc: dict[str, Any]) -> str:
             after = "; ".join(f"{k}={x}" for k, x in (v.get("after") or {}).items())
             out.append(f"| `{v.get('cause', '')}` | {result} | {_cell(before)} | {_cell(after)} |")
         out.append("")
+    if doc.get("waterfall"):
+        out.append("### Where the gap went, fix by fix")
+        out.append("")
+        out.append("```")
+        out.append(doc["waterfall"].rstrip())
+        out.append("```")
+        out.append("")
     hyps = doc.get("hypotheses", [])
     if hyps:
         out.append("### Hypotheses")

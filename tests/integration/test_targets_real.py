@@ -7,8 +7,6 @@ models a job container (case 4: the host's NCCL topology file and NCCL_TOPO_FILE
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import shlex
@@ -65,35 +63,7 @@ def bwrap_prefix(bwrap: str, hide: str) -> str:
                        "--unshare-pid", "--clearenv", "--setenv", "PATH", "/usr/bin:/bin"])
 
 
-@pytest.fixture
-def etc_nccl_lock():
-    """Held by every test that creates /etc/nccl or whose results depend on it (xdist runs two at a time)."""
-    with open("/tmp/ts-integration-etc-nccl.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-@pytest.fixture
-def host_topo(tmp_path: Path, etc_nccl_lock):
-    """A topology file on the host, and NCCL_TOPO_FILE naming it: /etc/nccl/topo.xml when we may create
-    /etc/nccl (root, and it does not exist yet: created here, removed after), else a private directory.
-    Yields (directory to hide in the container, file path)."""
-    text = "".join(line for line in TOPO_SAMPLE.read_text().splitlines(keepends=True) if not line.startswith("#%"))
-    assert "<system" in text
-    etc = Path("/etc/nccl")
-    mine = os.geteuid() == 0 and not etc.exists()
-    d = etc if mine else tmp_path / "nccl"
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        f = d / "topo.xml"
-        f.write_text(text)
-        yield str(d), str(f)
-    finally:
-        if mine:
-            with contextlib.suppress(OSError):
-                (etc / "topo.xml").unlink()
-            with contextlib.suppress(OSError):
-                etc.rmdir()
+# etc_nccl_lock and host_topo are shared fixtures in conftest.py
 
 
 # ------------------------------------------------------------------ Slurm job step

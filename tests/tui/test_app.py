@@ -177,3 +177,26 @@ async def test_verify_on_a_replayed_capture_says_still_failing():
         await settle(app, pilot)
         text = str(app.screen.query_one("#verify-result", Static).render())
         assert "still failing" in text and "replayed" in text
+
+
+@pytest.mark.asyncio
+async def test_measurements_show_where_the_gap_went(tmp_path):
+    app = make_app("case2")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.start_walk("bimodal-step-time")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ResultsScreen)
+        await pilot.press("m")
+        await settle(app, pilot)
+        for text in ("1220", "1090"):
+            await pilot.press(*text, "enter")
+            await settle(app, pilot)
+        await pilot.press(*"1170", "enter")  # after the first cause's fix
+        await settle(app, pilot)
+        waterfall = str(app.screen.query_one("#verify-result", Static).render())
+        assert "where the gap went" in waterfall and "38% of the gap" in waterfall
+        md = app.guide.export("md", tmp_path)
+        assert "Where the gap went, fix by fix" in md.read_text()
+        evs, _ = app.guide.session.events()
+        assert [e["event"] for e in evs if e["event"] in ("metric", "measurement")] == ["metric", "measurement"]

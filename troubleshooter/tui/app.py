@@ -249,6 +249,7 @@ HELP = """\
 | r | a walk | results: the root causes found so far |
 | c / enter | results | copy the selected command (OSC 52 clipboard, and written to a file) |
 | v | results | verify: re-run the probes of the selected cause and compare before / after |
+| m | results | record the step time after a fix: the ticket shows where the gap went, fix by fix |
 | e | walk, results | export the ticket (Markdown, JSON, bundle) |
 | g | anywhere | glossary |
 | ? | anywhere | this help |
@@ -281,7 +282,7 @@ class StartScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.refresh_symptoms()
-        self.app.gather_context()  # type: ignore[attr-defined]
+        self.call_after_refresh(self.app.gather_context)  # type: ignore[attr-defined]  # probes after the first frame
 
     def refresh_symptoms(self) -> None:
         ol = self.query_one("#symptoms", OptionList)
@@ -289,7 +290,13 @@ class StartScreen(Screen[None]):
         for t in self.app.engine.symptoms():  # type: ignore[attr-defined]
             ol.add_option(Option(Text.assemble((t.title, "bold"), "\n  ", (t.summary, "dim")), id=f"symptom:{t.id}"))
         ol.add_option(None)
-        for oid, label in (("action:preflight", "Run the preflight sweep here"),
+        spec = self.app.spec  # type: ignore[attr-defined]
+        extra = []
+        if spec.exec_prefix or spec.job:
+            extra.append(("action:compare", "Compare the host with the job's container / step"))
+        if spec.job:
+            extra.append(("action:fanout", "Compare every node of the job (fan-out)"))
+        for oid, label in (("action:preflight", "Run the preflight sweep here"), *extra,
                            ("action:resume", "Resume a session"),
                            ("action:practice", "Practise on a reference case (learn mode)"),
                            ("action:open", "Open a bundle or a folder of tool outputs")):
@@ -311,6 +318,12 @@ class StartScreen(Screen[None]):
 
     def action_preflight(self) -> None:
         self.app.push_screen(ChecksScreen())
+
+    def action_compare(self) -> None:
+        self.app.push_screen(CompareScreen())
+
+    def action_fanout(self) -> None:
+        self.app.push_screen(FanoutScreen())
 
     def action_resume(self) -> None:
         self.app.push_screen(SessionsScreen())
@@ -430,6 +443,95 @@ class ChecksScreen(Screen[None]):
             return
         facts = "  ".join(f"{k}={v}" for k, v in r.as_dict()["facts"].items() if v is not None)
         self.query_one("#check-detail", Static).update(Text(f"{r.area}: {r.title}\n{r.reason}\n{facts}", style="dim"))
+
+
+def _captured(render, width: int) -> Text:
+    """Run a Rich printer (the CLI's own) into a Text for a Static."""
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    con = Console(file=buf, width=max(40, width), force_terminal=True, color_system="truecolor", highlight=False)
+    render(con)
+    return Text.from_ansi(buf.getvalue())
+
+
+class CompareScreen(Screen[None]):
+    """Host vs the job's container (or step): what the job does not see."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back")]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("[dim]reading the runtime topology on the host and in the target…[/]", id="compare-status")
+        with VerticalScroll():
+            yield Static("", id="compare-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.run_compare()
+
+    @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
+    def run_compare(self) -> None:
+        from troubleshooter import collect, compare
+        from troubleshooter.cli_compare import _print_host
+        from troubleshooter.targets import LocalTarget
+
+        app: TroubleshooterApp = self.app  # type: ignore[assignment]
+        target = app.spec.make()
+        host = LocalTarget()
+        hc = collect.collect(host, ids=compare.HOST_SOURCES, params=app.spec.params(), side="host")
+        tc = collect.collect(target, ids=compare.HOST_SOURCES, params=app.spec.params(), side="target")
+        cmp = compare.host_vs_target(hc.facts, tc.facts, same_host=target.kind != "slurm")
+        width = self.size.width - 2
+        text = _captured(lambda con: _print_host(cmp, host.label, target.label, show_same=False, console=con), width)
+        self.app.call_from_thread(self.show, text, len(cmp.matters))
+
+    def show(self, text: Text, matters: int) -> None:
+        self.query_one("#compare-body", Static).update(text)
+        self.query_one("#compare-status", Static).update(
+            f"[bold red]{matters} difference(s) that matter[/]" if matters else "[green]nothing that matters differs[/]")
+
+
+class FanoutScreen(Screen[None]):
+    """Every node of the job captured in one srun step, and the nodes that stand out."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="fanout.back")]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("[dim]capturing every node of the job (one srun step, bounded)…[/]", id="fanout-status")
+        with VerticalScroll():
+            yield Static("", id="fanout-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.run_fanout()
+
+    @work(thread=True, exclusive=True, group="fanout", exit_on_error=False)
+    def run_fanout(self) -> None:
+        import time as _t
+
+        from troubleshooter import compare, fanout
+        from troubleshooter.cli_compare import print_nodes
+
+        app: TroubleshooterApp = self.app  # type: ignore[assignment]
+        out = app.settings.exports_path() / f"fanout-{app.spec.job}-{_t.strftime('%Y%m%dT%H%M%S')}"
+        run = fanout.run(str(app.spec.job), out, timeout=180, wrapper=app.spec.exec_prefix or ())
+        paths = [run.directory / f"{n}.bundle.tar.gz" for n in run.ok]
+        if not paths:
+            self.app.call_from_thread(self.show, Text("no node reported: " + "; ".join(f"{f['node']}: {f['reason']}" for f in run.failed)), run)
+            return
+        report = compare.compare_node_bundles(paths, failed=run.failed)
+        text = _captured(lambda con: print_nodes(report, console=con), self.size.width - 2)
+        self.app.call_from_thread(self.show, text, run)
+
+    def show(self, text: Text, run) -> None:
+        self.query_one("#fanout-body", Static).update(text)
+        self.query_one("#fanout-status", Static).update(
+            f"{len(run.ok)} node(s) captured in {run.wall_s:.1f}s into {run.directory}"
+            + (f", [red]{len(run.failed)} failed[/]" if run.failed else ""))
 
 
 # ---------------------------------------------------------------------------- the walk
@@ -629,6 +731,8 @@ class ResultsScreen(Screen[None]):
         Binding("c", "copy", "Copy", id="results.copy", tooltip="Copy the selected command"),
         Binding("v", "verify", "Verify", id="results.verify", tooltip="Re-run the probes of this cause"),
         Binding("e", "export", "Export", id="results.export", tooltip="Export the ticket"),
+        Binding("m", "measure", "Record a measurement", id="results.measure",
+                tooltip="Record the step time (or throughput) after a fix: the ticket shows where the gap went"),
         Binding("escape", "app.pop_screen", "Back to walk", id="results.back"),
     ]
 
@@ -726,6 +830,39 @@ class ResultsScreen(Screen[None]):
 
     def action_export(self) -> None:
         self.app.push_screen(ExportScreen(self.guide, self.app.settings.exports_path()))  # type: ignore[attr-defined]
+
+    def action_measure(self) -> None:
+        """Where the gap went: the metric before any fix and its reference once, then the value after each fix."""
+        def number(raw: str | None) -> float | None:
+            try:
+                return float(raw.split()[0]) if raw else None
+            except ValueError:
+                self.app.notify(f"not a number: {raw!r}", severity="warning")
+                return None
+
+        label = self.selected.title if self.selected else "fix"
+
+        def after(raw: str | None) -> None:
+            v = number(raw)
+            if v is not None:
+                self.guide.record_measurement(label[:40], v)
+                self.query_one("#verify-result", Static).update(Text(self.guide.waterfall()))
+
+        def with_reference(base: float):
+            def got(raw: str | None) -> None:
+                self.guide.set_metric("step time (ms)", base, number(raw), "ms")
+                self.app.push_screen(InputScreen(f"Step time now, after: {label} (ms)", "e.g. 1150"), after)
+            return got
+
+        def got_base(raw: str | None) -> None:
+            base = number(raw)
+            if base is not None:
+                self.app.push_screen(InputScreen("Reference step time (ms; empty if none)", "e.g. 1090"), with_reference(base))
+
+        if not self.guide.metric:
+            self.app.push_screen(InputScreen("Step time before any fix (ms)", "e.g. 1220"), got_base)
+        else:
+            self.app.push_screen(InputScreen(f"Step time now, after: {label} (ms)", "e.g. 1150"), after)
 
 
 # ---------------------------------------------------------------------------- the app

@@ -66,11 +66,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     verifs = [{k: v for k, v in e.items() if k not in ("event", "at")} for e in evs if e.get("event") == "verify"]
     if verifs:
         doc["verifications"] = verifs
-    doc["session"] = s.id
     if lost:
         doc["journal_lost_lines"] = lost
     cfg = settings.load()
     doc = Redactor(cfg.redact_extra, enabled=not args.no_redact).obj(doc)
+    doc["session"] = s.id  # after redaction: the key "session" looks like a secret's name to the redactor
     fmt = "json" if args.json else args.format
     text = export.to_json(doc) if fmt == "json" else export.to_markdown(doc)
     if args.output:

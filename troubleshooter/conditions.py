@@ -185,7 +185,7 @@ class Evaluator:
                     return times
                 try:
                     return float(other) * float(times)
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):
                     return other
         return value
 
@@ -204,7 +204,10 @@ def _num(x: Any) -> float | None:
     if isinstance(x, bool):
         return float(x)
     if isinstance(x, (int, float)):
-        return float(x)
+        try:
+            return float(x)
+        except OverflowError:  # an int beyond float range
+            return float("inf") if x > 0 else float("-inf")
     if isinstance(x, str):
         try:
             return float(x.strip())
@@ -233,12 +236,17 @@ def _apply(op: str, actual: Any, expected: Any) -> bool | None:
             return None
         return {"lt": a < e, "le": a <= e, "gt": a > e, "ge": a >= e}[op]
     if op in ("in", "not_in"):
+        if not isinstance(expected, (list, tuple, set, frozenset)):
+            return None  # a profile value or fact that is not a list: cannot decide
         members = [_norm(v) for v in expected]
         r = _norm(actual) in members
         return r if op == "in" else not r
     if op == "contains":
         if isinstance(actual, Mapping):
-            return expected in actual
+            try:
+                return expected in actual
+            except TypeError:  # an unhashable value (a list) is never a key
+                return None
         if isinstance(actual, (list, tuple, set, frozenset)):
             return _norm(expected) in [_norm(v) for v in actual]
         if isinstance(actual, str):

@@ -70,6 +70,9 @@ class Guide:
         self.walk: Walk | None = None
         self.symptom: Tree | None = None
         self.verifications: list[VerifyResult] = []
+        # where the gap went: the metric before any fix, the reference, and the value after each fix
+        self.metric: dict[str, Any] = {}
+        self.measurements: list[tuple[str, float]] = []
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -163,12 +166,16 @@ class Guide:
                 evidence[side] = {sid: ev.describe() for sid, ev in sorted(evs.items())}
         missing = self.facts.missing_for(self.walk) if hasattr(self.facts, "missing_for") else []
         extra: dict[str, Any] = {"verifications": [dataclasses.asdict(v) for v in self.verifications]}
-        if self.session:
-            extra["session"] = self.session.id
-        return export.diagnosis_doc(symptom={"id": self.symptom.id, "title": self.symptom.title},
-                                    target=self.target.describe(), profile=self.profile_id, steps=self.walk.steps,
-                                    hypotheses=self.walk.hypotheses, conclusions=self.walk.conclusions,
-                                    evidence=evidence, missing=missing, extra=extra, redactor=self.redactor)
+        if self.metric:
+            extra["metric"] = dict(self.metric, measurements=[{"after": l, "value": v} for l, v in self.measurements])
+            extra["waterfall"] = self.waterfall(ascii=True)
+        doc = export.diagnosis_doc(symptom={"id": self.symptom.id, "title": self.symptom.title},
+                                   target=self.target.describe(), profile=self.profile_id, steps=self.walk.steps,
+                                   hypotheses=self.walk.hypotheses, conclusions=self.walk.conclusions,
+                                   evidence=evidence, missing=missing, extra=extra, redactor=self.redactor)
+        if self.session:  # after redaction: the key "session" looks like a secret's name to the redactor
+            doc["session"] = self.session.id
+        return doc
 
     def copied(self, command: str) -> None:
         self._journal({"event": "copy", "command": command})
@@ -194,6 +201,26 @@ class Guide:
         self.verifications.append(result)
         self._journal({"event": "verify", **dataclasses.asdict(result)})
         return result
+
+    def set_metric(self, name: str, baseline: float, reference: float | None, unit: str = "") -> None:
+        """The number the fixes should move (step time, throughput) before any fix, and its reference."""
+        self.metric = {"name": name, "baseline": baseline, "reference": reference, "unit": unit}
+        self.measurements = []
+        self._journal({"event": "metric", **self.metric})
+
+    def record_measurement(self, label: str, value: float) -> None:
+        """The metric measured after a fix (cumulative: after every fix so far)."""
+        self.measurements.append((label, float(value)))
+        self._journal({"event": "measurement", "label": label, "value": float(value)})
+
+    def waterfall(self, ascii: bool = False) -> str:
+        if not self.metric or not self.measurements:
+            return ""
+        from troubleshooter import compare
+
+        m = self.metric
+        return compare.waterfall(self.measurements, m["baseline"], m.get("reference"), unit=m.get("unit", ""),
+                                 ascii=ascii, title=f"where the gap went ({m['name']})")
 
     def _show(self, name: str) -> str:
         val = self.facts.lookup(name, "target")
@@ -230,7 +257,7 @@ class Guide:
             red = []
             for ev in evs.values():
                 ev2 = dataclasses.replace(ev, stdout=self.redactor.bytes(ev.stdout), stderr=self.redactor.bytes(ev.stderr),
-                                          argv=[self.redactor.text(a) for a in ev.argv])
+                                          argv=[self.redactor.text(a) for a in ev.argv], reason=self.redactor.text(ev.reason))
                 red.append(ev2)
             sides[side] = (self.facts.targets[side].describe(), red)
         manifest, files = bmod.build_manifest(sides, params={"pid": self.spec.pid, **self.spec.extra},

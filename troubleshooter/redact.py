@@ -21,8 +21,11 @@ MASK = "[REDACTED]"
 _SECRET_NAME = r"[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|SESSION|COOKIE)[A-Za-z0-9_]*"
 _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S), MASK),
-    (re.compile(rf"(?i)\b({_SECRET_NAME})(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s\x00,;]+)"), rf"\1\2{MASK}"),
-    (re.compile(r"(?i)(--?(?:password|passwd|pass|token|api-key|apikey|secret|access-key|private-key|auth-token)(?:=|\s+))(\"[^\"]*\"|'[^']*'|\S+)"), rf"\1{MASK}"),
+    # NAME=value; not the user part of a URL (scheme://oauth2:pw@host: the URL rule keeps the host) and not an
+    # Authorization header's scheme (the header rule masks the credential after "Bearer")
+    (re.compile(rf"(?i)(?<!://)\b({_SECRET_NAME})(\s*[=:]\s*)(?!(?:bearer|basic|token)\s+\S)(\"[^\"]*\"|'[^']*'|[^\s\x00,;]+)"),
+     rf"\1\2{MASK}"),
+    (re.compile(r"(?i)(?<![\w-])(--?(?:password|passwd|pass|token|api-key|apikey|secret|access-key|private-key|auth-token)(?:=|\s+))(\"[^\"]*\"|'[^']*'|\S+)"), rf"\1{MASK}"),
     (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]+):([^@\s/]+)@"), rf"\1:{MASK}@"),
     (re.compile(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), rf"\1{MASK}"),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{16,}"), rf"\1{MASK}"),
@@ -57,6 +60,8 @@ class Redactor:
         return self.text(b.decode("utf-8", errors="surrogateescape")).encode("utf-8", errors="surrogateescape")
 
     def obj(self, o: Any) -> Any:
+        if not self.enabled:
+            return o
         if isinstance(o, str):
             return self.text(o)
         if isinstance(o, dict):

@@ -93,8 +93,11 @@ class Session:
         event = {"at": round(time.time(), 3), **event}
         line = json.dumps(event, default=str, separators=(",", ":")) + "\n"
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
             try:
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    line = "\n" + line  # a torn last line (killed mid-write): keep this event off it
                 os.write(fd, line.encode("utf-8"))
                 os.fsync(fd)
             finally:

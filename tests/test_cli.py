@@ -1,0 +1,306 @@
+"""The headless CLI: --version and --help on every verb; parse (auto kind, exact facts, unknown kinds,
+garbled/empty/non-UTF-8 input as one line and exit 2, never a traceback); check on a bundle with --json and
+--junit; capture then check; trees lint/graph; sources/facts/locate --json; sessions/export with no sessions;
+diagnose without a TTY never hangs and says what it needs (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from troubleshooter import __version__, cli
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
+PRACTICE = ROOT / "decision_trees" / "practice"
+TURBOSTAT = DATA / "turbostat" / "client-jitter-line-fused-header-gfxwattramwatt.txt"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "data"
+    monkeypatch.setenv("TROUBLESHOOTER_DATA_DIR", str(d))
+    monkeypatch.setenv("TROUBLESHOOTER_CONFIG", str(tmp_path / "no-config.yaml"))
+    monkeypatch.delenv("TROUBLESHOOTER_TREES", raising=False)
+    return d
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The CLI in a fresh interpreter, stdin not a TTY (/dev/null), with the test's environment."""
+    return subprocess.run([sys.executable, "-m", "troubleshooter", *args], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, env=dict(os.environ), cwd=cwd or ROOT, timeout=120)
+
+
+def main(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
+    """The CLI in this process (argparse's own exits become the code)."""
+    try:
+        rc = cli.main(list(args))
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def bundle(case: str) -> Path:
+    p = PRACTICE / case / "bundle"
+    if not (p / "manifest.json").exists():
+        pytest.skip(f"practice bundle {case} not built")
+    return p
+
+
+def _one_line_error(r: subprocess.CompletedProcess | tuple[int, str, str], name: str) -> None:
+    rc, out, err = (r.returncode, r.stdout, r.stderr) if isinstance(r, subprocess.CompletedProcess) else r
+    assert rc == 2, (rc, out, err)
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("troubleshooter: ") and name in lines[0], lines[0]
+    assert out == ""
+
+
+# ---------------------------------------------------------------------------- version and help
+def test_version(capsys: pytest.CaptureFixture) -> None:
+    rc, out, _ = main(capsys, "--version")
+    assert rc == 0 and out.strip() == f"troubleshooter {__version__}"
+
+
+def _verbs() -> list[list[str]]:
+    cli._load_extra_verbs()
+    p = cli.build_parser()
+    choices = p._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    out = [[v] for v in choices]
+    trees = choices["trees"]._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    out += [["trees", t] for t in trees]
+    return out
+
+
+def test_help_on_every_verb(capsys: pytest.CaptureFixture) -> None:
+    verbs = _verbs()
+    names = {v[0] for v in verbs}
+    assert {"check", "capture", "parse", "diagnose", "trees", "demo", "sessions", "export", "locate", "sources", "facts"} <= names
+    rc, out, _ = main(capsys, "--help")
+    assert rc == 0 and "usage: troubleshooter" in out
+    for v in verbs:
+        assert f" {v[0]} " in out or f"{{{v[0]}" in out or f",{v[0]}" in out or v[0] in out
+    for v in verbs:
+        rc, out, err = main(capsys, *v, "--help")
+        assert rc == 0, (v, err)
+        assert out.startswith(f"usage: troubleshooter {' '.join(v)}"), (v, out[:200])
+
+
+def test_main_runs_twice_in_one_process(capsys: pytest.CaptureFixture) -> None:
+    assert main(capsys, "locate", "--json")[0] == 0
+    assert main(capsys, "locate", "--json")[0] == 0
+
+
+# ---------------------------------------------------------------------------- parse
+def test_parse_auto_kind_and_exact_facts(capsys: pytest.CaptureFixture) -> None:
+    rc, out, err = main(capsys, "parse", str(TURBOSTAT), "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["kind"] == "turbostat" and doc["file"] == str(TURBOSTAT)
+    f = doc["facts"]
+    assert f["cpu.busy_mhz"] == 1562 and f["cpu.tsc_mhz"] == 2808 and f["cpu.busy_pct"] == 4.06
+    assert f["cpu.turbostat_cpus"] == 6 and f["cpu.pkg_watt"] == 4.98
+    assert f["cpu.turbostat_columns"][:3] == ["Core", "CPU", "Avg_MHz"]
+    # naming the kind gives the same facts; the table view names the kind and a fact
+    rc, out2, _ = main(capsys, "parse", "turbostat", str(TURBOSTAT), "--json")
+    assert rc == 0 and json.loads(out2)["facts"] == f
+    rc, table, _ = main(capsys, "parse", str(TURBOSTAT))
+    assert rc == 0 and "turbostat" in table and "cpu.busy_mhz" in table
+
+
+def test_parse_from_stdin() -> None:
+    r = subprocess.run([sys.executable, "-m", "troubleshooter", "parse", "-", "--json"], input=TURBOSTAT.read_text(),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["file"] == "<stdin>" and doc["kind"] == "turbostat" and doc["facts"]["cpu.busy_mhz"] == 1562
+
+
+def test_parse_list_and_unknown_kind(capsys: pytest.CaptureFixture) -> None:
+    rc, out, _ = main(capsys, "parse", "--list")
+    assert rc == 0
+    kinds = [line.split()[0] for line in out.splitlines() if line.strip()]
+    assert "turbostat" in kinds and "nccl-tests" in kinds and "env" in kinds
+    rc, out, err = main(capsys, "parse", "no-such-kind", str(TURBOSTAT))
+    assert rc == 2 and out == ""
+    assert "unknown kind 'no-such-kind'; known kinds:" in err and "turbostat" in err and "nccl-tests" in err
+
+
+@pytest.mark.parametrize("content, kind", [
+    (b"", None),
+    (b"", "turbostat"),
+    (b"asdf qwer\nzzz 1 2 3\n", None),
+    (b"asdf qwer\nzzz 1 2 3\n", "turbostat"),
+    (b"   \n\n\t\n", "nccl-tests"),
+    (b"\x00\x01\x02 binary \x00 junk", "turbostat"),
+    (b"\x00\x01\x02 binary \x00 junk", "nvidia-smi-q"),
+])
+def test_parse_garbled_or_empty_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture, content: bytes,
+                                                   kind: str | None) -> None:
+    p = tmp_path / "pasted output.txt"
+    p.write_bytes(content)
+    args = ["parse", *([kind] if kind else []), str(p)]
+    _one_line_error(main(capsys, *args), str(p))
+
+
+def test_parse_garbled_in_a_fresh_process(tmp_path: Path) -> None:
+    p = tmp_path / "garbled.txt"
+    p.write_bytes(b"asdf qwer\nzzz 1 2 3\n")
+    _one_line_error(run("parse", str(p)), str(p))
+
+
+def test_parse_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    _one_line_error(main(capsys, "parse", str(tmp_path / "nope.txt")), "nope.txt")
+
+
+def test_parse_non_utf8_does_not_crash(tmp_path: Path) -> None:
+    raw = TURBOSTAT.read_bytes()
+    # a latin-1 degree sign and stray bytes, as a terminal paste can produce
+    p = tmp_path / "latin1.txt"
+    p.write_bytes(b"\xb0C \xff\xfe\x80\n" + raw.replace(b"Avg_MHz", b"Avg_MHz", 1) + b"\n\xe9t\xe9\n")
+    r = run("parse", str(p), "--json")
+    assert "Traceback" not in r.stderr
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["facts"]["cpu.busy_mhz"] == 1562
+    junk = tmp_path / "binary.bin"
+    junk.write_bytes(bytes(range(256)) * 4)
+    _one_line_error(run("parse", str(junk)), str(junk))
+
+# ---------------------------------------------------------------------------- check and capture
+def test_check_bundle_json_and_junit(tmp_path: Path) -> None:
+    b = bundle("case4")
+    junit = tmp_path / "report.xml"
+    r = run("check", "--bundle", str(b), "--json", "--junit", str(junit))
+    assert r.returncode in (0, 1), r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["schema"] == "troubleshooter.check/1" and doc["target"]["kind"] == "bundle"
+    checks = doc["checks"]
+    assert checks and all({"id", "verdict"} <= set(c) for c in checks)
+    assert r.returncode == (1 if any(c["verdict"] == "fail" for c in checks) else 0)
+    assert doc["summary"] == {k: sum(c["verdict"] == k for c in checks) for k in ("pass", "warn", "fail", "unknown")}
+    root = ET.parse(junit).getroot()
+    assert root.tag == "testsuite"
+    cases = root.findall("testcase")
+    assert len(cases) == len(checks) == int(root.get("tests"))
+    assert int(root.get("failures")) == doc["summary"]["fail"]
+    assert [c.get("name").split(":")[0] for c in cases] == [c["id"] for c in checks]
+
+
+def test_capture_to_a_directory_then_check_it(tmp_path: Path) -> None:
+    out = tmp_path / "node.bundle"
+    r = run("capture", "-o", str(out), "--json", "--note", "from the test")
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    assert info["bundle"] == str(out) and info["sources"] > 10
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["format"] == "troubleshooter-bundle" and manifest["note"] == "from the test"
+    assert len(manifest["evidence"]) == info["sources"]
+    r = run("check", "--bundle", str(out), "--json")
+    assert r.returncode in (0, 1), r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["target"]["kind"] == "bundle" and doc["checks"]
+    # capturing over an existing, non-empty directory is refused, not mixed
+    r = run("capture", "-o", str(out))
+    _one_line_error(r, str(out))
+
+
+def test_check_bad_bundle_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    _one_line_error(main(capsys, "check", "--bundle", str(tmp_path / "nope.tar.gz")), "nope.tar.gz")
+    (tmp_path / "empty").mkdir()
+    _one_line_error(main(capsys, "check", "--bundle", str(tmp_path / "empty")), "empty")
+
+
+# ---------------------------------------------------------------------------- trees
+def test_trees_lint_is_clean(capsys: pytest.CaptureFixture) -> None:
+    rc, out, err = main(capsys, "trees", "lint", "--json")
+    assert json.loads(out) == {"problems": []}
+    assert rc == 0
+
+
+def test_trees_graph(capsys: pytest.CaptureFixture) -> None:
+    rc, out, _ = main(capsys, "trees", "graph", "runtime-topology")
+    assert rc == 0 and out.startswith("flowchart TD\n") and "compare" in out
+    rc, out, _ = main(capsys, "trees", "graph", "runtime-topology", "--dot")
+    assert rc == 0 and out.startswith('digraph "runtime-topology" {') and out.rstrip().endswith("}")
+    rc, out, err = main(capsys, "trees", "graph", "no-such-tree")
+    assert rc == 2 and "unknown tree 'no-such-tree'" in err
+
+
+def test_trees_list_json(capsys: pytest.CaptureFixture) -> None:
+    rc, out, _ = main(capsys, "trees", "list", "--json")
+    rows = json.loads(out)
+    assert rc == 0 and {"host-ok-container-slow", "runtime-topology"} <= {r["id"] for r in rows}
+    assert all(r["kind"] in ("entry", "subtree") for r in rows)
+
+
+# ---------------------------------------------------------------------------- small verbs
+def test_sources_and_facts_json(capsys: pytest.CaptureFixture) -> None:
+    rc, out, _ = main(capsys, "sources", "--json")
+    rows = json.loads(out)
+    assert rc == 0 and isinstance(rows, list) and rows
+    ids = {r["id"] for r in rows}
+    assert {"turbostat", "env-self", "nccl-topo-file"} <= ids
+    assert all(isinstance(r["argv"], list) and r["argv"] for r in rows)
+    rc, out, _ = main(capsys, "facts", "--json")
+    facts = json.loads(out)
+    assert rc == 0 and isinstance(facts, list)
+    assert {"cpu.busy_mhz", "nccl.topo_file.visible"} <= {f["name"] for f in facts}
+    rc, out, _ = main(capsys, "facts", "nccl.topo_file.*", "--json")
+    assert {f["name"] for f in json.loads(out)} and all(f["name"].startswith("nccl.topo_file.") for f in json.loads(out))
+
+
+def test_locate_json(capsys: pytest.CaptureFixture, isolated: Path, tmp_path: Path) -> None:
+    rc, out, _ = main(capsys, "locate", "--json")
+    paths = json.loads(out)
+    assert rc == 0
+    assert set(paths) == {"trees", "config", "profiles (user)", "sessions", "exports"}
+    assert paths["sessions"] == str(isolated / "sessions") and paths["exports"] == str(isolated / "exports")
+    assert paths["config"] == str(tmp_path / "no-config.yaml")
+    assert Path(paths["trees"]).is_dir()
+
+
+def test_sessions_and_export_with_no_sessions(capsys: pytest.CaptureFixture, isolated: Path) -> None:
+    rc, out, err = main(capsys, "sessions")
+    assert rc == 0 and out == "" and "no sessions yet" in err
+    rc, out, _ = main(capsys, "sessions", "--json")
+    assert rc == 0 and json.loads(out) == []
+    rc, out, err = main(capsys, "export")
+    assert rc == 2 and out == "" and err.strip() == f"troubleshooter: no sessions in {isolated / 'sessions'}"
+    rc, out, err = main(capsys, "export", "20260101-nope", "--format", "json")
+    assert rc == 2 and "no session '20260101-nope'" in err
+    assert not isolated.exists()  # looking does not create anything
+
+
+# ---------------------------------------------------------------------------- diagnose without a TTY
+def test_diagnose_without_symptom_lists_them() -> None:
+    r = run("diagnose", "--bundle", str(bundle("case4")))
+    _one_line_error(r, "--symptom is required")
+    for s in ("below-reference", "host-ok-container-slow", "moe-only-slowdown", "gap-at-scale"):
+        assert s in r.stderr
+
+
+def test_diagnose_question_without_answer_names_node_and_choices() -> None:
+    r = run("diagnose", "--bundle", str(bundle("case1")), "--symptom", "moe-only-slowdown")
+    _one_line_error(r, "moe-only-slowdown.dense")
+    assert "--answer dense=CHOICE" in r.stderr and "yes (" in r.stderr and "no (" in r.stderr
+    # answered: it walks to the end and finds case 1's cause (exit 1: a root cause was found)
+    r = run("diagnose", "--bundle", str(bundle("case1")), "--symptom", "moe-only-slowdown", "--answer", "dense=yes", "--json")
+    assert r.returncode == 1, r.stderr
+    assert "smmu-cmdq-contention" in [c["cause"] for c in json.loads(r.stdout)["conclusions"]]
+
+
+def test_diagnose_bad_answers(capsys: pytest.CaptureFixture) -> None:
+    b = str(bundle("case1"))
+    _one_line_error(main(capsys, "diagnose", "--bundle", b, "--symptom", "moe-only-slowdown", "--answer", "dense"),
+                    "--answer takes NODE=CHOICE")
+    _one_line_error(main(capsys, "diagnose", "--bundle", b, "--symptom", "moe-only-slowdown", "--answer", "dense=maybe"),
+                    "no choice 'maybe'")
+    _one_line_error(main(capsys, "diagnose", "--bundle", b, "--symptom", "no-such-symptom"), "unknown tree 'no-such-symptom'")

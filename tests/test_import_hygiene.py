@@ -1,0 +1,109 @@
+"""The core never imports Textual (harlequin's test_import_hygiene): every module of the core is imported
+alone in a fresh interpreter, and the headless CLI paths run without Textual being loaded.
+
+One subprocess per module (so a module imported earlier cannot hide or cause a leak), run in parallel.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "troubleshooter"
+
+PROBE = "import importlib, json, sys; importlib.import_module(sys.argv[1]); print(json.dumps('textual' in sys.modules))"
+
+
+def core_modules() -> list[str]:
+    mods = []
+    for sub in ("", "parsers", "sources"):
+        d = PKG / sub if sub else PKG
+        for p in sorted(d.glob("*.py")):
+            if p.name in ("tui_entry.py", "__main__.py"):  # __main__ runs the CLI: covered by -m below
+                continue
+            parts = ["troubleshooter"] + ([sub] if sub else [])
+            if p.stem != "__init__":
+                parts.append(p.stem)
+            mods.append(".".join(parts))
+    return mods
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONSTARTUP", None)
+    return env
+
+
+def _imports_textual(module: str) -> tuple[str, bool | str]:
+    r = subprocess.run([sys.executable, "-c", PROBE, module], capture_output=True, text=True, cwd=ROOT, env=_env(),
+                       timeout=60)
+    if r.returncode != 0:
+        return module, f"import failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}"
+    return module, json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_module_list_covers_the_core() -> None:
+    mods = core_modules()
+    # the list is found, not hand-written: spot-check each family is in it and the TUI is not
+    assert "troubleshooter.engine" in mods and "troubleshooter.cli" in mods
+    assert "troubleshooter.parsers.turbostat" in mods and "troubleshooter.sources.runtime" in mods
+    assert not any(m.startswith("troubleshooter.tui") for m in mods)
+    assert len(mods) > 60
+
+
+def test_no_core_module_imports_textual() -> None:
+    mods = core_modules()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(4, (os.cpu_count() or 2) * 2)) as pool:
+        results = dict(pool.map(_imports_textual, mods))
+    failed = {m: r for m, r in results.items() if isinstance(r, str)}
+    assert not failed, f"core modules that do not import cleanly: {failed}"
+    leaks = sorted(m for m, r in results.items() if r is True)
+    assert not leaks, f"these core modules import textual: {leaks}"
+
+
+def test_the_probe_detects_textual() -> None:
+    """Positive control: the probe would see a leak (the TUI does import Textual)."""
+    pytest.importorskip("textual")
+    assert _imports_textual("troubleshooter.tui.app") == ("troubleshooter.tui.app", True)
+
+
+WRAPPER = """
+import sys
+from troubleshooter.cli import main
+sys.argv = ["troubleshooter", *sys.argv[1:]]
+try:
+    rc = main(sys.argv[1:])
+except SystemExit as exc:
+    rc = exc.code
+sys.stdout.flush()
+print("\\nTEXTUAL=" + str("textual" in sys.modules), file=sys.stderr)
+sys.exit(rc or 0)
+"""
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["parse", "--list"], ["--version"], ["check", "--help"],
+                                  ["facts", "--json"]])
+def test_headless_cli_does_not_import_textual(argv: list[str]) -> None:
+    r = subprocess.run([sys.executable, "-c", WRAPPER, *argv], capture_output=True, text=True, cwd=ROOT, env=_env(),
+                       timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip(), "the verb printed nothing"
+    assert "TEXTUAL=False" in r.stderr, f"{argv}: textual was imported\n{r.stderr}"
+
+
+def test_console_script_help_with_importtime() -> None:
+    """The installed entry point too: `python -X importtime -m troubleshooter --help` lists no textual module."""
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "troubleshooter", "--help"], capture_output=True,
+                       text=True, cwd=ROOT, env=_env(), timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "usage: troubleshooter" in r.stdout
+    imported = [line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")]
+    assert "troubleshooter.cli" in imported  # the importtime trace is really there
+    assert not [m for m in imported if m == "textual" or m.startswith("textual.")]

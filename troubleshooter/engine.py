@@ -530,7 +530,9 @@ class Walk:
         hyp = node.get("hypothesis")
         if hyp and hyp in self.state.hypotheses:
             self.state.hypotheses[hyp].state = "ruled-in"
-            self.state.hypotheses[hyp].evidence = "; ".join(f"{k}={v}" for k, v in evidence.items())
+            shown = [f"{k}={v}" for k, v in list(evidence.items())[:3]]
+            self.state.hypotheses[hyp].evidence = f"root cause `{cause}`: " + "; ".join(shown) + \
+                ("; …" if len(evidence) > 3 else "")
         step = Step(tree.id, nid, "conclude", concl.title, strip_links(node.get("why", "")), decision=cause,
                     because=concl.summary, facts=evidence, next=node.get("next", ""))
         self.state.steps.append(step)

@@ -180,6 +180,8 @@ def load_trees(directory: Path | None = None) -> dict[str, Tree]:
         trees[t.id] = t
     if errors:
         raise TreeError("\n".join(errors))
+    if not trees:
+        raise TreeError(f"no decision trees found in {directory or locations.trees_dir()} (a broken install?)")
     return trees
 
 

@@ -44,3 +44,12 @@ def test_launcher_wraps_the_binary():
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["facts"]["nccl_tests.collective"] == "all_gather"
+
+
+def test_nccl_run_with_nccl_debug_reads_nccls_own_log():
+    r = run("nccl", "--nccl-debug", "--json")
+    assert r.returncode == 0, r.stderr
+    facts = json.loads(r.stdout)["facts"]
+    assert facts["nccl.version"] == "2.20.5"
+    assert facts["nccl.socket_fallback"] is True and facts["nccl.net"] == "Socket"
+    assert facts["nccl_tests.collective"] == "all_gather"

@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--launcher", metavar="PREFIX", help="multi-node launcher prefix, e.g. 'srun --mpi=pmix -N 4 --ntasks-per-node=8'")
         p.add_argument("--timeout", type=float, default=600.0, help="per run, seconds")
         p.add_argument("--set", action="append", default=[], metavar="VAR=VALUE", help="extra environment for the runs")
+        p.add_argument("--nccl-debug", action="store_true",
+                       help="run with NCCL_DEBUG=INFO and read NCCL's own log too (transport, HCAs, topology file)")
 
     p = msub.add_parser("nccl", help="run one nccl-tests binary")
     common(p)
@@ -113,8 +115,19 @@ def cmd_nccl(args: argparse.Namespace) -> int:
     from troubleshooter import measure
 
     target = _target(args)
+    env = _env(args.set)
+    if args.nccl_debug:
+        env.setdefault("NCCL_DEBUG", "INFO")
+        env.setdefault("NCCL_DEBUG_SUBSYS", "INIT,NET,GRAPH,ENV")
     m = measure.run_nccl_test(target, args.binary, args.min_bytes, args.max_bytes, args.factor, args.gpus,
-                              args.iters, _env(args.set), args.timeout)
+                              args.iters, env, args.timeout)
+    if args.nccl_debug and m.evidence.ok:
+        from troubleshooter import parsers
+
+        try:  # NCCL logs to stdout, interleaved with the table
+            m.facts.update(parsers.run("nccl-debug", m.evidence.text + "\n" + m.evidence.stderr_text))
+        except parsers.ParseError as exc:
+            print(f"no NCCL INFO lines in the run's output: {exc}", file=sys.stderr)
     _save(args, target, [m.evidence])
     if args.json:
         print(json.dumps({"status": m.evidence.status.value, "reason": m.evidence.reason,
@@ -127,6 +140,10 @@ def cmd_nccl(args: argparse.Namespace) -> int:
             print(f"{f.get('nccl_tests.collective', args.binary)}: avg busbw {f.get('nccl_tests.avg_busbw_gbps')} GB/s, "
                   f"at {f.get('nccl_tests.max_size_bytes')} B {f.get('nccl_tests.busbw_at_max_size_gbps')} GB/s, "
                   f"{f.get('nccl_tests.ranks', '?')} ranks, wrong {f.get('nccl_tests.wrong_total', 0)}")
+            if "nccl.net" in f or "nccl.version" in f:
+                print(f"NCCL {f.get('nccl.version', '?')}: network {f.get('nccl.net', '?')}, HCAs "
+                      f"{', '.join(f.get('nccl.hcas') or []) or '-'}, topology file {f.get('nccl.topo_file_used', '-')}"
+                      + (f", {len(f.get('nccl.warnings') or [])} WARN" if f.get("nccl.warnings") else ""))
     return EXIT_OK if m.ok else EXIT_CANNOT
 
 

@@ -1070,6 +1070,19 @@ class TroubleshooterApp(App[int]):
         yield SystemCommand("Practise", "Walk a reference case", lambda: self.push_screen(PracticeScreen()))
         for t in self.engine.symptoms():
             yield SystemCommand(f"Symptom: {t.title}", t.summary, lambda tid=t.id: self.start_walk(tid))
+        if isinstance(screen, WalkScreen):
+            yield SystemCommand("Back", "Back to the previous question", screen.action_back)
+            yield SystemCommand("Cancel probes", "Stop the probes running now", screen.action_cancel)
+            yield SystemCommand("Why", "Show or hide the why of each step", screen.action_toggle_why)
+            yield SystemCommand("Hypotheses", "Show or hide the hypotheses panel", screen.action_toggle_hyps)
+        if isinstance(screen, ResultsScreen):
+            yield SystemCommand("Copy command", "Copy the selected fix or verify command", screen.action_copy)
+            yield SystemCommand("Verify", "Re-run the probes of the selected cause", screen.action_verify)
+            yield SystemCommand("Record a measurement", "Step time after a fix: where the gap went", screen.action_measure)
+        if isinstance(screen, StartScreen) and (self.spec.exec_prefix or self.spec.job):
+            yield SystemCommand("Compare host and container", "What the job does not see", screen.action_compare)
+        if isinstance(screen, StartScreen) and self.spec.job:
+            yield SystemCommand("Fan-out", "Compare every node of the job", screen.action_fanout)
         if self.guide is not None and self.guide.walk is not None:
             g = self.guide
             yield SystemCommand("Export", "Write the ticket (Markdown, JSON, bundle)",

@@ -42,3 +42,7 @@ async def settle(app, pilot) -> None:
         await pilot.pause()
         await app.workers.wait_for_complete()
     await pilot.pause()
+
+from pathlib import Path  # noqa: E402
+
+PRACTICE_DIR = Path(__file__).resolve().parents[2] / "decision_trees" / "practice"

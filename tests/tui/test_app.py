@@ -200,3 +200,41 @@ async def test_measurements_show_where_the_gap_went(tmp_path):
         assert "Where the gap went, fix by fix" in md.read_text()
         evs, _ = app.guide.session.events()
         assert [e["event"] for e in evs if e["event"] in ("metric", "measurement")] == ["metric", "measurement"]
+
+
+@pytest.mark.asyncio
+async def test_raw_probe_output_behind_a_step():
+    from troubleshooter.tui.app import EvidenceScreen
+
+    app = make_app("case4")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.start_walk("host-ok-container-slow")
+        await settle(app, pilot)
+        app.pop_screen()  # results -> walk
+        await settle(app, pilot)
+        await pilot.press("o")
+        await settle(app, pilot)
+        assert isinstance(app.screen, EvidenceScreen)
+        ol = app.screen.query_one("#evidence-list", OptionList)
+        ids = [ol.get_option_at_index(i).id for i in range(ol.option_count)]
+        assert "nccl-topo-file" in ids and "host:nccl-topo-file" in ids
+        ol.highlighted = ids.index("host:nccl-topo-file")
+        await settle(app, pilot)
+        text = str(app.screen.query_one("#evidence-text", Static).render())
+        assert "#@ nccl-topo-file" in text and "/etc/nccl/topo.xml" in text
+
+
+@pytest.mark.asyncio
+async def test_a_folder_of_pasted_outputs_opens_like_a_bundle():
+    from troubleshooter.guide import TargetSpec
+
+    from .conftest import PRACTICE_DIR
+
+    app = make_app(None, evidence=[str(PRACTICE_DIR / "case4" / "outputs")], context_lines=None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert "pasted" in str(app.screen.query_one("#context", Static).render())
+        app.start_walk("host-ok-container-slow")
+        await settle(app, pilot)
+        assert [c.cause for c in app.guide.walk.conclusions] == ["topo-not-in-container"]

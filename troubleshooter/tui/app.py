@@ -246,6 +246,7 @@ HELP = """\
 | w | a walk | show or hide the *why* of each step |
 | l | anywhere | learn mode: explain every branch in full |
 | h | a walk | show or hide the hypotheses panel |
+| o | a walk | the raw output of the probes behind the last step, exactly as printed |
 | r | a walk | results: the root causes found so far |
 | c / enter | results | copy the selected command (OSC 52 clipboard, and written to a file) |
 | v | results | verify: re-run the probes of the selected cause and compare before / after |
@@ -457,6 +458,56 @@ def _captured(render, width: int) -> Text:
     return Text.from_ansi(buf.getvalue())
 
 
+class EvidenceScreen(Screen[None]):
+    """The raw output of the probes behind a step: what the tool read, exactly as printed."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="evidence.back")]
+
+    def __init__(self, guide: Guide, step: eng.Step | None) -> None:
+        super().__init__()
+        self.guide, self.step = guide, step
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal():
+            yield OptionList(id="evidence-list")
+            with VerticalScroll(id="evidence-detail"):
+                yield Static("", id="evidence-text")
+        yield Footer()
+
+    def _items(self) -> list[tuple[str, str, Any]]:
+        """Every source's evidence in this session, the last step's first."""
+        evs = getattr(self.guide.facts, "evidence", {}) or {}
+        wanted = set(self.step.evidence) if self.step is not None else set()
+        out = []
+        for side, items in evs.items():
+            for sid, ev in sorted(items.items()):
+                key = sid if side == "target" else f"{side}:{sid}"
+                out.append((key, ev.describe(), ev))
+        out.sort(key=lambda item: item[0] not in wanted)
+        return out
+
+    def on_mount(self) -> None:
+        ol = self.query_one("#evidence-list", OptionList)
+        for key, status, ev in self._items():
+            ol.add_option(Option(Text.assemble((key, "bold"), "\n  ", (status[:60], "dim")), id=key))
+        if not ol.option_count:
+            ol.add_option(Option("no raw evidence (pasted outputs or canned facts)", id="", disabled=True))
+        else:
+            ol.highlighted = 0
+        ol.focus()
+
+    @on(OptionList.OptionHighlighted, "#evidence-list")
+    def show(self, event: OptionList.OptionHighlighted) -> None:
+        for key, status, ev in self._items():
+            if key == event.option.id:
+                head = Text.assemble((f"$ {' '.join(ev.argv)[:400]}\n", "bold"), (f"{status}\n\n", "dim"))
+                body = ev.text[-20000:] if len(ev.text) > 20000 else ev.text
+                err = ev.stderr_text.strip()
+                tail = Text(f"\n--- stderr ---\n{err[-4000:]}", style="magenta") if err else Text("")
+                self.query_one("#evidence-text", Static).update(head + Text(body) + tail)
+
+
 class CompareScreen(Screen[None]):
     """Host vs the job's container (or step): what the job does not see."""
 
@@ -543,6 +594,7 @@ class WalkScreen(Screen[None]):
         Binding("h", "toggle_hyps", "Hypotheses", id="walk.hyps", tooltip="Show or hide the hypotheses"),
         Binding("r", "results", "Results", id="walk.results", tooltip="Root causes found so far"),
         Binding("e", "export", "Export", id="walk.export", tooltip="Export the ticket"),
+        Binding("o", "output", "Output", id="walk.output", tooltip="The raw output of the probes behind the last step"),
     ]
 
     def __init__(self, guide: Guide, story: str = "") -> None:
@@ -719,6 +771,10 @@ class WalkScreen(Screen[None]):
 
     def action_results(self) -> None:
         self.app.push_screen(ResultsScreen(self.guide))
+
+    def action_output(self) -> None:
+        steps = [s for s in (self.guide.walk.steps if self.guide.walk else []) if s.kind == "probe"]
+        self.app.push_screen(EvidenceScreen(self.guide, steps[-1] if steps else None))
 
     def action_export(self) -> None:
         if self.guide.walk is None:
@@ -1075,6 +1131,7 @@ class TroubleshooterApp(App[int]):
             yield SystemCommand("Cancel probes", "Stop the probes running now", screen.action_cancel)
             yield SystemCommand("Why", "Show or hide the why of each step", screen.action_toggle_why)
             yield SystemCommand("Hypotheses", "Show or hide the hypotheses panel", screen.action_toggle_hyps)
+            yield SystemCommand("Probe output", "The raw output behind the last step", screen.action_output)
         if isinstance(screen, ResultsScreen):
             yield SystemCommand("Copy command", "Copy the selected fix or verify command", screen.action_copy)
             yield SystemCommand("Verify", "Re-run the probes of the selected cause", screen.action_verify)

@@ -140,9 +140,12 @@ def judge(check: Check, fs: FactSet, profile: dict[str, Any], evidence_status: d
         v = lookup(name)
         if isinstance(v, Unknown):
             reasons.append(f"{name}: {v.reason}")
-    reason = reasons[0] if reasons else "the facts did not settle it"
-    if len(reasons) > 1:
-        reason += f" (+{len(reasons) - 1} more)"
+    if reasons:
+        # the first unknown fact's first cause, short: the JSON keeps every reason in unknown_facts
+        reason = reasons[0].split(": ", 1)[-1].split("; ")[0]
+        reason = reason if len(reason) <= 110 else reason[:109] + "…"
+    else:
+        reason = "the facts did not settle it"
     return CheckResult(check.id, check.area, check.title, "unknown", reason, values,
                        {s: evidence_status.get(s, "not run") for s in check.sources})
 

@@ -38,7 +38,10 @@ def context_lines(fs: FactSet, target_desc: dict[str, Any]) -> list[str]:
     n = v("gpu.count")
     if isinstance(n, Unknown):
         first = n.reason.split("; ")[0]
-        lines.append(f"gpus: none visible ({first.split(': ', 1)[-1] if ': ' in first else first})")
+        detail = first.split(": ", 1)[-1] if ": " in first else first
+        for status in ("no-gpu: ", "not-installed: ", "error: ", "permission-denied: "):
+            detail = detail.removeprefix(status)
+        lines.append(f"gpus: none visible ({detail})")
     else:
         names = v("gpu.names")
         drv = v("gpu.driver_version")
@@ -54,13 +57,16 @@ def print_check(console: Console, results: list[CheckResult], context: list[str]
     for line in context:
         console.print(Text(line, style="dim"))
     console.print(Text(f"profile: {profile_id}   sweep: {wall_s:.1f}s", style="dim"))
-    table = Table(show_header=True, header_style="bold", expand=False, pad_edge=False)
-    table.add_column("verdict", no_wrap=True)
-    table.add_column("area", overflow="fold")
-    table.add_column("check", overflow="fold")
-    table.add_column("why", overflow="fold")
+    table = Table(show_header=True, header_style="bold", expand=True, pad_edge=False, box=None)
+    table.add_column("", no_wrap=True, width=4)
+    table.add_column("check", overflow="fold", ratio=2)
+    table.add_column("why", overflow="fold", ratio=3)
+    area = None
     for r in results:
-        table.add_row(Text(ICON[r.verdict], style=STYLE[r.verdict]), r.area, r.title, r.reason)
+        if r.area != area:
+            area = r.area
+            table.add_row("", Text(area, style="bold underline"), "")
+        table.add_row(Text(ICON[r.verdict], style=STYLE[r.verdict]), r.title, Text(r.reason, style="dim" if r.verdict == "pass" else ""))
     console.print(table)
     counts = {k: sum(r.verdict == k for r in results) for k in ICON}
     console.print(" ".join(f"[{STYLE[k]}]{counts[k]} {k}[/]" for k in ("fail", "warn", "pass", "unknown")))

@@ -35,7 +35,7 @@ import re
 from typing import Any
 
 from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
-from troubleshooter.parsers.ibstat import COMMON_FACTS, norm_link_layer, norm_phys_state, norm_state, summarize
+from troubleshooter.parsers.ibstat import COMMON_FACTS, set_port_state_field, summarize
 
 SYSFS_MARKER = "== ib-sysfs: /sys/class/infiniband =="
 DEV_MARKER = "== ib-sysfs: /dev/infiniband =="
@@ -110,12 +110,8 @@ def parse(text: str) -> dict[str, Any]:
                 dev["ports"].append(num)
             if not value:
                 continue
-            if key == "state":
-                port["state"] = norm_state(value)
-            elif key == "phys_state":
-                port["phys_state"] = norm_phys_state(value)
-            elif key == "link_layer":
-                port["link_layer"] = norm_link_layer(value)
+            if set_port_state_field(port, key, value):
+                pass
             elif key == "rate":
                 rate = to_number(value.split()[0])
                 if rate is not None:

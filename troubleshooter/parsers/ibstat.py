@@ -77,6 +77,15 @@ _PHYS_WORDS = {
 }
 
 
+def set_port_state_field(port: dict[str, Any], key: str, value: str) -> bool:
+    """state / phys_state / link_layer in the words ibstat uses, whatever tool printed them; True if handled."""
+    norm = {"state": norm_state, "phys_state": norm_phys_state, "link_layer": norm_link_layer}.get(key)
+    if norm is None:
+        return False
+    port[key] = norm(value)
+    return True
+
+
 def norm_state(value: str) -> str:
     """'Active', 'PORT_ACTIVE (4)', '4: ACTIVE' -> 'Active' (ibstat's words)."""
     v = re.sub(r"\(\d+\)\s*$", "", value.strip()).strip()

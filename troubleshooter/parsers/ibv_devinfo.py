@@ -34,7 +34,7 @@ import re
 from typing import Any
 
 from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
-from troubleshooter.parsers.ibstat import COMMON_FACTS, norm_link_layer, norm_phys_state, norm_state, summarize
+from troubleshooter.parsers.ibstat import COMMON_FACTS, set_port_state_field, summarize
 
 FACTS = list(COMMON_FACTS) + [
     ("ib.vendor_part_ids", "list", "", "sorted distinct PCI device ids of the HCAs (4129 = ConnectX-7, 4123 = ConnectX-6, 41692 = BlueField-3)"),
@@ -118,12 +118,8 @@ def parse(text: str) -> dict[str, Any]:
                     dev["vendor_part_id"] = pid
                     part_ids.add(pid)
             continue
-        if key == "state":
-            port["state"] = norm_state(value)
-        elif key == "phys_state":
-            port["phys_state"] = norm_phys_state(value)
-        elif key == "link_layer":
-            port["link_layer"] = norm_link_layer(value)
+        if set_port_state_field(port, key, value):
+            pass
         elif key == "active_mtu":
             mtu = to_number(value.split()[0])
             if isinstance(mtu, int):

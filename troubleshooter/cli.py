@@ -91,7 +91,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     params = make_params(args, target)
     progress = None
     if not args.json and sys.stderr.isatty():
-        progress = lambda kind, obj: print(f"  {'running' if kind == 'start' else 'done   '} {getattr(obj, 'id', getattr(obj, 'source_id', ''))}", file=sys.stderr)  # noqa: E731
+        def progress(kind: str, obj: Any) -> None:
+            if kind in ("start", "done"):
+                name = getattr(obj, "id", None) or getattr(obj, "source_id", "")
+                print(f"  {'running' if kind == 'start' else 'done   '} {name}", file=sys.stderr)
     coll = collect.collect(target, params=params, measure=args.measure, on_event=progress)
     profile = pick_profile(args, coll.facts)
     status = {sid: ev.describe() for sid, ev in coll.evidence.items()}
@@ -147,6 +150,9 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ parse
+STREAM_THRESHOLD = 16 * 1024 * 1024  # `parse` streams files above this size when the kind can
+
+
 def _read_input(path: str) -> tuple[str, str]:
     if path == "-":
         data = sys.stdin.buffer.read()
@@ -184,13 +190,27 @@ def cmd_parse(args: argparse.Namespace) -> int:
     known = parsers.kinds()
     if kind != "auto" and kind not in known:
         raise CliError(f"unknown kind {kind!r}; known kinds: {', '.join(known)}")
-    text, name = _read_input(path)
     try:
-        if kind == "auto":
-            kind = parsers.detect(text)
-        values = parsers.run(kind, text)
+        big = path != "-" and Path(path).stat().st_size > STREAM_THRESHOLD
+    except OSError:
+        big = False
+    try:
+        if big:  # streamed when the kind can: any size, memory bounded (parsers.run_file)
+            if kind == "auto":
+                with open(path, "rb") as f:
+                    kind = parsers.detect(f.read(262144).decode("utf-8", errors="replace"))
+            if parsers.streams(kind):
+                values, name = parsers.run_file(kind, path), path
+            else:
+                text, name = _read_input(path)
+                values = parsers.run(kind, text)
+        else:
+            text, name = _read_input(path)
+            if kind == "auto":
+                kind = parsers.detect(text)
+            values = parsers.run(kind, text)
     except parsers.ParseError as exc:
-        raise CliError(f"{name}: {exc}") from exc
+        raise CliError(f"{path if path != '-' else '<stdin>'}: {exc}") from exc
     if args.json:
         print(json.dumps({"kind": kind, "file": name, "facts": values}, indent=2, default=str))
     else:

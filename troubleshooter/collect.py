@@ -72,6 +72,8 @@ def run_sources(
         return results
     if cancel is not None:
         target.cancel = cancel
+    if on_event is not None:
+        target.on_output = lambda sid, chunk: on_event("output", (sid, chunk))
     with cf.ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(srcs)), thread_name_prefix="probe") as pool:
         for ev in pool.map(one, srcs):
             results[ev.source_id] = ev

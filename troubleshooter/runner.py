@@ -12,7 +12,7 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from troubleshooter.evidence import Evidence, Status
 
@@ -32,7 +32,7 @@ _PERMISSION = re.compile(
 )
 
 
-def _reader(stream, cap: int, sink: list, counter: list, tail: bool = False) -> None:
+def _reader(stream, cap: int, sink: list, counter: list, tail: bool = False, on_output=None) -> None:
     kept = 0
     ring = bytearray()
     try:
@@ -41,6 +41,11 @@ def _reader(stream, cap: int, sink: list, counter: list, tail: bool = False) -> 
             if not chunk:
                 break
             counter[0] += len(chunk)
+            if on_output is not None:
+                try:
+                    on_output(chunk)
+                except Exception:  # a display callback must never break the capture
+                    on_output = None
             if tail:
                 ring += chunk
                 if len(ring) > 2 * cap:
@@ -123,6 +128,7 @@ def run_command(
     stdin: bytes | None = None,
     keep: str = "head",
     cancel: "threading.Event | None" = None,
+    on_output: "Callable[[bytes], None] | None" = None,
 ) -> Evidence:
     argv = [str(a) for a in argv]
     started = time.time()
@@ -153,7 +159,7 @@ def run_command(
     err: list[bytes] = []
     out_n, err_n = [0], [0]
     threads = [
-        threading.Thread(target=_reader, args=(proc.stdout, max_bytes, out, out_n, keep == "tail"), daemon=True),
+        threading.Thread(target=_reader, args=(proc.stdout, max_bytes, out, out_n, keep == "tail", on_output), daemon=True),
         threading.Thread(target=_reader, args=(proc.stderr, 256 * 1024, err, err_n), daemon=True),
     ]
     for t in threads:

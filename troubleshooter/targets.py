@@ -30,6 +30,7 @@ class Target:
     label = ""
     is_live = True
     cancel = None  # a threading.Event; set: running commands are killed and report "cancelled"
+    on_output = None  # callable(source_id, bytes): live output, for a UI that streams it
 
     def run(self, src: Source, params: Params) -> Evidence:
         raise NotImplementedError
@@ -68,6 +69,7 @@ class _CommandTarget(Target):
             max_bytes=src.max_bytes,
             keep=src.keep,
             cancel=self.cancel,
+            on_output=(lambda chunk, _sid=src.id: self.on_output(_sid, chunk)) if self.on_output else None,
             accept_rc=src.accept_rc,
             target=self.label,
         )
@@ -103,6 +105,7 @@ class LocalTarget(_CommandTarget):
             max_bytes=src.max_bytes,
             keep=src.keep,
             cancel=self.cancel,
+            on_output=(lambda chunk, _sid=src.id: self.on_output(_sid, chunk)) if self.on_output else None,
             accept_rc=src.accept_rc,
             env=dict(src.env),
             target=self.label,

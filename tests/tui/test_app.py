@@ -108,7 +108,7 @@ async def test_failing_probes_are_shown_as_what_they_are(monkeypatch, tmp_path):
 async def test_cancel_a_hanging_probe(monkeypatch, tmp_path):
     fake = tmp_path / "bin"
     fake.mkdir()
-    (fake / "turbostat").write_text("#!/bin/sh\nsleep 60\n")
+    (fake / "turbostat").write_text("#!/bin/sh\necho 'turbostat version 2025.01.01 - fake'\nsleep 60\n")
     (fake / "turbostat").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
     app = make_app(None)
@@ -121,6 +121,12 @@ async def test_cancel_a_hanging_probe(monkeypatch, tmp_path):
             if isinstance(app.screen, WalkScreen) and "turbostat" in app.screen.running:
                 break
         assert "turbostat" in app.screen.running
+        # its output streams to the status line while it runs
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if "turbostat" in app.screen.last_output:
+                break
+        assert app.screen.last_output["turbostat"] == "turbostat version 2025.01.01 - fake"
         await pilot.press("c")
         await settle(app, pilot)
         ev = app.guide.facts.evidence["target"]["turbostat"]

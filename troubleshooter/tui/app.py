@@ -9,7 +9,6 @@ core (:mod:`troubleshooter.guide`) and post messages; one handler turns worker e
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from pathlib import Path
 from typing import Any, Iterable
@@ -602,6 +601,7 @@ class WalkScreen(Screen[None]):
         self.guide = guide
         self.story = story
         self.running: set[str] = set()
+        self.last_output: dict[str, str] = {}  # source -> the newest line it printed (streamed while it runs)
         self.run_started = 0.0
         self.busy = False
 
@@ -690,7 +690,11 @@ class WalkScreen(Screen[None]):
         walk = self.guide.walk
         if self.busy:
             names = ", ".join(sorted(self.running)) or "thinking"
-            st.update(Text(f"⏳ running {names}  ({time.monotonic() - self.run_started:.1f}s)  c: cancel", style="yellow"))
+            line = f"⏳ running {names}  ({time.monotonic() - self.run_started:.1f}s)  c: cancel"
+            live = [(sid, text) for sid, text in self.last_output.items() if sid in self.running]
+            if live:
+                line += f"   {live[-1][0]}> {live[-1][1]}"
+            st.update(Text(line, style="yellow", overflow="ellipsis", no_wrap=True))
         elif walk is not None and walk.done:
             n = len(walk.conclusions)
             msg = f"done: {n} root cause{'s' if n != 1 else ''} found" if n else "done: no root cause found on this path"
@@ -717,12 +721,18 @@ class WalkScreen(Screen[None]):
     def on_probe_progress(self, message: ProbeProgress) -> None:
         if message.kind == "start":
             self.running.add(message.name)
+        elif message.kind == "output":
+            lines = [ln for ln in message.status.splitlines() if ln.strip()]
+            if lines:
+                self.last_output.pop(message.name, None)
+                self.last_output[message.name] = lines[-1].strip()[:120]  # newest last
         else:
             self.running.discard(message.name)
 
     def on_walk_paused(self, message: WalkPaused) -> None:
         self.busy = False
         self.running.clear()
+        self.last_output.clear()
         facts = self.guide.facts
         if getattr(facts, "cancel", None) is not None:
             facts.cancel.clear()
@@ -977,10 +987,14 @@ class TroubleshooterApp(App[int]):
         return g
 
     def _probe_event(self, kind: str, obj: Any) -> None:
-        name = getattr(obj, "id", None) or getattr(obj, "source_id", "")
         screen = self.screen
-        if isinstance(screen, WalkScreen):
-            screen.post_message(ProbeProgress(kind, name))
+        if not isinstance(screen, WalkScreen):
+            return
+        if kind == "output":
+            sid, chunk = obj
+            screen.post_message(ProbeProgress("output", sid, chunk.decode("utf-8", errors="replace")))
+            return
+        screen.post_message(ProbeProgress(kind, getattr(obj, "id", None) or getattr(obj, "source_id", "")))
 
     # -- lifecycle
     def on_mount(self) -> None:

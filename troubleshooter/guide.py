@@ -242,8 +242,12 @@ class Guide:
         else:
             raise ValueError(f"unknown export format {fmt!r}")
         tmp = path.with_suffix(path.suffix + ".partial")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        try:
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        except OSError as exc:  # disk full, read-only: no half-written file left behind, a clear error
+            tmp.unlink(missing_ok=True)
+            raise OSError(exc.errno, f"cannot write the export {path}: {exc.strerror or exc}") from exc
         self._journal({"event": "export", "format": fmt, "path": str(path)})
         return path
 

@@ -8,12 +8,13 @@ parses without ever letting anything but :class:`ParseError` escape.
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
-from typing import Any
+from typing import Any, Iterator
 
-from troubleshooter.parsers.base import PARSERS, ParseError, Parser
+from troubleshooter.parsers.base import PARSERS, STREAMS, ParseError, Parser
 
-__all__ = ["PARSERS", "ParseError", "Parser", "load_all", "get", "kinds", "detect", "run"]
+__all__ = ["PARSERS", "STREAMS", "ParseError", "Parser", "load_all", "get", "kinds", "detect", "run", "run_file"]
 
 _loaded = False
 
@@ -80,3 +81,38 @@ def run(kind: str, text: str) -> dict[str, Any]:
         raise ParseError(f"input too deeply nested: {exc}") from exc
     except Exception as exc:  # a parser bug must not become a traceback for the user
         raise ParseError(f"{kind} parser failed on this input ({type(exc).__name__}: {exc})") from exc
+
+
+def streams(kind: str) -> bool:
+    """``kind`` can read a file line by line, in memory that does not grow with the file."""
+    load_all()
+    return kind in STREAMS
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+    """The lines of a file as the str path sees them: decoded with replacement, CR/CRLF as newlines, no NULs."""
+    with open(path, encoding="utf-8", errors="replace", newline=None) as f:
+        for line in f:
+            if "\x00" in line:
+                line = line.replace("\x00", "")
+            yield line[:-1] if line.endswith("\n") else line
+
+
+def run_file(kind: str, path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Parse the file at ``path`` as ``kind``: streamed when the kind can (any size, bounded memory), else
+    read whole. Only :class:`ParseError` escapes (an unreadable file is one too)."""
+    p = get(kind)
+    try:
+        if kind in STREAMS:
+            return STREAMS[kind](iter_lines(path))
+        with open(path, "rb") as f:
+            text = f.read().decode("utf-8", errors="replace")
+    except ParseError:
+        raise
+    except OSError as exc:
+        raise ParseError(f"{path}: {exc.strerror or exc}") from exc
+    except RecursionError as exc:  # pragma: no cover - defensive
+        raise ParseError(f"input too deeply nested: {exc}") from exc
+    except Exception as exc:  # a parser bug must not become a traceback for the user
+        raise ParseError(f"{kind} parser failed on this input ({type(exc).__name__}: {exc})") from exc
+    return run(p.kind, text)

@@ -47,6 +47,11 @@ class Parser:
 
 PARSERS: dict[str, Parser] = {}
 
+StreamFunc = Callable[[Iterable[str]], dict[str, Any]]
+# Kinds that can also read a file line by line in bounded memory (``parse_stream``): the same facts as
+# ``func`` on the whole text; :func:`troubleshooter.parsers.run_file` uses them for big files.
+STREAMS: dict[str, StreamFunc] = {}
+
 
 def parser(
     kind: str,

@@ -76,7 +76,8 @@ def parse(text: str) -> dict[str, object]:
             raise ParseError("no kernel parameters found (expected name=value words as in /proc/cmdline)")
         line = candidates[-1]
     try:
-        words = shlex.split(line)
+        # shlex is pure Python (seconds on a megabyte); a real command line is at most a few KiB
+        words = shlex.split(line) if len(line) <= 65536 else line.split()
     except ValueError:
         words = line.split()
     params: dict[str, object] = {}

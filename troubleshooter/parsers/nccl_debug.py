@@ -35,14 +35,15 @@ Facts that the log does not show are omitted (an excerpt without a ``Using netwo
 from __future__ import annotations
 
 import re
-from collections import Counter
-from typing import Any
+from collections import Counter, deque
+from typing import Any, Iterable, Iterator
 
-from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
+from troubleshooter.parsers.base import STREAMS, ParseError, parser, require_text, to_number
 
 MAX_WARNINGS = 20
 MAX_ERRORS = 20
 MAX_TEXT = 300
+MAX_HOSTS = 10000  # distinct host names kept (a job's hosts; garbage cannot grow the set past this)
 
 FACTS = [
     ("nccl.version", "string", "", "NCCL version from the log ('NCCL version 2.18.3+cuda12.2' -> 2.18.3)"),
@@ -74,7 +75,7 @@ FACTS = [
 
 # host:pid:tid [dev] [file.cc:line] NCCL LEVEL message
 _PREFIXED = re.compile(
-    r"(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?:(?P<loc>\S+:\d+) )?NCCL (?P<lvl>INFO|WARN|TRACE)\b ?(?P<msg>.*)$"
+    r"(?<![\w.\-])(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?:(?P<loc>\S+:\d+) )?NCCL (?P<lvl>INFO|WARN|TRACE)\b ?(?P<msg>.*)$"
 )
 _BARE = re.compile(r"(?:^|\s)(?:(?P<loc>\S+\.\w+:\d+) )?NCCL (?P<lvl>INFO|WARN)\b ?(?P<msg>.*)$")
 _VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
@@ -153,7 +154,29 @@ def _is_continuation(line: str) -> bool:
 )
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "an NCCL_DEBUG=INFO log")
-    lines = text.splitlines()
+    return parse_stream(text.splitlines())
+
+
+def _lookahead(lines: Iterable[str], n: int) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Each line with the (up to) ``n`` lines after it, reading ``lines`` once."""
+    window: deque[str] = deque()
+    for line in lines:
+        window.append(line)
+        if len(window) > n:
+            first = window.popleft()
+            yield first, tuple(window)
+    while window:
+        first = window.popleft()
+        yield first, tuple(window)
+
+
+def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
+    """:func:`parse` over an iterable of lines (a file of any size), in bounded memory: the same facts.
+
+    Memory does not grow with the log: counters, distinct values (nets, HCAs, NCCL_* variables, ring and
+    tree indices, at most :data:`MAX_HOSTS` hosts), at most :data:`MAX_WARNINGS` warnings and
+    :data:`MAX_ERRORS` errors; channel, rank and PCI figures are kept as their max/min only.
+    """
     version = None
     nets: Counter[str] = Counter()
     via_nets: Counter[str] = Counter()
@@ -169,27 +192,34 @@ def parse(text: str) -> dict[str, Any]:
     env: dict[str, str] = {}
     topo_loading = None
     topo_error = None
-    channels: list[int] = []
+    max_channels: int | None = None
     ring_ids: set[int] = set()
     ring_conn_ids: set[int] = set()
     tree_ids: set[int] = set()
-    nranks: list[int] = []
+    max_nranks: int | None = None
     system_bw: tuple[float, float] | None = None
-    pci_bws: list[float] = []
+    min_pci_bw: float | None = None
     hosts: set[str] = set()
     init_start = init_complete = init_failed = False
     warnings: list[str] = []
     errors: list[str] = []
     nccl_lines = 0
+    blank = True
 
-    for i, raw in enumerate(lines):
+    for raw, after in _lookahead(lines, 2):
         line = raw.rstrip()
-        vm = _VERSION.search(line)
+        if blank and line.strip():
+            blank = False
+        # cheap substring tests gate the regular expressions: a log is mostly lines none of them match
+        vm = _VERSION.search(line) if "NCCL version" in line else None
         if vm and version is None:
             version = vm.group(1)
-        m = _PREFIXED.search(line)
+        if "NCCL" not in line and "ncclInternalError" not in line and "ncclSystemError" not in line:
+            continue  # neither prefix pattern, no error pattern, no version can match
+        m = _PREFIXED.match(line) or _PREFIXED.search(line)  # match: the usual line starts with its host
         if m:
-            hosts.add(m.group("host"))
+            if len(hosts) < MAX_HOSTS:
+                hosts.add(m.group("host"))
         else:
             m = _BARE.search(line)
         if not m:
@@ -204,31 +234,34 @@ def parse(text: str) -> dict[str, Any]:
         nccl_lines += 1
         msg = m.group("msg").strip()
         # drop a terminal scrollback marker glued to the end ("... 512/640/512      [22/1819]")
-        msg = re.sub(r"\s{2,}\[\d+/\d+\]$", "", msg)
+        if msg.endswith("]"):
+            msg = re.sub(r"\s{2,}\[\d+/\d+\]$", "", msg)
+        low = msg.lower()
+        err = ("error" in low or "exited" in low) and _ERROR.search(msg)
         if m.group("lvl") == "WARN":
-            j = i + 1
-            while j < len(lines) and j <= i + 2 and _is_continuation(lines[j]):
-                msg = f"{msg} {lines[j].strip()}"
-                j += 1
+            for nxt in after:
+                if not _is_continuation(nxt):
+                    break
+                msg = f"{msg} {nxt.strip()}"
             w = _clip(msg)
             if w not in warnings and len(warnings) < MAX_WARNINGS:
                 warnings.append(w)
-            if _ERROR.search(msg) and w not in errors and len(errors) < MAX_ERRORS:
+            if err and w not in errors and len(errors) < MAX_ERRORS:
                 errors.append(w)
-            if topo_error is None and (re.search(r"\bXML\b|topology file", msg, re.IGNORECASE)):
+            if topo_error is None and ("xml" in low or "topology file" in low) and (re.search(r"\bXML\b|topology file", msg, re.IGNORECASE)):
                 topo_error = w
-        elif _ERROR.search(msg) and not re.match(r"^\S+\.cc:\d+ -> \d+", msg):
+        elif err and not re.match(r"^\S+\.cc:\d+ -> \d+", msg):
             e = _clip(msg)
             if e not in errors and len(errors) < MAX_ERRORS:
                 errors.append(e)
 
-        u = _USING_NET.match(msg)
+        u = _USING_NET.match(msg) if msg.startswith("Using") else None
         if u:
             nets[u.group(1)] += 1
-        v = _VIA_NET.search(msg)
+        v = _VIA_NET.search(msg) if "via NET/" in msg else None
         if v:
             via_nets[v.group(1)] += 1
-        ib = _IB_USING.match(msg)
+        ib = _IB_USING.match(msg) if msg.startswith("NET/IB") else None
         if ib:
             saw_ib_using = True
             for dev, port, kind in _HCA.findall(ib.group(1).split(";")[0]):
@@ -243,45 +276,46 @@ def parse(text: str) -> dict[str, Any]:
         if msg.startswith("NET/IB : No device found") or msg.startswith("NET/IB: No device found") or "Failed to open libibverbs" in msg:
             ib_no_device = True
 
-        lp = _LOADED_PLUGIN.search(msg)
-        if lp and "collnet" not in msg.lower():
-            plugin = lp.group(1)
-        pp = _P2P_PLUGIN.match(msg)
-        if pp:
-            p2p_plugin = pp.group(1)
-        if _PLUGIN_BY_ENV.search(msg) and msg.startswith("NET/Plugin"):
-            plugin_requested = True
-        if _PLUGIN_ABSENT.search(msg):
-            plugin_absent = True
-        if _PLUGIN_LOAD_ERR.search(msg):
-            if "No such file or directory" in msg or "cannot open shared object file" in msg:
+        if "plugin" in low or "libnccl-net" in low or "internal" in low or "dlerror" in low:
+            lp = _LOADED_PLUGIN.search(msg)
+            if lp and "collnet" not in low:
+                plugin = lp.group(1)
+            pp = _P2P_PLUGIN.match(msg)
+            if pp:
+                p2p_plugin = pp.group(1)
+            if _PLUGIN_BY_ENV.search(msg) and msg.startswith("NET/Plugin"):
+                plugin_requested = True
+            if _PLUGIN_ABSENT.search(msg):
                 plugin_absent = True
-            else:
+            if _PLUGIN_LOAD_ERR.search(msg):
+                if "No such file or directory" in msg or "cannot open shared object file" in msg:
+                    plugin_absent = True
+                else:
+                    plugin_failed = True
+            if _PLUGIN_FAIL.search(msg):
                 plugin_failed = True
-        if _PLUGIN_FAIL.search(msg):
-            plugin_failed = True
 
-        e = _ENV_SET.search(msg)
+        e = _ENV_SET.search(msg) if " set " in msg else None
         if e:
             value = e.group(2)
             if re.fullmatch(r"-?\d+\.", value):
                 value = value[:-1]
             env[e.group(1)] = value
-        t = _TOPO_LOADING.search(msg)
+        t = _TOPO_LOADING.search(msg) if "Loading topology file" in msg else None
         if t:
             topo_loading = t.group(1)
-        tf = _TOPO_OPEN_FAIL.search(msg)
+        tf = _TOPO_OPEN_FAIL.search(msg) if "Could not open XML" in msg else None
         if tf and topo_error is None:
             topo_error = _clip(f"Could not open XML topology file {tf.group(1)} : {tf.group(2)}")
 
         cc = _COLL_CHANNELS.match(msg)
         if cc:
-            channels.append(int(cc.group(1)))
+            max_channels = max(int(cc.group(1)), max_channels or 0)
         rp = _RING_PRINT.match(msg)
         if rp:
             ring_ids.add(int(rp.group(1)))
             if rp.group(2) and int(rp.group(2)) > 0:
-                channels.append(int(rp.group(2)))
+                max_channels = max(int(rp.group(2)), max_channels or 0)
         else:
             rc = _RING_CONN.match(msg)
             if rc:
@@ -289,24 +323,26 @@ def parse(text: str) -> dict[str, Any]:
         tr = _TREES.match(msg)
         if tr:
             tree_ids.update(int(x) for x in re.findall(r"\[(\d+)\]", tr.group(1)))
-        sb = _SYSTEM.search(msg)
+        sb = _SYSTEM.search(msg) if "=== System" in msg else None
         if sb:
             mx, tot = to_number(sb.group(1)), to_number(sb.group(2))
             if mx is not None and tot is not None:
                 system_bw = (float(mx), float(tot))
-        pl = _PCI_LINK.search(msg)
+        pl = _PCI_LINK.search(msg) if "PCI[" in msg else None
         bw = to_number(pl.group(1)) if pl else None
         if bw is not None:
-            pci_bws.append(float(bw))
-        for n in _NRANKS.findall(msg):
-            nranks.append(int(n))
-        if re.match(r"^init\.cc:\d+ -> [1-9]", msg):
+            min_pci_bw = float(bw) if min_pci_bw is None else min(min_pci_bw, float(bw))
+        for n in (_NRANKS.findall(msg) if "nranks" in low else ()):
+            max_nranks = int(n) if max_nranks is None else max(max_nranks, int(n))
+        if msg.startswith("init.cc") and re.match(r"^init\.cc:\d+ -> [1-9]", msg):
             init_failed = True  # an error returned through ncclCommInitRank
         if "Init START" in msg:
             init_start = True
         if "Init COMPLETE" in msg:
             init_complete = True
 
+    if blank:
+        raise ParseError("empty input: expected an NCCL_DEBUG=INFO log")
     if nccl_lines == 0:
         raise ParseError("no NCCL INFO/WARN lines found: this is not an NCCL_DEBUG=INFO log")
 
@@ -353,10 +389,10 @@ def parse(text: str) -> dict[str, Any]:
         facts["nccl.topo_file_error"] = topo_error
     if system_bw:
         facts["nccl.topo_max_bw"], facts["nccl.topo_total_bw"] = system_bw
-    if pci_bws:
-        facts["nccl.topo_min_pci_bw"] = min(pci_bws)
-    if channels:
-        facts["nccl.channels"] = max(channels)
+    if min_pci_bw is not None:
+        facts["nccl.topo_min_pci_bw"] = min_pci_bw
+    if max_channels is not None:
+        facts["nccl.channels"] = max_channels
     if ring_ids:
         facts["nccl.rings"] = len(ring_ids)
     elif ring_conn_ids:
@@ -366,11 +402,14 @@ def parse(text: str) -> dict[str, Any]:
     facts["nccl.env_set"] = env
     facts["nccl.warnings"] = warnings
     facts["nccl.errors"] = errors
-    if nranks:
-        facts["nccl.ranks"] = max(nranks)
+    if max_nranks is not None:
+        facts["nccl.ranks"] = max_nranks
     facts["nccl.hosts"] = sorted(hosts)
     if init_complete:
         facts["nccl.init_complete"] = True
     elif init_start or init_failed:
         facts["nccl.init_complete"] = False
     return facts
+
+
+STREAMS["nccl-debug"] = parse_stream

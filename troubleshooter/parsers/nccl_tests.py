@@ -41,9 +41,10 @@ e.g. ``2e-07``) is in ``oop_error``/``ip_error``.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections import deque
+from typing import Any, Iterable
 
-from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
+from troubleshooter.parsers.base import STREAMS, ParseError, parser, require_text, to_number
 
 FACTS = [
     ("nccl_tests.collective", "string", "", "the collective of the last run (all_reduce, all_gather, reduce_scatter, alltoall, broadcast, ...), from the *_perf binary on the command line or the 'Collective test starting' line; absent when neither is printed"),
@@ -63,6 +64,9 @@ FACTS = [
     ("nccl_tests.runs", "list", "", "one summary per run in the text, in order: {collective, ranks, nodes, rows, max_size_bytes, avg_busbw_gbps, max_busbw_gbps, busbw_at_max_size_gbps, wrong_total, out_of_bounds, failed}"),
     ("nccl_tests.run_count", "number", "count", "how many runs the text holds"),
 ]
+
+MAX_ROWS = 2000  # table rows kept per run (a real table has ~30); the summary figures cover every row
+MAX_RUNS = 1000  # run summaries kept in nccl_tests.runs (the last ones); run_count counts them all
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "gather",
                "scatter", "sendrecv", "hypercube", "alltoallv", "bisection")
@@ -145,7 +149,11 @@ class _Run:
         self.version: str | None = None
         self.nccl_version: str | None = None
         self.ranks: dict[int, tuple[str, str]] = {}
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[dict[str, Any]] = []  # the first MAX_ROWS rows
+        self.n_rows = 0
+        self.big: dict[str, Any] | None = None  # first row of the largest size
+        self.max_bw: float | None = None
+        self.wrong_total: int | None = None
         self.avg: float | None = None
         self.avg_seen = False
         self.oob: int | None = None
@@ -155,13 +163,26 @@ class _Run:
         self.header_seen = False
         self.elided = False
 
+    def add_row(self, row: dict[str, Any]) -> None:
+        self.n_rows += 1
+        if len(self.rows) < MAX_ROWS:
+            self.rows.append(row)
+        if self.big is None or row["size_bytes"] > self.big["size_bytes"]:
+            self.big = row
+        for b in (row["oop_busbw_gbps"], row["ip_busbw_gbps"]):
+            if b is not None and (self.max_bw is None or b > self.max_bw):
+                self.max_bw = b
+        for w in (row["oop_wrong"], row["ip_wrong"]):
+            if w is not None:
+                self.wrong_total = (self.wrong_total or 0) + w
+
     @property
     def closed(self) -> bool:
-        return bool(self.rows) or self.avg_seen or self.oob is not None
+        return bool(self.n_rows) or self.avg_seen or self.oob is not None
 
     @property
     def empty(self) -> bool:
-        return not (self.rows or self.avg_seen or self.ranks or self.header_seen or self.oob is not None)
+        return not (self.n_rows or self.avg_seen or self.ranks or self.header_seen or self.oob is not None)
 
     def summary(self) -> dict[str, Any]:
         s: dict[str, Any] = {}
@@ -176,21 +197,19 @@ class _Run:
                 if name and name not in gpus:
                     gpus.append(name)
             s["gpus"] = gpus
-        if self.rows or self.header_seen:
+        if self.n_rows or self.header_seen:
             s["rows"] = self.rows
-        if self.rows:
-            s["max_size_bytes"] = max(r["size_bytes"] for r in self.rows)
-            bws = [b for r in self.rows for b in (r["oop_busbw_gbps"], r["ip_busbw_gbps"]) if b is not None]
-            if bws:
-                s["max_busbw_gbps"] = max(bws)
-            big = max(self.rows, key=lambda r: r["size_bytes"])
+            s["n_rows"] = self.n_rows
+        if self.big is not None:
+            big = self.big
+            s["max_size_bytes"] = big["size_bytes"]
+            if self.max_bw is not None:
+                s["max_busbw_gbps"] = self.max_bw
             at = big["oop_busbw_gbps"] if big["oop_busbw_gbps"] is not None else big["ip_busbw_gbps"]
             if at is not None:
                 s["busbw_at_max_size_gbps"] = at
-            if not self.error_col:
-                wrongs = [w for r in self.rows for w in (r["oop_wrong"], r["ip_wrong"]) if w is not None]
-                if wrongs:
-                    s["wrong_total"] = sum(wrongs)
+            if not self.error_col and self.wrong_total is not None:
+                s["wrong_total"] = self.wrong_total
         if self.avg is not None:
             s["avg_busbw_gbps"] = self.avg
         if self.oob is not None:
@@ -219,30 +238,57 @@ def _clean(line: str) -> str:
 )
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "nccl-tests output (e.g. all_gather_perf -b 1M -e 1G -f 2)")
-    runs: list[_Run] = [_Run()]
+    return parse_stream(text.split("\n"))
+
+
+def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
+    """:func:`parse` over an iterable of lines (a file of any size), in bounded memory: the same facts.
+
+    Only the run being read is kept whole; a finished run is reduced to its summary at once, and
+    ``nccl_tests.runs`` keeps the last :data:`MAX_RUNS` summaries (``nccl_tests.run_count`` counts every
+    run). ``nccl_tests.rows`` holds the first :data:`MAX_ROWS` rows of the last run; the figures computed
+    from rows (max size, max busbw, busbw at max size, wrong total) cover all of them.
+    """
+    runs: list[_Run] = [_Run()]  # the run being read only
+    done: deque[tuple[dict[str, Any], _Run]] = deque(maxlen=MAX_RUNS)  # (summary, run without rows)
+    count = 0
     structure = False
+    blank = True
+
+    def finish(run: _Run) -> None:
+        nonlocal count
+        if not run.empty:
+            count += 1
+            if done:  # only the last run's rows become a fact
+                done[-1][0].pop("rows", None)
+            done.append((run.summary(), run))
+            run.rows = []
 
     def new_run_if_closed() -> _Run:
         if runs[-1].closed:
-            runs.append(_Run())
+            finish(runs[-1])
+            runs[-1] = _Run()
         return runs[-1]
 
-    for raw in text.split("\n"):
+    for raw in lines:
         line = _clean(raw)
         s = line.strip()
         if not s:
             continue
-        if _NCCL_LOG.search(s):
+        blank = False
+        # cheap substring tests gate the regular expressions (most lines are table rows)
+        if "NCCL " in s and _NCCL_LOG.search(s):
             continue  # NCCL INFO/WARN lines interleaved with the table
         body = s.lstrip("#").strip()
         if not body:
             continue
-        m = _VERSION.search(body)
+        low = body.lower()
+        m = _VERSION.search(body) if "nccl-tests version" in body else None
         if m:
             run = new_run_if_closed()
             run.version = m.group(1)
             continue
-        m = _STARTING.search(body)
+        m = _STARTING.search(body) if "Collective test starting" in body else None
         if m:
             run = new_run_if_closed()
             run.collective = m.group(1)
@@ -250,27 +296,27 @@ def parse(text: str) -> dict[str, Any]:
             continue
         if "Collective test concluded" in body:
             continue
-        m = _NCCL_VERSION.match(s)
+        m = _NCCL_VERSION.match(s) if "NCCL version" in s else None
         if m:
             new_run_if_closed().nccl_version = m.group(1)
             continue
-        m = _NTHREAD.search(body)
+        m = _NTHREAD.search(body) if "nThread" in body else None
         if m:
             new_run_if_closed()
             structure = True
             continue
-        m = _RANK.search(body)
+        m = _RANK.search(body) if "Rank" in body else None
         if m and not s[0].isdigit():
             run = runs[-1] if not runs[-1].closed else new_run_if_closed()
             run.ranks[int(m.group(1))] = (m.group(2), m.group(3))
             continue
-        if _HEADER.search(body):
+        if "size" in body and _HEADER.search(body):
             run = new_run_if_closed()
             run.header_seen = True
             run.error_col = bool(re.search(r"\berror\b", body)) and "#wrong" not in body
             structure = True
             continue
-        m = _OOB.search(body)
+        m = _OOB.search(body) if "out of bounds" in low else None
         if m:
             run = runs[-1]
             run.oob = int(m.group(1))
@@ -278,7 +324,7 @@ def parse(text: str) -> dict[str, Any]:
                 run.oob_failed = m.group(2).upper() == "FAILED"
             structure = True
             continue
-        m = _AVG.search(body)
+        m = _AVG.search(body) if "Avg bus bandwidth" in body else None
         if m:
             run = runs[-1]
             run.avg_seen = True
@@ -286,7 +332,7 @@ def parse(text: str) -> dict[str, Any]:
             run.avg = float(v) if v is not None else None
             structure = True
             continue
-        if _FAILURE.search(body):
+        if ("failure" in low or "failed" in low) and _FAILURE.search(body):
             runs[-1].failure_line = True
             continue
         if body in ("...", "…"):
@@ -295,23 +341,24 @@ def parse(text: str) -> dict[str, Any]:
         if not s.startswith("#") and structure:
             row = _parse_row(s, runs[-1].error_col)
             if row is not None:
-                runs[-1].rows.append(row)
+                runs[-1].add_row(row)
                 continue
-        mb = _BIN.search(s)
+        mb = _BIN.search(s) if "_perf" in s else None
         if mb and not s.startswith("#"):
             run = new_run_if_closed()
             run.collective = mb.group(1)
             continue
 
+    if blank:
+        raise ParseError("empty input: expected nccl-tests output (e.g. all_gather_perf -b 1M -e 1G -f 2)")
     if not structure:
         raise ParseError("no nccl-tests table found (expected the 'size count type ... busbw' header, "
                          "the 'nThread ... minBytes' line or '# Avg bus bandwidth')")
-    kept = [r for r in runs if not r.empty]
-    if not kept:
+    finish(runs[-1])
+    if not done:
         raise ParseError("nccl-tests header found but no run in it")
-    summaries = [r.summary() for r in kept]
-    last = kept[-1]
-    s = summaries[-1]
+    summaries = [summ for summ, _ in done]
+    s, last = done[-1]
     facts: dict[str, Any] = {}
     for key in ("collective", "rows", "avg_busbw_gbps", "max_busbw_gbps", "busbw_at_max_size_gbps",
                 "max_size_bytes", "wrong_total", "out_of_bounds", "ranks", "nodes", "gpus", "failed"):
@@ -321,7 +368,10 @@ def parse(text: str) -> dict[str, Any]:
         facts["nccl_tests.version"] = last.version
     if last.nccl_version:
         facts["nccl_tests.nccl_version"] = last.nccl_version
-    facts["nccl_tests.runs"] = [{k: v for k, v in summ.items() if k not in ("rows", "gpus")} | {"rows": len(summ.get("rows", []))}
+    facts["nccl_tests.runs"] = [{k: v for k, v in summ.items() if k not in ("rows", "n_rows", "gpus")} | {"rows": summ.get("n_rows", 0)}
                                 for summ in summaries]
-    facts["nccl_tests.run_count"] = len(summaries)
+    facts["nccl_tests.run_count"] = count
     return facts
+
+
+STREAMS["nccl-tests"] = parse_stream

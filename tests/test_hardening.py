@@ -1,0 +1,129 @@
+"""Every parser under hostile text: only ParseError escapes, in bounded time; the streaming path of the
+big-log kinds gives the same facts as the str path (issue 7)."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from troubleshooter import parsers
+from troubleshooter.parsers import ParseError
+
+DATA = Path(__file__).parent / "data"
+KINDS = parsers.kinds()
+FILES = sorted(p for p in DATA.rglob("*") if p.is_file() and "secrets" not in p.parts)
+
+
+def call(kind: str, text: str) -> None:
+    """The parser function itself (not parsers.run, which would hide a bug as a ParseError)."""
+    try:
+        out = parsers.get(kind).func(text)
+    except ParseError:
+        return
+    assert isinstance(out, dict)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text(max_size=2000))
+def test_random_text(kind: str, text: str) -> None:
+    call(kind, text)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.binary(max_size=4000))
+def test_binary_garbage(kind: str, data: bytes) -> None:
+    call(kind, data.decode("utf-8", errors="replace"))
+    call(kind, data.decode("latin-1"))  # non-UTF-8 bytes decoded the other way
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_truncated_real_outputs(kind: str) -> None:
+    rnd = random.Random(kind)
+    for f in FILES:
+        text = f.read_bytes().decode("utf-8", errors="replace")
+        for cut in {0, 1, len(text) // 2, len(text) - 1, *(rnd.randrange(len(text) + 1) for _ in range(3))}:
+            call(kind, text[:cut])
+            call(kind, text[cut:])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_huge_single_line(kind: str) -> None:
+    t0 = time.monotonic()
+    call(kind, "x" * (5 << 20))
+    assert time.monotonic() - t0 < 10
+
+
+# lines shaped to make a backtracking regular expression go quadratic or worse
+ADVERSARIAL = [
+    "a:1:1 [0] " * 50_000,
+    " " * (1 << 20) + "x",
+    "NCCL INFO " + "9" * (1 << 20),
+    "=" * (1 << 20),
+    "1 " * (1 << 19),
+    "a," * (1 << 19),
+    "[" * (1 << 20),
+    "Rank 0 " + "Pid 1 on h device 0 [" * 40_000,
+    "\t".join(["x"] * (1 << 19)),
+]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_catastrophic_backtracking(kind: str) -> None:
+    for line in ADVERSARIAL:
+        line = line[: 1 << 20]
+        t0 = time.monotonic()
+        call(kind, line)
+        took = time.monotonic() - t0
+        assert took < 3.0, f"{kind}: {took:.1f}s on {line[:40]!r}..."
+
+
+@pytest.mark.parametrize("kind", sorted(parsers.STREAMS) or ["nccl-debug", "nccl-tests"])
+def test_stream_equals_str_on_every_corpus_file(kind: str) -> None:
+    assert parsers.streams(kind)
+    compared = 0
+    for f in FILES:
+        text = f.read_bytes().decode("utf-8", errors="replace")
+        try:
+            want = parsers.run(kind, text)
+        except ParseError as exc:
+            want = ("error", str(exc))
+        try:
+            got = parsers.run_file(kind, f)
+        except ParseError as exc:
+            got = ("error", str(exc))
+        assert got == want, f
+        compared += not isinstance(want, tuple)
+    assert compared >= 5  # the kind's own corpus parses
+
+
+def test_stream_memory_bounded(tmp_path: Path) -> None:
+    """Repeating the corpus 200x: the lists stay capped, counters count everything."""
+    import tracemalloc
+
+    from troubleshooter.parsers import nccl_tests
+
+    corpus = "".join(f.read_text(errors="replace") + "\n" for f in sorted((DATA / "nccl-tests").iterdir()))
+    one = parsers.run("nccl-tests", corpus)
+    big = tmp_path / "big.log"
+    with big.open("w") as out:
+        for _ in range(200):
+            out.write(corpus)
+    tracemalloc.start()
+    facts = parsers.run_file("nccl-tests", big)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert facts["nccl_tests.run_count"] == 200 * one["nccl_tests.run_count"]
+    assert len(facts["nccl_tests.runs"]) <= nccl_tests.MAX_RUNS
+    assert facts["nccl_tests.rows"] == one["nccl_tests.rows"]
+    assert peak < 20 << 20
+
+
+def test_run_file_missing_is_parse_error(tmp_path: Path) -> None:
+    with pytest.raises(ParseError):
+        parsers.run_file("nccl-debug", tmp_path / "nope.log")

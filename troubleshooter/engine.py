@@ -511,6 +511,8 @@ class Walk:
         evidence = {}
         for name in node.get("evidence", []):
             side, fname = (name.split(":", 1) if ":" in name else ("target", name))
+            if side != "target" and not self.facts.has_side(side):
+                continue  # this session has no such side: nothing to show, nothing missing
             evidence[name] = display(fname, self.lookup(fname, side))
         missing: list[str] = []
         fixes = []

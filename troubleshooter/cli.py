@@ -103,17 +103,23 @@ def cmd_check(args: argparse.Namespace) -> int:
     tried = [ev for ev in coll.evidence.values() if ev.status.value not in ("skipped", "not-captured")]
     nothing_ran = bool(tried) and all(ev.status.value in ("error", "timed-out", "not-installed") for ev in tried)
     ctx = report.context_lines(coll.facts, target.describe())
+    # the target went away during the sweep (a Slurm job that ended): the results are incomplete, not "ok"
+    gone = getattr(target, "gone", "")
+    lost = [ev for ev in tried if ev.source_id in getattr(target, "lost", ())]
     if nothing_ran:
         ctx.append("could not run anything in this target: " + tried[0].describe())
+    elif lost:
+        ctx.append(f"the target went away during the check ({gone}): {len(lost)} source(s) could not finish, "
+                   "results are incomplete")
     if args.json:
         print(report.check_json(results, ctx, target.describe(), profile.id, coll.evidence))
     else:
         report.print_check(Console(), results, ctx, profile.id, coll.wall_s)
-    if nothing_ran:
+    if nothing_ran or lost:
         _err(ctx[-1])
     if args.junit:
         Path(args.junit).write_bytes(report.junit_xml(results))
-    return checks.exit_code(results, nothing_ran=nothing_ran)
+    return checks.exit_code(results, nothing_ran=nothing_ran or bool(lost))
 
 
 # ------------------------------------------------------------------ capture

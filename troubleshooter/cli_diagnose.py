@@ -103,7 +103,7 @@ def run_diagnosis(symptom: str | None, facts, *, answers: dict[str, str], profil
                   extra: dict[str, Any] | None = None, redact: bool = True):
     """Walk and build the diagnosis document; shared by diagnose, demo and --evidence."""
     from troubleshooter import engine as eng
-    from troubleshooter import export
+    from troubleshooter import export, settings
     from troubleshooter.redact import Redactor
 
     engine, prof = _engine(profile_id, facts)
@@ -119,7 +119,7 @@ def run_diagnosis(symptom: str | None, facts, *, answers: dict[str, str], profil
     doc = export.diagnosis_doc(symptom={"id": tree.id, "title": tree.title}, target=target_desc, profile=prof.id,
                                steps=walk.steps, hypotheses=walk.hypotheses, conclusions=walk.conclusions,
                                evidence=evidence, missing=missing, extra={"context": context or [], **(extra or {})},
-                               redactor=Redactor(enabled=redact))
+                               redactor=Redactor(settings.load().redact_extra, enabled=redact))
     return walk, doc
 
 

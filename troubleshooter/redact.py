@@ -19,13 +19,14 @@ from typing import Any, Iterable
 MASK = "[REDACTED]"
 
 _SECRET_NAME = r"[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|SESSION|COOKIE)[A-Za-z0-9_]*"
+_SECRET_OPTION = r"--?(?:password|passwd|pass|token|api-key|apikey|secret|access-key|private-key|auth-token)"
 _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S), MASK),
     # NAME=value; not the user part of a URL (scheme://oauth2:pw@host: the URL rule keeps the host) and not an
     # Authorization header's scheme (the header rule masks the credential after "Bearer")
     (re.compile(rf"(?i)(?<!://)\b({_SECRET_NAME})(\s*[=:]\s*)(?!(?:bearer|basic|token)\s+\S)(\"[^\"]*\"|'[^']*'|[^\s\x00,;]+)"),
      rf"\1\2{MASK}"),
-    (re.compile(r"(?i)(?<![\w-])(--?(?:password|passwd|pass|token|api-key|apikey|secret|access-key|private-key|auth-token)(?:=|\s+))(\"[^\"]*\"|'[^']*'|\S+)"), rf"\1{MASK}"),
+    (re.compile(rf"(?i)(?<![\w-])({_SECRET_OPTION}(?:=|\s+))(\"[^\"]*\"|'[^']*'|\S+)"), rf"\1{MASK}"),
     (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]+):([^@\s/]+)@"), rf"\1:{MASK}@"),
     (re.compile(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), rf"\1{MASK}"),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{16,}"), rf"\1{MASK}"),
@@ -37,6 +38,8 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"), MASK),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b"), MASK),
 ]
+
+_ENV_ENTRY = re.compile(rf"(?is)^({_SECRET_NAME}=).+")
 
 
 class Redactor:
@@ -56,8 +59,22 @@ class Redactor:
     def bytes(self, b: bytes) -> bytes:
         if not self.enabled or not b:
             return b
-        # NUL-separated environ: redact each entry as a line
-        return self.text(b.decode("utf-8", errors="surrogateescape")).encode("utf-8", errors="surrogateescape")
+        text = b.decode("utf-8", errors="surrogateescape")
+        if "\x00" in text:
+            # NUL-separated environ: an entry's value runs to the NUL and is never quoted, so a secret-named
+            # variable loses all of it ("DB_PASSWORD=s3cr3t p@ss", not just up to the space)
+            text = "\x00".join(_ENV_ENTRY.sub(rf"\1{MASK}", e) for e in text.split("\x00"))
+        return self.text(text).encode("utf-8", errors="surrogateescape")
+
+    def argv(self, argv: Iterable[str]) -> list[str]:
+        """A command line kept as a list: ``--password X`` is two elements, so the value is masked by position."""
+        argv = list(argv)
+        if not self.enabled:
+            return argv
+        out: list[str] = []
+        for i, a in enumerate(argv):
+            out.append(MASK if i and re.fullmatch(_SECRET_OPTION, argv[i - 1], re.I) else self.text(a))
+        return out
 
     def obj(self, o: Any) -> Any:
         if not self.enabled:

@@ -30,6 +30,8 @@ class Target:
     label = ""
     is_live = True
     cancel = None  # a threading.Event; set: running commands are killed and report "cancelled"
+    gone = ""  # set when the target went away during a run (a Slurm job that ended): why, in words
+    lost: Sequence[str] = ()  # the sources that could not run or finish because it went away
     on_output = None  # callable(source_id, bytes): live output, for a UI that streams it
 
     def run(self, src: Source, params: Params) -> Evidence:
@@ -133,13 +135,16 @@ class ExecTarget(_CommandTarget):
         return {"kind": self.kind, "label": self.label, "prefix": self.prefix, "runtime": self.runtime}
 
 
-# srun's own launch failures (not a task's exit): the step never ran.
+# srun's own launch failures (not a task's exit): the step never ran. "Slurm job J has expired" is what
+# srun says once the job has ended (its rc 1 must not pass as a source's accepted "no match" exit).
 _SRUN_LAUNCH_ERROR = re.compile(
-    r"^srun: error: .*(Unable to confirm allocation|Invalid job id|Job has expired|already completed|"
-    r"Unable to create step|Invalid node name|Requested node configuration is not available|"
+    r"^srun: error: .*(Unable to confirm allocation|Invalid job id|Job has expired|job \S+ has expired|"
+    r"already completed|Unable to create step|Invalid node name|Requested node configuration is not available|"
     r"Unable to allocate resources|Job/step already completing or completed).*$",
-    re.MULTILINE,
+    re.MULTILINE | re.IGNORECASE,
 )
+# the job ended (scancel, time limit, node failure, preemption) while the step ran: slurmstepd says so
+_STEP_ENDED = re.compile(r"^slurmstepd\S*: error: \*\*\* (?:STEP|JOB) \S+ ON \S+ CANCELLED AT .*$", re.MULTILINE)
 
 
 class SlurmTarget(_CommandTarget):
@@ -156,6 +161,7 @@ class SlurmTarget(_CommandTarget):
         if not str(job).strip() or not str(job).replace("_", "").replace(".", "").isalnum():
             raise ValueError(f"not a Slurm job id: {job!r}")
         self.job, self.node, self.container_name = str(job), node, container_name
+        self.lost: list[str] = []
         self.wrapper = (shlex.split(wrapper) if isinstance(wrapper, str) else list(wrapper)) if wrapper else []
         prefix = ["srun", f"--jobid={self.job}", "--overlap", "--nodes=1", "--ntasks=1", "--quiet", "--export=NONE"]
         if node:
@@ -186,9 +192,18 @@ class SlurmTarget(_CommandTarget):
         # the target, whatever exit codes the source accepts from its own command.
         if ev.argv and ev.rc not in (None, 0) and ev.status is not Status.TIMED_OUT:
             m = _SRUN_LAUNCH_ERROR.search(ev.stderr_text)
+            ended = _STEP_ENDED.search(ev.stderr_text)
             if m:
                 ev.status = Status.ERROR
                 ev.reason = m.group(0).strip()
+                if re.search(r"(?i)expired|already complet", ev.reason):
+                    self.gone = self.gone or f"job {self.job} has ended"
+                    self.lost.append(src.id)  # list.append: safe from the probe threads
+            elif ended and ev.status is not Status.CANCELLED:
+                ev.status = Status.ERROR
+                ev.reason = f"job {self.job} ended while this probe ran ({ended.group(0).strip()})"
+                self.gone = self.gone or f"job {self.job} ended during the run"
+                self.lost.append(src.id)  # list.append: safe from the probe threads
         return ev
 
     def describe(self) -> dict[str, Any]:

@@ -372,9 +372,13 @@ def _load_extra_verbs() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:  # no verb, no option: the app, without building every verb's parser first (~12 ms of start-up)
+        from troubleshooter.tui_entry import run_app
+
+        return run_app(argv)
     _load_extra_verbs()
     parser = build_parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
     verbs = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     if not any(a in verbs for a in argv) and not {"-h", "--help", "--version"} & set(argv):
         from troubleshooter.tui_entry import run_app

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import numbers
 import re
 import shlex
 from pathlib import Path
@@ -127,7 +128,83 @@ class Tree:
         return yamlio.line_of(self.nodes.get(node_id))
 
 
+# ---------------------------------------------------------------------------- the schema check, fast
+# jsonschema costs ~50 ms to import and ~10 ms to check the shipped trees, at every start of the app (the start
+# screen lists the symptoms). _conforms() decides the same question for the keywords TREE_SCHEMA uses, with
+# jsonschema's Draft 2020-12 semantics, in well under a millisecond; jsonschema runs only for a tree it rejects,
+# to word the errors (and a tree only loads when jsonschema finds none, so the fast check can only be stricter).
+_SCHEMA_KEYWORDS = frozenset({"type", "required", "additionalProperties", "properties", "enum", "pattern",
+                              "minimum", "items"})
+
+
+def _is_type(value: Any, name: str) -> bool:
+    if name == "object":
+        return isinstance(value, dict)
+    if name == "string":
+        return isinstance(value, str)
+    if name == "array":
+        return isinstance(value, list)
+    if name == "integer":  # jsonschema: bools are not integers; 1.0 is one
+        return not isinstance(value, bool) and (isinstance(value, int) or (isinstance(value, float) and value.is_integer()))
+    return False  # a type TREE_SCHEMA does not use: let jsonschema decide
+
+
+def _conforms(value: Any, schema: dict[str, Any]) -> bool:
+    """``value`` is valid against ``schema`` (a subset of JSON Schema: the keywords of TREE_SCHEMA)."""
+    t = schema.get("type")
+    if t is not None and not _is_type(value, t):
+        return False
+    enum = schema.get("enum")
+    if enum is not None and not (isinstance(value, str) and value in enum):  # TREE_SCHEMA's enums hold strings only
+        return False
+    if isinstance(value, str):
+        pattern = schema.get("pattern")
+        if pattern is not None and re.search(pattern, value) is None:
+            return False
+    minimum = schema.get("minimum")
+    if minimum is not None and isinstance(value, numbers.Number) and not isinstance(value, bool) and value < minimum:
+        return False
+    if isinstance(value, dict):
+        for key in schema.get("required", ()):
+            if key not in value:
+                return False
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
+        for key, item in value.items():
+            sub = props.get(key) if isinstance(key, str) else None
+            if sub is not None:
+                if not _conforms(item, sub):
+                    return False
+            elif extra is False:
+                return False
+            elif isinstance(extra, dict) and not _conforms(item, extra):
+                return False
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if items is not None:
+            for item in value:
+                if not _conforms(item, items):
+                    return False
+    return True
+
+
+def _schema_keywords(schema: Any) -> set[str]:
+    """Every keyword used anywhere in ``schema`` (the test that _conforms covers TREE_SCHEMA reads it)."""
+    out: set[str] = set()
+    if isinstance(schema, dict):
+        out |= set(schema)
+        for key, sub in schema.items():
+            if key == "properties":
+                for s in sub.values():
+                    out |= _schema_keywords(s)
+            elif key in ("additionalProperties", "items"):
+                out |= _schema_keywords(sub)
+    return out
+
+
 def _schema_errors(data: Any, path: Path) -> list[str]:
+    if _conforms(data, TREE_SCHEMA):
+        return []
     import jsonschema
 
     v = jsonschema.Draft202012Validator(TREE_SCHEMA)
@@ -146,7 +223,8 @@ def _schema_errors(data: Any, path: Path) -> list[str]:
     return out
 
 
-def load_tree(path: Path) -> Tree:
+def _load_doc(path: Path) -> Any:
+    """A tree file's document, parsed and checked against the schema (TreeError naming file and line)."""
     try:
         data = yamlio.load(path)
     except yamlio.YamlError as exc:
@@ -154,6 +232,10 @@ def load_tree(path: Path) -> Tree:
     errs = _schema_errors(data, path)
     if errs:
         raise TreeError("\n".join(errs))
+    return data
+
+
+def _tree_of(data: Any, path: Path) -> Tree:
     return Tree(
         id=data["id"], kind=data["kind"], title=data["title"], summary=data.get("summary", ""),
         start=data["start"], nodes=dict(data["nodes"]), hypotheses=list(data.get("hypotheses", [])),
@@ -161,17 +243,122 @@ def load_tree(path: Path) -> Tree:
     )
 
 
+def load_tree(path: Path) -> Tree:
+    return _tree_of(_load_doc(path), path)
+
+
 def tree_files(directory: Path | None = None) -> list[Path]:
     d = directory or locations.trees_dir()
     return sorted(p for p in d.glob("*.yaml") if p.name not in ("checks.yaml", "glossary.yaml"))
 
 
+# ---------------------------------------------------------------------------- the checked-trees cache
+# Parsing and checking the shipped trees costs ~20 ms, at every start of the app and of most verbs. The
+# documents of a set of trees that loaded without an error are kept in the user cache directory
+# (locations.cache_dir(), trees.json), as JSON, under a key that is a digest of the tool's version, this module's
+# and yamlio's source, and every tree file's path and bytes: any change to any of them is a miss, and a miss is
+# the uncached load, errors and all. Only the default trees directory is cached; a cache that cannot be read,
+# written or decoded is ignored. A document holding anything JSON does not carry exactly (a key that is not a
+# string, a date, a set) is not cached.
+_CACHE_FORMAT = "troubleshooter-trees-cache/1"
+_LINE_KEY = "\x00line"
+
+
+def _cache_key(files: list[Path]) -> str | None:
+    import hashlib
+
+    from troubleshooter import __version__
+
+    h = hashlib.sha256(f"{_CACHE_FORMAT}\0{__version__}\0".encode())
+    try:
+        for src in (Path(__file__), Path(yamlio.__file__)):
+            h.update(src.read_bytes())
+        for p in files:
+            data = p.read_bytes()
+            h.update(f"\0{p}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+            h.update(data)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _encode_doc(obj: Any) -> Any:
+    """A parsed document as JSON-ready data, each mapping's line under _LINE_KEY; TypeError if not exact."""
+    if type(obj) is yamlio.LineDict:
+        out: dict[str, Any] = {_LINE_KEY: obj.line}
+        for k, v in obj.items():
+            if type(k) is not str or k == _LINE_KEY:
+                raise TypeError(f"key {k!r}")
+            out[k] = _encode_doc(v)
+        return out
+    if type(obj) is list:
+        return [_encode_doc(v) for v in obj]
+    if obj is None or type(obj) in (str, int, float, bool):
+        return obj
+    raise TypeError(type(obj).__name__)
+
+
+def _decode_mapping(d: dict[str, Any]) -> yamlio.LineDict:
+    line = d.pop(_LINE_KEY)
+    out = yamlio.LineDict(d)
+    out.line = line
+    return out
+
+
+def _cached_docs(key: str) -> list[tuple[str, Any]] | None:
+    import json
+
+    try:
+        raw = json.loads((locations.cache_dir() / "trees.json").read_text(encoding="utf-8"),
+                         object_hook=_decode_mapping)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None
+    if not isinstance(raw, list) or len(raw) != 3 or raw[0] != _CACHE_FORMAT or raw[1] != key:
+        return None
+    docs = raw[2]
+    if not isinstance(docs, list) or not all(isinstance(d, list) and len(d) == 2 and isinstance(d[0], str)
+                                             for d in docs):
+        return None
+    return [(d[0], d[1]) for d in docs]
+
+
+def _store_docs(key: str, docs: list[tuple[str, Any]]) -> None:
+    import json
+    import os
+
+    try:
+        text = json.dumps([_CACHE_FORMAT, key, [[p, _encode_doc(d)] for p, d in docs]], separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return
+    try:
+        d = locations.cache_dir()
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f"trees.json.{os.getpid()}.partial"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, d / "trees.json")
+    except OSError:
+        pass
+
+
 def load_trees(directory: Path | None = None) -> dict[str, Tree]:
+    files = tree_files(directory)
+    key = _cache_key(files) if directory is None and files else None
+    cached = _cached_docs(key) if key else None
+    if cached is not None and [p for p, _ in cached] == [str(p) for p in files]:
+        docs = [(p, d) for p, (_, d) in zip(files, cached)]
+    else:
+        docs = None
     trees: dict[str, Tree] = {}
     errors: list[str] = []
-    for p in tree_files(directory):
+    loaded: list[tuple[str, Any]] = []
+    for i, p in enumerate(files):
         try:
-            t = load_tree(p)
+            if docs is not None:
+                data = docs[i][1]
+            else:
+                data = _load_doc(p)
+                loaded.append((str(p), data))
+            t = _tree_of(data, p)
         except TreeError as exc:
             errors.append(str(exc))
             continue
@@ -182,6 +369,8 @@ def load_trees(directory: Path | None = None) -> dict[str, Tree]:
         raise TreeError("\n".join(errors))
     if not trees:
         raise TreeError(f"no decision trees found in {directory or locations.trees_dir()} (a broken install?)")
+    if key and docs is None and _cache_key(files) == key:  # the files did not change while being read
+        _store_docs(key, loaded)
     return trees
 
 

@@ -17,33 +17,7 @@ from troubleshooter.facts import Unknown, format_value
 from troubleshooter import facts as factmod
 from troubleshooter.redact import Redactor
 from troubleshooter.session import Session
-from troubleshooter.sources.base import Params
-
-
-@dataclasses.dataclass
-class TargetSpec:
-    """Enough to recreate a target when a session is resumed."""
-
-    bundle: str | None = None
-    job: str | None = None
-    node: str | None = None
-    container_name: str | None = None
-    exec_prefix: str | None = None
-    pid: int | None = None
-    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-    def make(self):
-        from troubleshooter.targets import make_target
-
-        return make_target(bundle=self.bundle, job=self.job, node=self.node, container_name=self.container_name,
-                           exec_prefix=self.exec_prefix)
-
-    def params(self) -> Params:
-        p = Params(pid=self.pid)
-        p.extra.update(self.extra)
-        if self.job:
-            p.extra.setdefault("job", self.job)
-        return p
+from troubleshooter.targetspec import TargetSpec  # noqa: F401  (re-exported: troubleshooter.guide.TargetSpec)
 
 
 @dataclasses.dataclass
@@ -261,10 +235,12 @@ class Guide:
             red = []
             for ev in evs.values():
                 ev2 = dataclasses.replace(ev, stdout=self.redactor.bytes(ev.stdout), stderr=self.redactor.bytes(ev.stderr),
-                                          argv=[self.redactor.text(a) for a in ev.argv], reason=self.redactor.text(ev.reason))
+                                          argv=self.redactor.argv(ev.argv), reason=self.redactor.text(ev.reason),
+                                          target=self.redactor.text(ev.target))
                 red.append(ev2)
-            sides[side] = (self.facts.targets[side].describe(), red)
-        manifest, files = bmod.build_manifest(sides, params={"pid": self.spec.pid, **self.spec.extra},
+            # the target's label and description carry its command prefix ("docker exec -e HF_TOKEN=... trainer")
+            sides[side] = (self.redactor.obj(self.facts.targets[side].describe()), red)
+        manifest, files = bmod.build_manifest(sides, params=self.redactor.obj({"pid": self.spec.pid, **self.spec.extra}),
                                               note=f"session {self.session.id if self.session else '-'}")
         out = bmod.write(path, manifest, files)
         self._journal({"event": "export", "format": "bundle", "path": str(out)})

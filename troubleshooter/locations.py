@@ -36,6 +36,12 @@ def exports_dir() -> Path:
     return data_dir() / "exports"
 
 
+def cache_dir() -> Path:
+    """What can be rebuilt at any time: the checked decision trees (TROUBLESHOOTER_CACHE_DIR overrides)."""
+    env = os.environ.get("TROUBLESHOOTER_CACHE_DIR")
+    return Path(env) if env else Path(platformdirs.user_cache_dir(APP))
+
+
 def config_dir() -> Path:
     env = os.environ.get("TROUBLESHOOTER_CONFIG_DIR")
     return Path(env) if env else Path(platformdirs.user_config_dir(APP))

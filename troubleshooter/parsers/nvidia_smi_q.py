@@ -59,6 +59,23 @@ _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$", re.MULTILINE)
 _GPU_HEADER = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")
 # "Key      : value"; the key holds no ':' (so "GPU 00000000:4F:00.0" is a section header, not a key).
 _KV = re.compile(r"^(\s*)([^:]*?[^:\s])\s*:(?:\s(.*)|)$")
+_NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*(?:[A-Za-z%/]+)?\s*$")
+
+
+def _kv(line: str) -> tuple[str, str] | None:
+    """``_KV`` without the regular expression (the parser's hot loop; same result on every line without a
+    newline, which ``str.split("\n")`` guarantees): the key is the text before the first ':', stripped and
+    not empty, and the ':' ends the line or is followed by whitespace. Returns (key, value stripped)."""
+    i = line.find(":")
+    if i < 0:
+        return None
+    key = line[:i].strip()
+    if not key:
+        return None
+    rest = line[i + 1:]
+    if rest and not rest[0].isspace():
+        return None
+    return key, rest.strip()
 
 # How nvidia-smi -q names each clocks event (throttle) reason -> our name (shared with the NVML decoder).
 REASON_NAMES = {
@@ -79,17 +96,24 @@ REASON_NAMES = {
 class Node:
     """One line of the report: ``key : value`` and the lines indented under it."""
 
-    __slots__ = ("key", "value", "children", "indent")
+    __slots__ = ("key", "value", "children", "indent", "lkey")
 
     def __init__(self, key: str, value: str | None, indent: int) -> None:
         self.key, self.value, self.indent = key, value, indent
+        self.lkey = key.lower()
         self.children: list[Node] = []
 
     def child(self, *names: str) -> "Node | None":
         """The first child whose key is one of ``names`` (case-insensitive)."""
+        if len(names) == 1:
+            wanted1 = names[0].lower()
+            for c in self.children:
+                if c.lkey == wanted1:
+                    return c
+            return None
         wanted = {n.lower() for n in names}
         for c in self.children:
-            if c.key.lower() in wanted:
+            if c.lkey in wanted:
                 return c
         return None
 
@@ -111,23 +135,46 @@ class Node:
             yield from c.walk()
 
 
-def _tree(lines: list[str], root: Node) -> Node:
+# The GPU section's top-level keys that device() reads (lower case); _tree skips the others and their lines.
+GPU_KEYS = frozenset({
+    "product name", "gpu uuid", "pci", "performance state", "persistence mode", "clocks", "max clocks",
+    "gpu power readings", "power readings", "temperature", "clocks event reasons", "clocks throttle reasons",
+    "clocks throttle reason", "ecc errors", "remapped rows", "retired pages", "processes",
+})
+
+
+def _tree(lines: list[str], root: Node, keep: frozenset[str] | None = None) -> Node:
+    """The lines as a tree by indentation under ``root``. With ``keep``, a top-level line whose key (lower
+    case) is not in it is left out with every line under it (the tree is otherwise the same)."""
     stack = [root]
+    top = root
+    skip_deeper = -1  # >= 0 while leaving out a top-level line's subtree: the lines indented deeper than this
     for raw in lines:
         line = raw.rstrip()
-        if not line.strip():
+        if not line:
             continue
         indent = len(line) - len(line.lstrip())
-        m = _KV.match(line)
-        if m:
-            key, value = m.group(2).strip(), (m.group(3) or "").strip()
+        if skip_deeper >= 0:
+            if indent > skip_deeper:
+                continue
+            skip_deeper = -1
+        # _kv(line), inlined: this loop runs once per line of the report
+        i = line.find(":")
+        key = line[:i].strip() if i >= 0 else ""
+        rest = line[i + 1:] if key else ""
+        if key and (not rest or rest[0].isspace()):
+            node = Node(key, rest.strip(), indent)
         else:
-            key, value = line.strip(), None
-        node = Node(key, value, indent)
-        while len(stack) > 1 and stack[-1].indent >= indent:
+            node = Node(line.strip(), None, indent)
+        while top.indent >= indent and len(stack) > 1:
             stack.pop()
-        stack[-1].children.append(node)
+            top = stack[-1]
+        if keep is not None and top is root and node.lkey not in keep:
+            skip_deeper = indent
+            continue
+        top.children.append(node)
         stack.append(node)
+        top = node
     return root
 
 
@@ -135,7 +182,7 @@ def _number(value: str | None) -> float | int | None:
     """'29.70 W' -> 29.7, '16x' -> 16, '1740 MHz' -> 1740, 'N/A' -> None."""
     if value is None:
         return None
-    m = re.match(r"^\s*([-+]?\d+(?:\.\d+)?)\s*(?:[A-Za-z%/]+)?\s*$", value)
+    m = _NUMBER.match(value)
     return to_number(m.group(1)) if m else None
 
 
@@ -297,23 +344,24 @@ def read(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     sections: list[tuple[str, list[str]]] = []
     for raw in lines:
         line = raw.rstrip()
-        gm = _GPU_HEADER.match(line)
-        if gm:
+        if line.startswith("GPU") and _GPU_HEADER.match(line):
             sections.append((line.strip(), []))
             continue
         if sections and (not line or line[0].isspace()):
             sections[-1][1].append(line)
             continue
-        km = _KV.match(line)
-        if km and not km.group(1):
+        if not line or line[0].isspace():
+            continue  # before any section: only top-level "key : value" lines count
+        kv = _kv(line)
+        if kv is not None:
             if sections:
                 sections.append(("", []))  # a top-level line closes the GPU section (Unit sections etc.)
-            header.setdefault(km.group(2).strip(), (km.group(3) or "").strip())
+            header.setdefault(kv[0], kv[1])
     devices = []
     for key, body in sections:
         if not key:
             continue
-        gpu = _tree(body, Node(key, None, -1))
+        gpu = _tree(body, Node(key, None, -1), GPU_KEYS)
         devices.append(device(gpu, len(devices)))
     if not devices:
         raise ParseError("no GPU section found (expected lines like 'GPU 00000000:4F:00.0' as in nvidia-smi -q)")

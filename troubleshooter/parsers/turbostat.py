@@ -82,6 +82,14 @@ _UNIT = r"(?:Watt|_J|MHz|Tmp|%)"
 _FUSED = re.compile(rf"^([A-Za-z][A-Za-z0-9_%]*?{_UNIT})([A-Z][A-Za-z0-9_%]*{_UNIT})$")
 _RATIO = re.compile(r"^\s*\d+\s*\*\s*[\d.]+\s*=\s*([\d.]+)\s*MHz\s+(max turbo|max efficiency|base frequency|TDP Level)", re.IGNORECASE)
 _CSTATE_DECL = re.compile(r"^cpu\d+:\s+(POLL|C\d+[\w-]*):\s+\S")
+# the preamble's lines (_preamble), compiled once
+_P_VERSION = re.compile(r"^turbostat version (\S+)")
+_P_PKG_LIMIT = re.compile(r"pkg-cstate-limit=\d+\s*\((\w+)\)")
+_P_IDLE_DRIVER = re.compile(r"^current_driver:\s*(\S+)")
+_P_IDLE_GOV = re.compile(r"^current_governor(?:_ro)?:\s*(\S+)")
+_P_FREQ_DRIVER = re.compile(r"^cpu\d+:\s*cpufreq driver:\s*(\S+)")
+_P_FREQ_GOV = re.compile(r"^cpu\d+:\s*cpufreq governor:\s*(\S+)")
+_P_BOOST = re.compile(r"^cpufreq boost:\s*([01])\s*$")
 
 
 def _detect(text: str) -> float:
@@ -120,7 +128,18 @@ def _is_names(tokens: list[str]) -> bool:
 
 
 def _is_values(tokens: list[str]) -> bool:
-    return bool(tokens) and all(_VALUE.match(t) for t in tokens)
+    return bool(tokens) and all(_is_value(t) for t in tokens)
+
+
+def _is_value(token: str) -> bool:
+    """``_VALUE.match(token)``, the common shapes ('3577', '15.04') without the expression: ``\\d`` is what
+    ``str.isdecimal`` tests (Unicode category Nd)."""
+    if token.isdecimal():
+        return True
+    whole, dot, frac = token.partition(".")
+    if dot and whole.isdecimal() and frac.isdecimal():
+        return True
+    return _VALUE.match(token) is not None
 
 
 def _unwrap(lines: list[str]) -> list[str]:
@@ -132,6 +151,10 @@ def _unwrap(lines: list[str]) -> list[str]:
     while i < len(lines):
         line = lines[i]
         toks = line.split()
+        if not toks:  # a blank line is neither a header nor values: kept as it is
+            out.append(line)
+            i += 1
+            continue
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
         if _is_header(toks) and line != line.rstrip() and _is_names(nxt.split()):
             wrapped = True
@@ -172,6 +195,8 @@ def _preamble(lines: list[str]) -> dict[str, Any]:
     cstate_cpu = None
     for line in lines:
         s = line.strip()
+        if not s:  # no pattern below matches an empty line
+            continue
         m = _RATIO.match(s)
         if m:
             mhz = float(m.group(1))
@@ -183,31 +208,31 @@ def _preamble(lines: list[str]) -> dict[str, Any]:
             elif kind == "base frequency":
                 facts["cpu.base_mhz"] = mhz
             continue
-        m = re.match(r"^turbostat version (\S+)", s)
+        m = _P_VERSION.match(s)
         if m:
             facts["cpu.turbostat_version"] = m.group(1)
             continue
-        m = re.search(r"pkg-cstate-limit=\d+\s*\((\w+)\)", s)
+        m = _P_PKG_LIMIT.search(s)
         if m:
             facts["cpu.pkg_cstate_limit"] = m.group(1)
             continue
-        m = re.match(r"^current_driver:\s*(\S+)", s)
+        m = _P_IDLE_DRIVER.match(s)
         if m:
             facts["cpu.idle_driver"] = m.group(1)
             continue
-        m = re.match(r"^current_governor(?:_ro)?:\s*(\S+)", s)
+        m = _P_IDLE_GOV.match(s)
         if m:
             facts.setdefault("cpu.idle_governor", m.group(1))
             continue
-        m = re.match(r"^cpu\d+:\s*cpufreq driver:\s*(\S+)", s)
+        m = _P_FREQ_DRIVER.match(s)
         if m:
             facts["cpu.cpufreq_driver"] = m.group(1)
             continue
-        m = re.match(r"^cpu\d+:\s*cpufreq governor:\s*(\S+)", s)
+        m = _P_FREQ_GOV.match(s)
         if m:
             facts["cpu.cpufreq_governor"] = m.group(1)
             continue
-        m = re.match(r"^cpufreq boost:\s*([01])\s*$", s)
+        m = _P_BOOST.match(s)
         if m:
             facts["cpu.freq.boost"] = m.group(1) == "1"
             continue
@@ -233,6 +258,8 @@ def _intervals(lines: list[str]) -> list[tuple[list[str], list[dict[str, str]], 
     cur: tuple[list[str], list[dict[str, str]], list[dict[str, str]]] | None = None
     for line in lines:
         toks = line.split()
+        if not toks:
+            continue  # blank: neither a header nor values
         if _is_header(toks):
             header = toks
             cur = (header, [], [])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from rich.console import Group
 from rich.table import Table
@@ -22,13 +22,25 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Header, Input, Markdown, OptionList, Static
+from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from troubleshooter import engine as eng
-from troubleshooter.guide import Guide, TargetSpec
 from troubleshooter.settings import Settings
+from troubleshooter.targetspec import TargetSpec
+
+if TYPE_CHECKING:  # pragma: no cover
+    from troubleshooter.guide import Guide
+
+# Imported where a screen needs them, not here: the start screen shows neither, and they cost the first frame
+# ~35 ms (Markdown pulls markdown-it) -- docs/benchmarks.md. So does the guide (the walk, exports, sessions).
+
+
+def _markdown(*args: Any, **kw: Any):
+    from textual.widgets import Markdown
+
+    return Markdown(*args, **kw)
 
 STATE_STYLE = {"ruled-in": ("●", "bold red"), "ruled-out": ("○", "green"), "untested": ("·", "dim")}
 CONTEXT_SOURCES = ["env-self", "container-markers", "virt", "nvml", "nvidia-smi-q"]
@@ -146,7 +158,7 @@ class MessageScreen(ModalScreen[None]):
         with Vertical(id="dialog"):
             yield Static(self.title_text, classes="dialog-title")
             with VerticalScroll():
-                yield Markdown(self.body) if self.markdown else Static(self.body)
+                yield _markdown(self.body) if self.markdown else Static(self.body)
             yield Static("[dim]enter or esc to close[/]")
 
     def action_dismiss(self) -> None:  # type: ignore[override]
@@ -198,7 +210,7 @@ class ExportScreen(ModalScreen[None]):
             yield Static("Export: the ticket preview (secrets redacted). m Markdown · j JSON · b bundle · esc close",
                          classes="dialog-title")
             with VerticalScroll(id="preview"):
-                yield Markdown(export.to_markdown(self.guide.doc()))
+                yield _markdown(export.to_markdown(self.guide.doc()))
             yield Static("", id="written")
 
     def action_write(self, fmt: str) -> None:
@@ -224,11 +236,13 @@ class GlossaryScreen(Screen[None]):
         with Horizontal():
             yield OptionList(*[Option(t["term"], id=k) for k, t in sorted(terms.items())], id="terms")
             with VerticalScroll(id="term-detail"):
-                yield Markdown("Pick a term.", id="term-md")
+                yield _markdown("Pick a term.", id="term-md")
         yield Footer()
 
     @on(OptionList.OptionHighlighted, "#terms")
     def show(self, event: OptionList.OptionHighlighted) -> None:
+        from textual.widgets import Markdown
+
         t = eng.load_glossary().get(event.option.id or "", {})
         body = f"# {t.get('term', '')}\n\n{t.get('short', '')}\n\n{t.get('long', '')}"
         self.query_one("#term-md", Markdown).update(body)
@@ -401,11 +415,15 @@ class ChecksScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("[dim]running the preflight sweep…[/]", id="checks-status")
+        from textual.widgets import DataTable
+
         yield DataTable(id="checks", cursor_type="row", zebra_stripes=True)
         yield Static("", id="check-detail")
         yield Footer()
 
     def on_mount(self) -> None:
+        from textual.widgets import DataTable
+
         t = self.query_one("#checks", DataTable)
         t.add_columns("verdict", "check", "why")
         self.run_checks()
@@ -424,6 +442,8 @@ class ChecksScreen(Screen[None]):
         self.app.call_from_thread(self.show, results, coll.wall_s)
 
     def show(self, results, wall_s: float) -> None:
+        from textual.widgets import DataTable
+
         from troubleshooter.report import ICON, STYLE
 
         self.results = results
@@ -436,8 +456,12 @@ class ChecksScreen(Screen[None]):
             f"[green]{counts['pass']} pass[/] · [magenta]{counts['unknown']} unknown[/]  (enter: details)")
         t.focus()
 
-    @on(DataTable.RowHighlighted, "#checks")
-    def detail(self, event: DataTable.RowHighlighted) -> None:
+    def on_data_table_row_highlighted(self, event) -> None:  # DataTable.RowHighlighted (DataTable imported late)
+        if event.control is None or event.control.id != "checks":
+            return
+        self.detail(event)
+
+    def detail(self, event) -> None:
         r = next((r for r in getattr(self, "results", []) if r.id == event.row_key.value), None)
         if r is None:
             return
@@ -818,7 +842,7 @@ class ResultsScreen(Screen[None]):
                 yield Static("[b]Commands[/b] (enter/c copies, never runs)", classes="panel-title")
                 yield OptionList(id="commands")
             with VerticalScroll(id="results-detail"):
-                yield Markdown(self._empty_text(conc), id="cause-md")
+                yield _markdown(self._empty_text(conc), id="cause-md")
         yield Static("", id="verify-result")
         yield Footer()
 
@@ -844,6 +868,8 @@ class ResultsScreen(Screen[None]):
             self.show(c)
 
     def show(self, c: eng.Conclusion) -> None:
+        from textual.widgets import Markdown
+
         self.selected = c
         self.query_one("#cause-md", Markdown).update(conclusion_markdown(c))
         cmds = self.query_one("#commands", OptionList)
@@ -981,7 +1007,11 @@ class TroubleshooterApp(App[int]):
             from troubleshooter import profiles
 
             prof = profiles.get(self.settings.profile or "generic")
+            from troubleshooter.guide import Guide
+
             return Guide(eng.Engine(profile=prof.thresholds), facts, EvidenceTarget(facts), TargetSpec(), prof.id, None, red)
+        from troubleshooter.guide import Guide
+
         g = Guide.for_target(spec or self.spec, self.settings.profile or None, redactor=red,
                              on_event=self._probe_event)
         return g
@@ -997,9 +1027,13 @@ class TroubleshooterApp(App[int]):
         screen.post_message(ProbeProgress(kind, getattr(obj, "id", None) or getattr(obj, "source_id", "")))
 
     # -- lifecycle
+    def get_default_screen(self) -> Screen:
+        # the start screen is the base of the stack (not pushed over Textual's blank default from on_mount): it is
+        # then composed inside the app's start-up batch and its first render is the first frame, not thrown away
+        return StartScreen()
+
     def on_mount(self) -> None:
         self.sub_title = self._target_label()
-        self.push_screen(StartScreen())
         for w in self.settings.warnings:
             self.notify(w, severity="warning", timeout=8)
         symptom, resume, practice = self.initial
@@ -1069,6 +1103,7 @@ class TroubleshooterApp(App[int]):
 
     @work(thread=True, exclusive=True, group="resume", exit_on_error=False)
     def _resume_worker(self, session_id: str) -> None:
+        from troubleshooter.guide import Guide
         from troubleshooter.session import Session
 
         s = Session.open(session_id, self.session_dir)
@@ -1195,5 +1230,12 @@ def main(args: argparse.Namespace) -> int:
         return 2
     app = TroubleshooterApp(spec, settings=cfg, symptom=args.symptom, resume=args.resume, practice=args.demo,
                             evidence=getattr(args, "evidence", None))
+    # What is loaded by now (modules, the trees, the settings) lives as long as the process: out of the cyclic
+    # collector's sight, the full collection that start-up's allocations set off before the first frame takes
+    # ~1 ms instead of ~12 ms (docs/benchmarks.md). Nothing is freed later that would have been freed otherwise
+    # but import-time cycles, which no code can reach.
+    import gc
+
+    gc.freeze()
     app.run()
     return 0

@@ -1,0 +1,153 @@
+"""The fast paths of the fan-out's hot parsers give exactly what the code they replaced gave.
+
+``nvidia-smi -q`` (its per-line regular expression replaced by string operations, the GPU sections it never
+reads skipped) and ``turbostat`` (blank lines short-cut, the preamble's expressions compiled once) are compared
+with verbatim copies of the previous code (tests/parsers/*_reference.py) on every corpus file, the practice
+captures, and reports mutated the ways real captures are mangled (lines lost, re-indented, odd whitespace and
+colons, CRs, trailing blank lines as in bench/fanout_bench.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.corpus import files, strip_header
+from tests.parsers import nvidia_smi_q_reference, turbostat_reference
+from troubleshooter.parsers import nvidia_smi_q, turbostat
+from troubleshooter.parsers.base import ParseError
+
+ROOT = Path(__file__).resolve().parents[2]
+PRACTICE = sorted((ROOT / "decision_trees" / "practice").glob("*/outputs"))
+SHARED = ROOT.parent / "shared" / "corpus"
+
+
+def _texts(kind_dir: str, practice_name: str, shared_dir: str) -> list[tuple[str, str]]:
+    paths = list(files(kind_dir)) + [d / practice_name for d in PRACTICE if (d / practice_name).exists()]
+    if (SHARED / shared_dir).is_dir():
+        paths += sorted(p for p in (SHARED / shared_dir).iterdir() if p.is_file())
+    return [(str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p),
+             strip_header(p.read_bytes().decode("utf-8", errors="replace"))) for p in paths]
+
+
+NSQ = _texts("nvidia-smi", "nvidia-smi-q.txt", "nvidia-smi-q")
+TURBO = _texts("turbostat", "turbostat.txt", "turbostat")
+
+
+def _outcome(func, text: str):
+    try:
+        return ("ok", func(text))
+    except ParseError as exc:
+        return ("error", str(exc))
+
+
+def test_the_corpus_is_there() -> None:
+    assert len(NSQ) >= 7 and any("practice" in name for name, _ in NSQ)
+    assert len(TURBO) >= 6
+
+
+@pytest.mark.parametrize("name,text", NSQ, ids=[n for n, _ in NSQ])
+def test_nvidia_smi_q_same_as_before(name: str, text: str) -> None:
+    assert _outcome(nvidia_smi_q.parse, text) == _outcome(nvidia_smi_q_reference.parse, text)
+    with_blanks = text + "\n" * 300
+    assert _outcome(nvidia_smi_q.parse, with_blanks) == _outcome(nvidia_smi_q_reference.parse, with_blanks)
+
+
+@pytest.mark.parametrize("name,text", TURBO, ids=[n for n, _ in TURBO])
+def test_turbostat_same_as_before(name: str, text: str) -> None:
+    assert _outcome(turbostat.parse, text) == _outcome(turbostat_reference.parse, text)
+    with_blanks = text + "\n" * 300 + "   \n\t\n"
+    assert _outcome(turbostat.parse, with_blanks) == _outcome(turbostat_reference.parse, with_blanks)
+
+
+def test_kv_matches_the_expression_it_replaced() -> None:
+    """nvidia_smi_q._kv and the _KV expression agree on lines built to hit every branch."""
+    pieces = ["", " ", "\t", "\u00a0", "\x1c", ":", " : ", ": ", " :", "::", "Key", "GPU 0000:4F:00.0", "a b",
+              "N/A", "x:y", "16x", "\r"]
+    checked = 0
+    for a in pieces:
+        for b in pieces:
+            for c in pieces:
+                line = (a + b + c).rstrip()
+                if not line:
+                    continue
+                m = nvidia_smi_q._KV.match(line)
+                want = (m.group(2).strip(), (m.group(3) or "").strip()) if m else None
+                assert nvidia_smi_q._kv(line) == want, repr(line)
+                checked += 1
+    assert checked > 4000
+
+
+_EDITS = st.lists(st.tuples(
+    st.sampled_from(["drop", "dup", "indent", "dedent", "tab", "kv", "colon", "blank", "cr", "junk"]),
+    st.integers(min_value=0, max_value=10_000),
+    st.sampled_from(["Clocks", "SM", "Pending", "Product Name", "Idle", "Process ID", "Bus Id", "Current", "Max",
+                     "Volatile", "Busy%", "Bzy_MHz", "current_driver", "cpu0", "-", "GPU 00000000:18:00.0",
+                     "Temperature", "ECC Errors", "Remapped Rows", "Single Bit", "Total"]),
+    st.sampled_from(["", "1", "Active", "Not Active", "No", "Yes", "12.5 W", "N/A", "0x1f", "nan", "16x", ": 3"]),
+), max_size=12)
+
+
+def _mutate(text: str, edits) -> str:
+    lines = text.split("\n")
+    for op, pos, key, value in edits:
+        if not lines:
+            break
+        i = pos % len(lines)
+        ln = lines[i]
+        if op == "drop":
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, ln)
+        elif op == "indent":
+            lines[i] = "    " + ln
+        elif op == "dedent":
+            lines[i] = ln[2:] if ln.startswith("  ") else ln.lstrip()
+        elif op == "tab":
+            lines[i] = ln.replace("    ", "\t", 1)
+        elif op == "kv":
+            lines.insert(i, f"{' ' * (pos % 13)}{key}{' ' * (pos % 3)}: {value}")
+        elif op == "colon":
+            lines[i] = ln.replace(" : ", ":", 1) if pos % 2 else ln.replace(":", " :: ", 1)
+        elif op == "blank":
+            lines.insert(i, " " * (pos % 5))
+        elif op == "cr":
+            lines[i] = ln + "\r"
+        else:
+            lines.insert(i, f"{key}\u00a0{value}\x1c{pos}")
+    return "\n".join(lines)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(NSQ), _EDITS)
+def test_nvidia_smi_q_same_as_before_on_mangled_reports(sample, edits) -> None:
+    text = _mutate(sample[1], edits)
+    assert _outcome(nvidia_smi_q.parse, text) == _outcome(nvidia_smi_q_reference.parse, text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(TURBO), _EDITS)
+def test_turbostat_same_as_before_on_mangled_output(sample, edits) -> None:
+    text = _mutate(sample[1], edits)
+    assert _outcome(turbostat.parse, text) == _outcome(turbostat_reference.parse, text)
+
+
+def test_gpu_sections_skipped_are_never_read(monkeypatch) -> None:
+    """With every section kept in the tree (GPU_KEYS None), the devices are the same: device() reads none of the
+    sections _tree leaves out."""
+    for name, text in NSQ:
+        fast = _outcome(nvidia_smi_q.read, text)
+        monkeypatch.setattr(nvidia_smi_q, "GPU_KEYS", None)
+        full = _outcome(nvidia_smi_q.read, text)
+        monkeypatch.undo()
+        assert fast == full, name
+
+
+def test_turbostat_is_value_matches_the_expression() -> None:
+    tokens = ["1", "0", "15.04", "15.", ".5", "1..2", "-", "--", "-1", "+1.5", "-1.5", "nan", "-NaN", "inf", "-inf",
+              "+inf", "0x1F", "0xZZ", "1e5", "", "١٢", "1.٢", "²", "Avg_MHz", "3577\u00a0", "0.00", "100.0.0"]
+    for t in tokens:
+        assert turbostat._is_value(t) == bool(turbostat._VALUE.match(t)), repr(t)

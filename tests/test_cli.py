@@ -261,7 +261,7 @@ def test_locate_json(capsys: pytest.CaptureFixture, isolated: Path, tmp_path: Pa
     rc, out, _ = main(capsys, "locate", "--json")
     paths = json.loads(out)
     assert rc == 0
-    assert set(paths) == {"trees", "config", "profiles (user)", "sessions", "exports"}
+    assert set(paths) == {"trees", "config", "profiles (user)", "sessions", "exports", "cache"}
     assert paths["sessions"] == str(isolated / "sessions") and paths["exports"] == str(isolated / "exports")
     assert paths["config"] == str(tmp_path / "no-config.yaml")
     assert Path(paths["trees"]).is_dir()

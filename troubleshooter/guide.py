@@ -106,7 +106,9 @@ class Guide:
         if step is not None:
             self._journal({"event": "step", "step": step.as_dict()})
             if step.kind in ("conclude", "end") or self.walk.done:
-                self._journal({"event": "snapshot", "doc": self.doc()})
+                # raw in the journal (it stays on the node, 0600, like the step events); every export
+                # redacts, and `export --no-redact` can then really give the raw values when asked
+                self._journal({"event": "snapshot", "doc": self.doc(raw=True)})
             if on_step:
                 on_step(step)
         if self.walk.done:
@@ -132,7 +134,8 @@ class Guide:
         return True
 
     # ------------------------------------------------------------------ results
-    def doc(self) -> dict[str, Any]:
+    def doc(self, *, raw: bool = False) -> dict[str, Any]:
+        """The diagnosis document, redacted (``raw=True``: as found, for the local journal only)."""
         assert self.walk is not None and self.symptom is not None
         evidence = {}
         if hasattr(self.facts, "all_evidence"):
@@ -146,7 +149,8 @@ class Guide:
         doc = export.diagnosis_doc(symptom={"id": self.symptom.id, "title": self.symptom.title},
                                    target=self.target.describe(), profile=self.profile_id, steps=self.walk.steps,
                                    hypotheses=self.walk.hypotheses, conclusions=self.walk.conclusions,
-                                   evidence=evidence, missing=missing, extra=extra, redactor=self.redactor)
+                                   evidence=evidence, missing=missing, extra=extra,
+                                   redactor=Redactor(enabled=False) if raw else self.redactor)
         if self.session:  # after redaction: the key "session" looks like a secret's name to the redactor
             doc["session"] = self.session.id
         return doc

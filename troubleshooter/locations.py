@@ -63,4 +63,5 @@ def all_paths() -> dict[str, Path]:
         "profiles (user)": user_profiles_dir(),
         "sessions": sessions_dir(),
         "exports": exports_dir(),
+        "cache": cache_dir(),
     }

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from troubleshooter.cli import EXIT_CANNOT, EXIT_FAIL, EXIT_OK, CliError, add_target_options, make_params, make_target
+from troubleshooter.cli import EXIT_FAIL, EXIT_OK, CliError, add_target_options, make_params, make_target
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -25,10 +25,10 @@ import numbers
 import re
 import shlex
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from troubleshooter import conditions, facts as factmod, locations, yamlio
-from troubleshooter.facts import FactSet, Unknown, format_value
+from troubleshooter.facts import Unknown, format_value
 
 NODE_KINDS = ("ask", "probe", "conclude", "call", "end")
 FIX_NEEDS = ("root", "reboot", "bios", "job-script", "hypervisor", "drain", "none")
@@ -612,7 +612,6 @@ class Walk:
         if choice is None:
             raise TreeError(f"{tree.id}.{nid}: no choice {choice_id!r}; choices: {', '.join(c['id'] for c in node['choices'])}")
         self._snapshot()
-        because = choice.get("explain", "") or choice["label"]
         self.state.answers[f"{tree.id}.{nid}"] = choice_id
         self.state.steps.append(Step(tree.id, nid, "ask", node.get("question", nid), strip_links(node.get("why", "")),
                                      decision=choice_id,

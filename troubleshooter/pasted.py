@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from troubleshooter import derived, parsers, sources
 from troubleshooter.engine import FactSource, Walk
-from troubleshooter.facts import Fact, FactSet, Unknown
+from troubleshooter.facts import FactSet, Unknown
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 TARGET_ALIASES = {"container", "target", "job", ""}

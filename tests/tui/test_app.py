@@ -4,7 +4,6 @@ cancel a probe; a failing probe shown as what it is; resume a saved session."""
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from textual.widgets import OptionList, Static
 from troubleshooter.session import Session, list_sessions
 from troubleshooter.tui.app import ExportScreen, ResultsScreen, StartScreen, WalkScreen
 
-from .conftest import make_app, practice_spec, settle
+from .conftest import make_app, settle
 
 
 def transcript_text(app) -> str:
@@ -233,8 +232,6 @@ async def test_raw_probe_output_behind_a_step():
 
 @pytest.mark.asyncio
 async def test_a_folder_of_pasted_outputs_opens_like_a_bundle():
-    from troubleshooter.guide import TargetSpec
-
     from .conftest import PRACTICE_DIR
 
     app = make_app(None, evidence=[str(PRACTICE_DIR / "case4" / "outputs")], context_lines=None)

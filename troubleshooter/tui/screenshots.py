@@ -34,7 +34,7 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
     from troubleshooter.cli_diagnose import practice_bundle_path, practice_case
     from troubleshooter.guide import TargetSpec
     from troubleshooter.settings import Settings
-    from troubleshooter.tui.app import ExportScreen, ResultsScreen, TroubleshooterApp, WalkScreen
+    from troubleshooter.tui.app import ExportScreen, ResultsScreen, TroubleshooterApp
 
     written: list[Path] = []
     data = Path(tempfile.mkdtemp(prefix="ts-shots-"))
@@ -68,7 +68,6 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause()
         # the results screen is pushed when the walk ends; look at the walk first
         if isinstance(app.screen, ResultsScreen):
-            walk_results = app.screen
             app.pop_screen()
             await pilot.pause()
             await save(app, pilot, "02-case4-probe-step")

@@ -22,19 +22,18 @@ from troubleshooter.parsers.base import ParseError
 
 ROOT = Path(__file__).resolve().parents[2]
 PRACTICE = sorted((ROOT / "decision_trees" / "practice").glob("*/outputs"))
-SHARED = ROOT.parent / "shared" / "corpus"
 
 
-def _texts(kind_dir: str, practice_name: str, shared_dir: str) -> list[tuple[str, str]]:
+def _texts(kind_dir: str, practice_name: str) -> list[tuple[str, str]]:
+    """Every real capture of the kind in tests/data (the corpus files, copied with provenance) and the
+    practice outputs: the same set on every machine, CI's clean clone included."""
     paths = list(files(kind_dir)) + [d / practice_name for d in PRACTICE if (d / practice_name).exists()]
-    if (SHARED / shared_dir).is_dir():
-        paths += sorted(p for p in (SHARED / shared_dir).iterdir() if p.is_file())
     return [(str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p),
              strip_header(p.read_bytes().decode("utf-8", errors="replace"))) for p in paths]
 
 
-NSQ = _texts("nvidia-smi", "nvidia-smi-q.txt", "nvidia-smi-q")
-TURBO = _texts("turbostat", "turbostat.txt", "turbostat")
+NSQ = _texts("nvidia-smi", "nvidia-smi-q.txt")
+TURBO = _texts("turbostat", "turbostat.txt")
 
 
 def _outcome(func, text: str):

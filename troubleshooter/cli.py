@@ -302,6 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="troubleshooter",
         description="Find why a GPU training cluster trains slower than its reference. "
         "With no verb, starts the interactive app.",
+        epilog="The app: troubleshooter [--job J [--node N] [--container-name C]] [--exec PREFIX] [--bundle PATH] "
+        "[--pid PID] [--resume [ID]] [--symptom ID] [--demo CASE] [--learn] [--profile ID]. "
+        "Every verb has --help.",
     )
     p.add_argument("--version", action="version", version=f"troubleshooter {__version__}")
     sub = p.add_subparsers(dest="verb", metavar="VERB")

@@ -70,13 +70,11 @@ def make_params(args: argparse.Namespace, target=None):
 
 def pick_profile(args: argparse.Namespace, fs) -> Any:
     from troubleshooter import profiles
-    from troubleshooter.facts import Unknown
 
     try:
         if getattr(args, "profile", None):
             return profiles.get(args.profile)
-        names = fs.get_value("gpu.names")
-        return profiles.get(profiles.guess(None if isinstance(names, Unknown) else list(names)))
+        return profiles.get(profiles.guess(fs.get_value("gpu.names")))
     except profiles.ProfileError as exc:
         raise CliError(str(exc)) from exc
 

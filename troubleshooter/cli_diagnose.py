@@ -55,13 +55,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _engine(profile_id: str | None, facts=None):
     from troubleshooter import profiles
     from troubleshooter.engine import Engine
-    from troubleshooter.facts import Unknown
 
     if profile_id:
         prof = profiles.get(profile_id)
     else:
-        names = facts.lookup("gpu.names", "target") if facts is not None else None
-        prof = profiles.get(profiles.guess(None if names is None or isinstance(names, Unknown) else list(names)))
+        prof = profiles.get(profiles.guess(facts.lookup("gpu.names", "target") if facts is not None else None))
     return Engine(profile=prof.thresholds), prof
 
 

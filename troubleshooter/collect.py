@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Callable, Iterable
 
-from troubleshooter import parsers, sources
+from troubleshooter import derived, parsers, sources
 from troubleshooter.evidence import Evidence, Status
 from troubleshooter.facts import FactSet
 from troubleshooter.sources.base import Params, Source
@@ -97,15 +97,8 @@ def facts_from(evidence: dict[str, Evidence], side: str = "target", target_label
             fs.parse_errors[sid] = str(exc)
             continue
         fs.update_from(values, source=sid, target=target_label or ev.target, at=ev.started_at)
-    derive(fs)
+    derived.apply(fs)  # facts computed from several sources' facts
     return fs
-
-
-def derive(fs: FactSet) -> None:
-    """Facts computed from several sources' facts (documented in the registry like any other)."""
-    from troubleshooter import derived
-
-    derived.apply(fs)
 
 
 def collect(

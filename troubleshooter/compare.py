@@ -432,7 +432,7 @@ def compare_bundles(path_a: str | os.PathLike[str], path_b: str | os.PathLike[st
         gn = fb.get_value("gpu.names")
         if isinstance(gn, Unknown):
             gn = fa.get_value("gpu.names")
-        profile_id = profiles.guess(None if isinstance(gn, Unknown) else list(gn))
+        profile_id = profiles.guess(gn)
     prof = profiles.get(profile_id)
     rmin = float(prof.thresholds.get("reference_ratio_min", 0.95))
     changes = before_after(fa, fb, names, reference_ratio_min=rmin, include_volatile=include_volatile)

@@ -65,8 +65,7 @@ class Guide:
         self.engine.profile = prof.thresholds
 
     def guess_profile(self) -> str:
-        names = self.facts.lookup("gpu.names", "target")
-        return profiles.guess(None if isinstance(names, Unknown) else list(names))
+        return profiles.guess(self.facts.lookup("gpu.names", "target"))
 
     # ------------------------------------------------------------------ walking
     def begin(self, symptom_id: str, *, record: bool = True, session_dir: Path | None = None) -> None:

@@ -86,9 +86,10 @@ def get(pid: str | None) -> Profile:
     return profiles[pid]
 
 
-def guess(gpu_names: list[str] | None) -> str:
-    """The profile for the GPUs seen (by name substring), else generic."""
-    if not gpu_names:
+def guess(gpu_names: object) -> str:
+    """The profile for the GPUs seen (by name substring), else generic: the ``gpu.names`` fact as looked
+    up, so an unknown (no GPU, no probe) or empty value gives generic."""
+    if not isinstance(gpu_names, (list, tuple)) or not gpu_names:
         return "generic"
     name = " ".join(gpu_names).upper()
     for pid, prof in load_all().items():

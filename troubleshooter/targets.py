@@ -55,6 +55,10 @@ class _CommandTarget(Target):
             argv = ["env", *(f"{k}={v}" for k, v in src.env), *argv]
         return [*self.prefix, *argv]
 
+    def run_env(self, src: Source) -> dict[str, str] | None:
+        """Environment for the subprocess itself; wrapped targets put the source's env in the argv instead."""
+        return None
+
     def run(self, src: Source, params: Params) -> Evidence:
         missing = src.missing_params(params)
         if missing:
@@ -73,6 +77,7 @@ class _CommandTarget(Target):
             cancel=self.cancel,
             on_output=(lambda chunk, _sid=src.id: self.on_output(_sid, chunk)) if self.on_output else None,
             accept_rc=src.accept_rc,
+            env=self.run_env(src),
             target=self.label,
         )
         if ev.status is Status.NOT_INSTALLED and src.needs:
@@ -92,32 +97,10 @@ class LocalTarget(_CommandTarget):
         self.label = f"local ({socket.gethostname()})"
 
     def wrap(self, argv: list[str], src: Source) -> list[str]:
-        return argv  # env is passed to the subprocess directly
+        return argv  # env is passed to the subprocess directly (run_env)
 
-    def run(self, src: Source, params: Params) -> Evidence:
-        if src.func is not None:
-            return src.func(params)
-        missing = src.missing_params(params)
-        if missing:
-            return self._skip(src, _missing_reason(missing))
-        ev = run_command(
-            src.render_argv(params),
-            source_id=src.id,
-            timeout=src.timeout_s,
-            max_bytes=src.max_bytes,
-            keep=src.keep,
-            cancel=self.cancel,
-            on_output=(lambda chunk, _sid=src.id: self.on_output(_sid, chunk)) if self.on_output else None,
-            accept_rc=src.accept_rc,
-            env=dict(src.env),
-            target=self.label,
-        )
-        if ev.status is Status.NOT_INSTALLED and src.needs:
-            hint = f" (package {src.package})" if src.package else ""
-            ev.reason = f"{src.needs} is not installed{hint}"
-        elif ev.status is Status.PERMISSION_DENIED and src.root:
-            ev.reason = _root_hint(ev.reason)
-        return ev
+    def run_env(self, src: Source) -> dict[str, str] | None:
+        return dict(src.env)
 
 
 class ExecTarget(_CommandTarget):

@@ -11,18 +11,19 @@ from troubleshooter import engine as eng
 from troubleshooter.engine import Engine, Tree, TreeError
 
 
-def _edges(node: dict[str, Any]) -> list[str]:
-    out = []
-    for br in node.get("branches", []) or []:
-        out.append(br["next"])
-    for key in ("unknown", "default"):
-        if key in node:
-            out.append(node[key]["next"])
-    for c in node.get("choices", []) or []:
-        out.append(c["next"])
+def _labelled_edges(node: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Every way out of a node, in order: (next node, kind, label). Kinds: branch, unknown, default,
+    choice, next. The linter and both graph formats read edges from here."""
+    out = [(br["next"], "branch", br.get("because") or "") for br in node.get("branches", []) or []]
+    out += [(node[key]["next"], key, key) for key in ("unknown", "default") if key in node]
+    out += [(c["next"], "choice", c["label"]) for c in node.get("choices", []) or []]
     if node.get("next"):
-        out.append(node["next"])
+        out.append((node["next"], "next", ""))
     return out
+
+
+def _edges(node: dict[str, Any]) -> list[str]:
+    return [target for target, _, _ in _labelled_edges(node)]
 
 
 def lint(trees: dict[str, Tree] | None = None, directory: Path | None = None) -> list[str]:
@@ -223,17 +224,16 @@ def mermaid(t: Tree) -> str:
     for nid, node in t.nodes.items():
         a, b = shapes[node["kind"]]
         lines.append(f"  {nid.replace('-', '_')}{a}{_label(nid, node)}{b}")
+    arrows = {"branch": "-->", "choice": "-->", "unknown": "-.->", "default": "-.->"}
     for nid, node in t.nodes.items():
         src = nid.replace("-", "_")
-        for br in node.get("branches", []):
-            lines.append(f"  {src} -->|{(br.get('because') or 'when')[:30]!s}| {br['next'].replace('-', '_')}")
-        for key in ("unknown", "default"):
-            if key in node:
-                lines.append(f"  {src} -.->|{key}| {node[key]['next'].replace('-', '_')}")
-        for c in node.get("choices", []):
-            lines.append(f"  {src} -->|{c['label'][:30]}| {c['next'].replace('-', '_')}")
-        if node.get("next"):
-            lines.append(f"  {src} --> {node['next'].replace('-', '_')}")
+        for target, kind, label in _labelled_edges(node):
+            dst = target.replace("-", "_")
+            if kind == "next":
+                lines.append(f"  {src} --> {dst}")
+            else:
+                text = (label or "when")[:30] if kind in ("branch", "choice") else label
+                lines.append(f"  {src} {arrows[kind]}|{text}| {dst}")
     return "\n".join(lines).replace("|)", ")|") + "\n"
 
 
@@ -243,15 +243,13 @@ def dot(t: Tree) -> str:
     for nid, node in t.nodes.items():
         lines.append(f'  "{nid}" [shape={shapes[node["kind"]]}, label="{_label(nid, node)}"];')
     for nid, node in t.nodes.items():
-        for br in node.get("branches", []):
-            lines.append(f'  "{nid}" -> "{br["next"]}" [label="{(br.get("because") or "")[:30]}"];')
-        for key in ("unknown", "default"):
-            if key in node:
-                lines.append(f'  "{nid}" -> "{node[key]["next"]}" [style=dashed, label="{key}"];')
-        for c in node.get("choices", []):
-            lines.append(f'  "{nid}" -> "{c["next"]}" [label="{c["label"][:30]}"];')
-        if node.get("next"):
-            lines.append(f'  "{nid}" -> "{node["next"]}";')
+        for target, kind, label in _labelled_edges(node):
+            if kind == "next":
+                lines.append(f'  "{nid}" -> "{target}";')
+            elif kind in ("unknown", "default"):
+                lines.append(f'  "{nid}" -> "{target}" [style=dashed, label="{label}"];')
+            else:
+                lines.append(f'  "{nid}" -> "{target}" [label="{label[:30]}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 

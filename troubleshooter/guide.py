@@ -33,12 +33,15 @@ class VerifyResult:
 
 class Guide:
     def __init__(self, engine: Engine, facts, target, spec: TargetSpec, profile_id: str,
-                 session: Session | None = None, redactor: Redactor | None = None) -> None:
+                 session: Session | None = None, redactor: Redactor | None = None, *,
+                 profile_explicit: bool = True) -> None:
         self.engine = engine
         self.facts = facts
         self.target = target
         self.spec = spec
         self.profile_id = profile_id
+        # not named by the user: chosen from the GPUs seen, before the first probe (as the CLI does)
+        self.profile_pending = not profile_explicit
         self.session = session
         self.redactor = redactor or Redactor()
         self.walk: Walk | None = None
@@ -57,7 +60,8 @@ class Guide:
         target = spec.make()
         facts = LiveFacts.for_target(target, spec.params(), on_event=on_event, measure=measure)
         prof = profiles.get(profile_id or "generic")
-        return cls(Engine(profile=prof.thresholds), facts, target, spec, prof.id, None, redactor)
+        return cls(Engine(profile=prof.thresholds), facts, target, spec, prof.id, None, redactor,
+                   profile_explicit=bool(profile_id))
 
     def set_profile(self, profile_id: str) -> None:
         prof = profiles.get(profile_id)
@@ -76,7 +80,7 @@ class Guide:
             self.session = Session.create({
                 "symptom": symptom_id, "symptom_title": self.symptom.title,
                 "target": dataclasses.asdict(self.spec), "target_label": self.target.label,
-                "profile": self.profile_id,
+                "profile": None if self.profile_pending else self.profile_id,
             }, session_dir)
 
     def current(self) -> tuple[Tree, str, dict[str, Any]] | None:
@@ -101,6 +105,11 @@ class Guide:
     def advance(self, on_step: Callable[[Step], None] | None = None) -> Step | None:
         """One step that is not a question (may run probes: call from a worker thread)."""
         assert self.walk is not None
+        if self.profile_pending:
+            self.profile_pending = False
+            self.facts.ensure(["nvml", "nvidia-smi-q"], "target")
+            self.set_profile(self.guess_profile())
+            self._journal({"event": "profile", "profile": self.profile_id, "from": "the GPUs seen"})
         step = self.walk.advance()
         if step is not None:
             self._journal({"event": "step", "step": step.as_dict()})

@@ -1009,7 +1009,8 @@ class TroubleshooterApp(App[int]):
             prof = profiles.get(self.settings.profile or "generic")
             from troubleshooter.guide import Guide
 
-            return Guide(eng.Engine(profile=prof.thresholds), facts, EvidenceTarget(facts), TargetSpec(), prof.id, None, red)
+            return Guide(eng.Engine(profile=prof.thresholds), facts, EvidenceTarget(facts), TargetSpec(), prof.id, None, red,
+                         profile_explicit=bool(self.settings.profile))
         from troubleshooter.guide import Guide
 
         g = Guide.for_target(spec or self.spec, self.settings.profile or None, redactor=red,

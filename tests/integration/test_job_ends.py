@@ -23,10 +23,12 @@ CHECK_BOUND_S = 25.0  # the in-flight probe would otherwise wait for its timeout
 
 @pytest.fixture
 def short_job(slurm: str, tmp_path: Path):
-    """A real job that would end on its own in a few seconds (``sbatch --wrap 'sleep 5'``); cancelled after."""
-    res = subprocess.run(["sbatch", "--parsable", "--job-name=ts-job-ends", "--time=1", "--ntasks=1",
+    """A real running job (``sbatch --wrap 'sleep 120'``) that each test ends itself with scancel: long enough
+    that it never ends on its own first on a loaded machine (with 'sleep 5' it sometimes did, and the probe
+    in flight then saw a completed job, not a cancelled one)."""
+    res = subprocess.run(["sbatch", "--parsable", "--job-name=ts-job-ends", "--time=3", "--ntasks=1",
                           "--cpus-per-task=1", f"--output={tmp_path}/job.out", f"--chdir={tmp_path}",
-                          "--wrap", "sleep 5"], capture_output=True, text=True, timeout=30)
+                          "--wrap", "sleep 120"], capture_output=True, text=True, timeout=30)
     if res.returncode != 0:
         unavailable(f"sbatch failed (exit {res.returncode}): {res.stderr.strip()}")
     job = res.stdout.strip().split(";")[0]

@@ -663,7 +663,7 @@ class WalkScreen(Screen[None]):
             w.remove()
         for s in self.guide.walk.steps if self.guide.walk else []:
             self.add_step(s, scroll=False)
-        tr.scroll_end(animate=False)
+        tr.anchor()  # stays at the newest step, whenever the layout lands (a scroll_end here raced it)
         self.update_side()
 
     def add_step(self, step: eng.Step, scroll: bool = True) -> None:
@@ -672,9 +672,10 @@ class WalkScreen(Screen[None]):
         if step.kind == "end":
             return
         w = Static(r, classes=f"step step-{step.kind}")
-        self.query_one("#transcript", VerticalScroll).mount(w)
+        tr = self.query_one("#transcript", VerticalScroll)
+        tr.mount(w)
         if scroll:
-            self.query_one("#transcript", VerticalScroll).scroll_end(animate=False)
+            tr.anchor()  # back to following the newest step, even if the user had scrolled up
 
     def update_side(self) -> None:
         walk = self.guide.walk

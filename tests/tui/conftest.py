@@ -36,6 +36,13 @@ def make_app(case: str | None = None, **kw):
     return TroubleshooterApp(spec, settings=kw.pop("settings", Settings()), context_lines=ctx, **kw)
 
 
+async def start(app, pilot, symptom: str) -> None:
+    """Let the app come up, start the walk for ``symptom``, and wait until it pauses or ends."""
+    await settle(app, pilot)
+    app.start_walk(symptom)
+    await settle(app, pilot)
+
+
 async def settle(app, pilot) -> None:
     """Wait until workers are done and messages are processed (no sleeps)."""
     for _ in range(5):

@@ -12,7 +12,7 @@ from textual.widgets import OptionList, Static
 from troubleshooter.session import Session, list_sessions
 from troubleshooter.tui.app import ExportScreen, ResultsScreen, StartScreen, WalkScreen
 
-from .conftest import make_app, settle
+from .conftest import make_app, settle, start
 
 
 def transcript_text(app) -> str:
@@ -58,9 +58,7 @@ async def test_case4_symptom_to_conclusion_to_export(tmp_path):
 async def test_back_and_take_the_other_branch():
     app = make_app("case1")
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
-        app.start_walk("moe-only-slowdown")
-        await settle(app, pilot)
+        await start(app, pilot, "moe-only-slowdown")
         walk = app.screen
         assert isinstance(walk, WalkScreen)
         assert app.guide.current()[1] == "dense"
@@ -92,9 +90,7 @@ async def test_failing_probes_are_shown_as_what_they_are(monkeypatch, tmp_path):
     (fake / "nvidia-smi").chmod(0o755)
     app = make_app(None)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
-        app.start_walk("uniformly-slow")
-        await settle(app, pilot)
+        await start(app, pilot, "uniformly-slow")
         if isinstance(app.screen, ResultsScreen):
             app.pop_screen()
             await settle(app, pilot)
@@ -137,9 +133,7 @@ async def test_cancel_a_hanging_probe(monkeypatch, tmp_path):
 async def test_resume_replays_the_recorded_answers():
     app = make_app("case1")
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
-        app.start_walk("moe-only-slowdown")
-        await settle(app, pilot)
+        await start(app, pilot, "moe-only-slowdown")
         await pilot.press("enter")
         await settle(app, pilot)
         sid = app.guide.session.id
@@ -156,9 +150,7 @@ async def test_resume_replays_the_recorded_answers():
 async def test_copy_writes_the_command_file_and_journals_it():
     app = make_app("case4")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.start_walk("host-ok-container-slow")
-        await settle(app, pilot)
+        await start(app, pilot, "host-ok-container-slow")
         assert isinstance(app.screen, ResultsScreen)
         cmds = app.screen.query_one("#commands", OptionList)
         cmds.focus()
@@ -175,9 +167,7 @@ async def test_copy_writes_the_command_file_and_journals_it():
 async def test_verify_on_a_replayed_capture_says_still_failing():
     app = make_app("case4")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.start_walk("host-ok-container-slow")
-        await settle(app, pilot)
+        await start(app, pilot, "host-ok-container-slow")
         await pilot.press("v")
         await settle(app, pilot)
         text = str(app.screen.query_one("#verify-result", Static).render())
@@ -188,9 +178,7 @@ async def test_verify_on_a_replayed_capture_says_still_failing():
 async def test_measurements_show_where_the_gap_went(tmp_path):
     app = make_app("case2")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.start_walk("bimodal-step-time")
-        await settle(app, pilot)
+        await start(app, pilot, "bimodal-step-time")
         assert isinstance(app.screen, ResultsScreen)
         await pilot.press("m")
         await settle(app, pilot)
@@ -213,9 +201,7 @@ async def test_raw_probe_output_behind_a_step():
 
     app = make_app("case4")
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
-        app.start_walk("host-ok-container-slow")
-        await settle(app, pilot)
+        await start(app, pilot, "host-ok-container-slow")
         app.pop_screen()  # results -> walk
         await settle(app, pilot)
         await pilot.press("o")

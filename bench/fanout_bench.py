@@ -57,8 +57,8 @@ def templates() -> tuple[str, dict[str, bytes]]:
             out["env-self"] = out["env-self"].replace(b"\n", b"\0")
         out["limits"] = LIMITS.encode()
         return "practice H100 node (decision_trees/practice/healthy/outputs)", out
-    from troubleshooter import collect
-    from troubleshooter.targets import LocalTarget
+    from troubleshooter.probe import collect
+    from troubleshooter.probe.targets import LocalTarget
 
     coll = collect.collect(LocalTarget())
     out = {sid: ev.stdout for sid, ev in coll.evidence.items() if ev.ok}
@@ -66,8 +66,8 @@ def templates() -> tuple[str, dict[str, bytes]]:
 
 
 def build(directory: Path, n: int, seed: int = 1) -> dict[str, float]:
-    from troubleshooter import bundle as bmod
-    from troubleshooter.evidence import Evidence, Status
+    from troubleshooter.probe import bundle as bmod
+    from troubleshooter.model.evidence import Evidence, Status
 
     what, tpl = templates()
     rng = random.Random(seed)
@@ -105,7 +105,7 @@ def build(directory: Path, n: int, seed: int = 1) -> dict[str, float]:
 
 def measure(directory: Path, mode: str, workers: int) -> dict:
     """In a fresh process: compare the bundles, report wall time, max RSS (self + workers), the findings."""
-    from troubleshooter import compare
+    from troubleshooter.diagnosis import compare
 
     t0 = time.monotonic()
     paths = compare.find_bundles(directory)
@@ -139,7 +139,7 @@ def main() -> int:
         results = []
         for mode in ("cold", "sidecar"):
             if mode == "sidecar":
-                from troubleshooter import compare
+                from troubleshooter.diagnosis import compare
 
                 t0 = time.monotonic()
                 for p in compare.find_bundles(d):  # what each node does at the end of its fanout task

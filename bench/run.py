@@ -172,8 +172,8 @@ def bench_startup(n: int, tmp: Path) -> None:
 def bench_sweep(runs: int) -> None:
     """Median over ``runs`` sweeps: without a GPU the slowest source takes ~50 ms, so one sweep's ratio is
     mostly scheduling noise on 2 cores."""
-    from troubleshooter import collect
-    from troubleshooter.targets import LocalTarget
+    from troubleshooter.probe import collect
+    from troubleshooter.probe.targets import LocalTarget
 
     samples = []
     for _ in range(runs):
@@ -253,8 +253,8 @@ def bench_fanout(nodes: int) -> None:
 async def _ui_latency(presses: int, workers: int) -> list[float]:
     from textual.worker import get_current_worker
 
-    from troubleshooter.guide import TargetSpec
-    from troubleshooter.runner import run_command
+    from troubleshooter.service.guide import TargetSpec
+    from troubleshooter.probe.runner import run_command
     from troubleshooter.tui.app import StartScreen, TroubleshooterApp
 
     app = TroubleshooterApp(TargetSpec(), context_lines=["bench"], session_dir=Path(tempfile.mkdtemp()))

@@ -1,4 +1,4 @@
-"""Suite-wide: the checked-trees cache (troubleshooter.engine, locations.cache_dir) goes to a private temporary
+"""Suite-wide: the checked-trees cache (troubleshooter.diagnosis.engine, locations.cache_dir) goes to a private temporary
 directory, not the user's cache directory; subprocesses and xdist workers inherit it."""
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import bundle as bmod
-from troubleshooter.bundle import Bundle, BundleError
-from troubleshooter.evidence import Evidence, Status
+from troubleshooter.probe import bundle as bmod
+from troubleshooter.probe.bundle import Bundle, BundleError
+from troubleshooter.model.evidence import Evidence, Status
 
 
 def _evidence() -> list[Evidence]:

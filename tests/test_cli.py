@@ -71,9 +71,9 @@ def test_version(capsys: pytest.CaptureFixture) -> None:
 
 
 def _verbs() -> list[list[str]]:
-    cli._load_extra_verbs()
-    p = cli.build_parser()
+    p, verbs = cli.build_parser()
     choices = p._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert set(choices) == verbs
     out = [[v] for v in choices]
     trees = choices["trees"]._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     out += [["trees", t] for t in trees]

@@ -8,9 +8,11 @@ import random
 import pytest
 
 from tests import corpus
-from troubleshooter import bundle as bmod, compare, parsers
-from troubleshooter.evidence import Evidence, Status
-from troubleshooter.facts import Fact, FactSet
+from troubleshooter.probe import bundle as bmod
+from troubleshooter.diagnosis import compare
+from troubleshooter import parsers
+from troubleshooter.model.evidence import Evidence, Status
+from troubleshooter.model.facts import Fact, FactSet
 
 
 def fs(values: dict, side: str = "target") -> FactSet:

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from troubleshooter.conditions import LOGIC, OPS, Evaluator, facts_named, profile_keys, validate
-from troubleshooter.facts import Unknown
+from troubleshooter.diagnosis.conditions import LOGIC, OPS, Evaluator, facts_named, profile_keys, validate
+from troubleshooter.model.facts import Unknown
 
 FACTS: dict[tuple[str, str], Any] = {
     ("cpu.busy_mhz", "target"): 3000,

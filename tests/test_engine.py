@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from troubleshooter import engine as eng
-from troubleshooter import treetools
-from troubleshooter.engine import Engine, MissingAnswer, TreeError, auto_walk, fill
-from troubleshooter.facts import Unknown
-from troubleshooter.workbench import CannedFacts
+from troubleshooter.diagnosis import engine as eng
+from troubleshooter.diagnosis import treetools
+from troubleshooter.diagnosis.engine import Engine, MissingAnswer, TreeError, auto_walk, fill
+from troubleshooter.model.facts import Unknown
+from troubleshooter.diagnosis.workbench import CannedFacts
 
 
 class _Dumper(yaml.SafeDumper):

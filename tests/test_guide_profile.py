@@ -3,8 +3,8 @@
 
 import pytest
 
-from troubleshooter.cli_diagnose import practice_bundle_path, practice_case
-from troubleshooter.guide import Guide, TargetSpec
+from troubleshooter.service.practice import practice_bundle_path, practice_case
+from troubleshooter.service.guide import Guide, TargetSpec
 from troubleshooter.session import Session
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from troubleshooter import parsers, yamlio
-from troubleshooter.evidence import Status
+from troubleshooter.model.evidence import Status
 from troubleshooter.parsers import ParseError
-from troubleshooter.runner import run_command
+from troubleshooter.probe.runner import run_command
 
 BOMB = """<?xml version="1.0"?>
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
@@ -65,7 +65,8 @@ def test_yaml_bombs_and_tags_refused_with_file_and_line(case: str, tmp_path: Pat
     with pytest.raises(yamlio.YamlError) as exc:
         yamlio.load(tree)
     assert str(tree) in str(exc.value) and exc.value.line
-    from troubleshooter import engine, settings
+    from troubleshooter.diagnosis import engine
+    from troubleshooter import settings
 
     with pytest.raises(engine.TreeError) as texc:
         engine.load_trees(tree.parent)
@@ -86,7 +87,7 @@ HOSTILE_VALUES = ["/data/my dir/topo.xml", "x; rm -rf /", "$(touch /tmp/pwned)",
 
 @pytest.mark.parametrize("value", HOSTILE_VALUES)
 def test_fix_template_values_stay_one_token(value: str) -> None:
-    from troubleshooter.engine import fill
+    from troubleshooter.diagnosis.engine import fill
 
     cmd, missing = fill("export NCCL_TOPO_FILE={nccl.topo_file_used} && ls -l {nccl.topo_file_used}",
                         lambda name, side: value)
@@ -116,7 +117,7 @@ def _member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile
     _member("b/dev", tarfile.CHRTYPE), _member("b/fifo", tarfile.FIFOTYPE),
 ], ids=["dotdot", "nested-dotdot", "absolute", "symlink", "hardlink", "device", "fifo"])
 def test_bundle_archive_escapes_refused(bad: tarfile.TarInfo, tmp_path: Path) -> None:
-    from troubleshooter.bundle import Bundle, BundleError
+    from troubleshooter.probe.bundle import Bundle, BundleError
 
     arc = tmp_path / "evil.tar.gz"
     _tar(arc, [_member("b/manifest.json"), bad])
@@ -144,7 +145,7 @@ def test_flooding_probe_capped() -> None:
 def test_target_disappears_mid_run() -> None:
     """An exec wrapper that dies under the probe (container stopped, job cancelled): an error, no hang."""
     from troubleshooter import sources
-    from troubleshooter.targets import ExecTarget
+    from troubleshooter.probe.targets import ExecTarget
 
     src = sources.load_all()["lscpu"] if "lscpu" in sources.load_all() else next(iter(sources.load_all().values()))
     target = ExecTarget(["sh", "-c", "kill -9 $$", "wrapper"])
@@ -175,7 +176,7 @@ def test_full_disk_journal_keeps_complete_lines(tmp_path: Path, monkeypatch) -> 
 
 
 def test_full_disk_export_clear_error(tmp_path: Path, monkeypatch) -> None:
-    from troubleshooter.guide import Guide, TargetSpec
+    from troubleshooter.service.guide import Guide, TargetSpec
 
     bundle = Path(__file__).parents[1] / "decision_trees" / "practice" / "healthy" / "bundle"
     g = Guide.for_target(TargetSpec(bundle=str(bundle)), None)
@@ -232,7 +233,7 @@ SECRETS = [s for s in (SECRETS_DIR / "SECRETS").read_text().splitlines() if s]
 
 
 def test_redaction_corpus_never_survives() -> None:
-    from troubleshooter.redact import Redactor
+    from troubleshooter.output.redact import Redactor
 
     red = Redactor()
     for f in ("env.txt", "argv.txt"):

@@ -62,7 +62,8 @@ def bad_profile(request, tmp_path: Path, monkeypatch):
 
 @pytest.mark.parametrize("bad_profile", sorted(PROFILE_HOSTILE), indirect=True)
 def test_hostile_profile_refused_with_file_and_line(bad_profile) -> None:
-    from troubleshooter import profiles, yamlio
+    from troubleshooter.diagnosis import profiles
+    from troubleshooter import yamlio
 
     path, line, _ = bad_profile
     t0 = time.monotonic()
@@ -145,9 +146,9 @@ def hang_sources():
 
 
 def test_hanging_probe_in_a_walk_takes_unknown_and_ends(hang_sources, tmp_path: Path, monkeypatch) -> None:
-    from troubleshooter import engine, profiles
-    from troubleshooter.targets import LocalTarget
-    from troubleshooter.workbench import LiveFacts
+    from troubleshooter.diagnosis import engine, profiles
+    from troubleshooter.probe.targets import LocalTarget
+    from troubleshooter.diagnosis.workbench import LiveFacts
 
     trees = tmp_path / "trees"
     trees.mkdir()
@@ -213,7 +214,7 @@ def secret_bundle(tmp_path: Path) -> Path:
 
 
 def _guide(bundle: Path, data: Path, redactor=None):
-    from troubleshooter.guide import Guide, TargetSpec
+    from troubleshooter.service.guide import Guide, TargetSpec
 
     g = Guide.for_target(TargetSpec(bundle=str(bundle)), redactor=redactor)
     g.begin("host-ok-container-slow", session_dir=data / "sessions")
@@ -315,7 +316,7 @@ def test_no_redact_restores_what_the_journal_holds(secret_bundle: Path, data_dir
 def test_raw_guide_exports_carry_the_secrets(secret_bundle: Path, data_dir: Path, tmp_path: Path, capsys) -> None:
     """Control: with redaction off (Guide(redactor=Redactor(enabled=False))) the same exports do carry the
     values, so the checks above can fail; `troubleshooter export` still redacts such a session by default."""
-    from troubleshooter.redact import Redactor
+    from troubleshooter.output.redact import Redactor
 
     g = _guide(secret_bundle, data_dir, redactor=Redactor(enabled=False))
     _walk_to_end(g)
@@ -329,7 +330,7 @@ def test_raw_guide_exports_carry_the_secrets(secret_bundle: Path, data_dir: Path
 
 
 def test_environ_values_with_spaces_fully_redacted() -> None:
-    from troubleshooter.redact import Redactor
+    from troubleshooter.output.redact import Redactor
 
     out = Redactor().bytes(_environ()).decode()
     assert not leaks(out), leaks(out)
@@ -338,7 +339,7 @@ def test_environ_values_with_spaces_fully_redacted() -> None:
 
 
 def test_argv_secret_option_value_masked_by_position() -> None:
-    from troubleshooter.redact import MASK, Redactor
+    from troubleshooter.output.redact import MASK, Redactor
 
     argv = shlex.split(ARGV_LINES[0]) + ["--token", "tok_live_ABCDEF123456", "-H", "Authorization: Bearer " + "x" * 20]
     out = Redactor().argv(argv)
@@ -367,9 +368,10 @@ def test_diagnose_honours_redact_extra(tmp_path: Path) -> None:
 def test_slurm_job_end_is_an_error_of_the_target(monkeypatch) -> None:
     """Without Slurm: srun's words for a job that ended make the evidence an error and mark the target gone,
     even for a source that accepts exit 1 (cpuidle's grep)."""
-    from troubleshooter import sources, targets
-    from troubleshooter.evidence import Evidence, Status
-    from troubleshooter.runner import classify
+    from troubleshooter import sources
+    from troubleshooter.probe import targets
+    from troubleshooter.model.evidence import Evidence, Status
+    from troubleshooter.probe.runner import classify
     from troubleshooter.sources.base import Params
 
     cases = {

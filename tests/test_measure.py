@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import measure, sources
-from troubleshooter.evidence import Status
-from troubleshooter.targets import ExecTarget, LocalTarget
+from troubleshooter.probe import measure
+from troubleshooter import sources
+from troubleshooter.model.evidence import Status
+from troubleshooter.probe.targets import ExecTarget, LocalTarget
 
 FAKES = Path(__file__).parent / "fakes"
 AG = str(FAKES / "all_gather_perf")

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import engine as eng
-from troubleshooter import profiles
-from troubleshooter.bundle import Bundle
-from troubleshooter.pasted import EvidenceFacts, PastedError, infer_symptom
-from troubleshooter.practice import load_cases
-from troubleshooter.targets import BundleTarget
-from troubleshooter.workbench import LiveFacts
+from troubleshooter.diagnosis import engine as eng
+from troubleshooter.diagnosis import profiles
+from troubleshooter.probe.bundle import Bundle
+from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError, infer_symptom
+from troubleshooter.service.practice import load_cases
+from troubleshooter.probe.targets import BundleTarget
+from troubleshooter.diagnosis.workbench import LiveFacts
 
 ROOT = Path(__file__).resolve().parent.parent
 PRACTICE = ROOT / "decision_trees" / "practice"

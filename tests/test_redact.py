@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import bundle as bmod
-from troubleshooter.bundle import Bundle
-from troubleshooter.evidence import Evidence, Status
-from troubleshooter.redact import MASK, Redactor
+from troubleshooter.probe import bundle as bmod
+from troubleshooter.probe.bundle import Bundle
+from troubleshooter.model.evidence import Evidence, Status
+from troubleshooter.output.redact import MASK, Redactor
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE4 = ROOT / "decision_trees" / "practice" / "case4" / "bundle"
@@ -199,7 +199,7 @@ def test_diagnose_output_is_redacted(tmp_path: Path, fmt: str) -> None:
 
 
 def test_guide_export_bundle_redacts_evidence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from troubleshooter.guide import Guide, TargetSpec
+    from troubleshooter.service.guide import Guide, TargetSpec
 
     monkeypatch.setenv("TROUBLESHOOTER_DATA_DIR", str(tmp_path / "data"))
     b = _bundle_with_token(tmp_path)

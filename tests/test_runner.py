@@ -1,4 +1,4 @@
-"""troubleshooter.runner.run_command against real subprocesses: how each way a probe can go is classified,
+"""troubleshooter.probe.runner.run_command against real subprocesses: how each way a probe can go is classified,
 and that no probe can hang the tool or flood its memory."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from troubleshooter.evidence import Status
-from troubleshooter.runner import TRUNCATION_MARKER, run_command
+from troubleshooter.model.evidence import Status
+from troubleshooter.probe.runner import TRUNCATION_MARKER, run_command
 
 
 def _gone(pid: int, within: float = 3.0) -> bool:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from troubleshooter import session as smod
-from troubleshooter.bundle import Bundle
-from troubleshooter.guide import Guide, TargetSpec
+from troubleshooter.probe.bundle import Bundle
+from troubleshooter.service.guide import Guide, TargetSpec
 from troubleshooter.session import Session, SessionError, list_sessions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -249,7 +249,7 @@ def test_guide_resume_replays_answers(tmp_path: Path) -> None:
 
 KILL_SCRIPT = textwrap.dedent("""
     import os, signal, sys
-    from troubleshooter.guide import Guide, TargetSpec
+    from troubleshooter.service.guide import Guide, TargetSpec
 
     g = Guide.for_target(TargetSpec(bundle=sys.argv[1]), "b200")
     g.begin("below-reference")

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import engine, locations, practice, treetools
+from troubleshooter.diagnosis import engine, treetools
+from troubleshooter import locations
+from troubleshooter.service import practice
 
 CASES = treetools.load_cases()
 
@@ -18,7 +20,7 @@ def test_tree_case(path, case):
 
 
 def test_trees_lint_clean():
-    from troubleshooter import checks
+    from troubleshooter.diagnosis import checks
 
     problems = treetools.lint() + checks.lint(checks.load())
     assert problems == []
@@ -51,7 +53,7 @@ def test_healthy_runs_through_every_entry_tree_without_conclusion():
 @pytest.mark.parametrize("case", practice.load_cases(), ids=lambda c: c["id"])
 def test_practice_bundle_up_to_date(case, tmp_path):
     """Rebuilding a bundle from its outputs gives byte-identical evidence: run
-    `python -m troubleshooter.practice build` after editing decision_trees/practice/*/outputs."""
+    `python -m troubleshooter.service.practice build` after editing decision_trees/practice/*/outputs."""
     case_dir = locations.trees_dir() / "practice" / Path(case["bundle"]).parent
     fresh = practice.build_bundle(case_dir, dest=tmp_path / "bundle")
     committed = case_dir / "bundle"
@@ -60,17 +62,17 @@ def test_practice_bundle_up_to_date(case, tmp_path):
         return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / "evidence").rglob("*")) if p.is_file()}
 
     got, want = evidence(fresh), evidence(committed)
-    assert sorted(got) == sorted(want), "practice bundle files differ: rebuild with `python -m troubleshooter.practice build`"
+    assert sorted(got) == sorted(want), "practice bundle files differ: rebuild with `python -m troubleshooter.service.practice build`"
     stale = [name for name in got if got[name] != want[name]]
-    assert not stale, f"stale evidence {stale}: rebuild with `python -m troubleshooter.practice build`"
+    assert not stale, f"stale evidence {stale}: rebuild with `python -m troubleshooter.service.practice build`"
 
 
 @pytest.mark.parametrize("case", practice.load_cases(), ids=lambda c: c["id"])
 def test_demo_reaches_expected_causes(case):
-    from troubleshooter import profiles
-    from troubleshooter.bundle import Bundle
-    from troubleshooter.targets import BundleTarget
-    from troubleshooter.workbench import LiveFacts
+    from troubleshooter.diagnosis import profiles
+    from troubleshooter.probe.bundle import Bundle
+    from troubleshooter.probe.targets import BundleTarget
+    from troubleshooter.diagnosis.workbench import LiveFacts
 
     prof = profiles.get(case.get("profile") or "generic")
     e = engine.Engine(profile=prof.thresholds)

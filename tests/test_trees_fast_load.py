@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from troubleshooter import engine as eng
+from troubleshooter.diagnosis import engine as eng
 from troubleshooter import locations, yamlio
 
 
@@ -146,7 +146,7 @@ def test_cache_hit_gives_the_same_trees(trees_copy: Path, monkeypatch: pytest.Mo
     def no_parse(path):  # a hit reads no YAML
         raise AssertionError(f"parsed {path}")
 
-    monkeypatch.setattr(eng, "_load_doc", no_parse)
+    monkeypatch.setattr(eng.cache, "_load_doc", no_parse)
     _same(first, eng.load_trees())
 
 
@@ -224,7 +224,7 @@ def test_document_json_cannot_carry_is_not_cached(trees_copy: Path, monkeypatch:
         d["nodes"][d["start"]]["stamp"] = datetime.date(2024, 1, 1)
         return d
 
-    monkeypatch.setattr(eng, "_load_doc", with_date)
+    monkeypatch.setattr(eng.cache, "_load_doc", with_date)
     trees = eng.load_trees()
     assert all(t.nodes[t.start]["stamp"] == datetime.date(2024, 1, 1) for t in trees.values())
     assert not (Path(os.environ["TROUBLESHOOTER_CACHE_DIR"]) / "trees.json").exists()

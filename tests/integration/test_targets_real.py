@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import collect, sources
-from troubleshooter.bundle import Bundle
-from troubleshooter.evidence import Status
+from troubleshooter.probe import collect
+from troubleshooter import sources
+from troubleshooter.probe.bundle import Bundle
+from troubleshooter.model.evidence import Status
 from troubleshooter.sources.base import Params, Source
-from troubleshooter.targets import ExecTarget, LocalTarget, SlurmTarget
+from troubleshooter.probe.targets import ExecTarget, LocalTarget, SlurmTarget
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPO_SAMPLE = ROOT / "tests" / "data" / "nccl-topo" / "azure-ndv5-h100-topo.xml.txt"
@@ -218,12 +219,12 @@ def test_job_and_exec_compose(slurm_job: str, bwrap: str, host_topo: tuple[str, 
 # ------------------------------------------------------------------ capture / replay
 def test_capture_replay_gives_same_verdicts(tmp_path: Path, etc_nccl_lock) -> None:
     # in-process, exactly: the same evidence gives the same facts live and replayed
-    from troubleshooter import bundle as bmod
+    from troubleshooter.probe import bundle as bmod
 
     live = collect.collect(LocalTarget())
     manifest, files = bmod.build_manifest({"target": (LocalTarget().describe(), live.evidence.values())})
     path = bmod.write(tmp_path / "inproc.tar.gz", manifest, files)
-    from troubleshooter.targets import BundleTarget
+    from troubleshooter.probe.targets import BundleTarget
 
     replay = collect.collect(BundleTarget(Bundle.open(path)))
     assert {k: v for k, v in live.facts.as_dict().items()} == replay.facts.as_dict()

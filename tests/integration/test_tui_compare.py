@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Static
 
-from troubleshooter.guide import TargetSpec
+from troubleshooter.service.guide import TargetSpec
 from troubleshooter.settings import Settings
-from troubleshooter.tui.app import CompareScreen, FanoutScreen, TroubleshooterApp
+from troubleshooter.tui.screens.compare import CompareScreen, FanoutScreen
+from troubleshooter.tui.app import TroubleshooterApp
 
 
 async def _settle(app, pilot):

@@ -57,7 +57,7 @@ import re
 from typing import Any, Iterator
 
 from troubleshooter.parsers.base import ParseError, require_text, to_number
-from troubleshooter.parsers.nvml_json import FACTS, gpu_facts
+from troubleshooter.parsers.nvml_json import gpu_facts
 
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$", re.MULTILINE)
 _GPU_HEADER = re.compile(r"^GPU\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s*$")

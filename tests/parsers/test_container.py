@@ -4,10 +4,11 @@ import shutil
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from troubleshooter import facts, parsers, sources
+from troubleshooter.model import facts
+from troubleshooter import parsers, sources
 from troubleshooter.parsers import ParseError
 from troubleshooter.sources import Params
-from troubleshooter.targets import ExecTarget, LocalTarget
+from troubleshooter.probe.targets import ExecTarget, LocalTarget
 
 REAL = os.environ.get("TS_REQUIRE_REAL") == "1"
 

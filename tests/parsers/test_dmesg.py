@@ -3,11 +3,12 @@ import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from troubleshooter import facts as factreg, parsers, sources
-from troubleshooter.evidence import Evidence, Status
+from troubleshooter.model import facts as factreg
+from troubleshooter import parsers, sources
+from troubleshooter.model.evidence import Evidence, Status
 from troubleshooter.parsers import ParseError
-from troubleshooter.runner import classify
-from troubleshooter.targets import LocalTarget
+from troubleshooter.probe.runner import classify
+from troubleshooter.probe.targets import LocalTarget
 from tests.corpus import files, load
 
 KIND = "dmesg"

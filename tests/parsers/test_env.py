@@ -3,7 +3,8 @@ import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from troubleshooter import facts, parsers
+from troubleshooter.model import facts
+from troubleshooter import parsers
 from troubleshooter.parsers import ParseError
 from tests.corpus import files, load
 
@@ -112,7 +113,7 @@ def test_random_text_only_parse_error(text):
 def test_env_sources_for_real(monkeypatch):
     from troubleshooter import sources
     from troubleshooter.sources import Params
-    from troubleshooter.targets import LocalTarget
+    from troubleshooter.probe.targets import LocalTarget
 
     monkeypatch.setenv("NCCL_IB_QPS_PER_CONNECTION", "4")
     assert sources.get("env-self").env == ()  # nothing injected: the context as it is

@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from troubleshooter import facts, parsers
-from troubleshooter.evidence import Status
+from troubleshooter.model import facts
+from troubleshooter import parsers
+from troubleshooter.model.evidence import Status
 from troubleshooter.parsers import ParseError
 from troubleshooter.parsers.ib_sysfs import ABSENT, DEV_MARKER, SYSFS_MARKER
 from troubleshooter.sources.base import Params
@@ -97,7 +98,7 @@ def test_plain_grep_paste_without_markers():
 def test_real_run_on_this_machine():
     import troubleshooter.sources.fabric  # noqa: F401
     from troubleshooter.sources.base import SOURCES
-    from troubleshooter.targets import LocalTarget
+    from troubleshooter.probe.targets import LocalTarget
 
     ev = LocalTarget().run(SOURCES["ib-sysfs"], Params())
     assert ev.status is Status.OK, ev.reason

@@ -1,4 +1,4 @@
-"""NCCL_IB_HCA matching (troubleshooter.ibhca), checked against NCCL's documented examples.
+"""NCCL_IB_HCA matching (troubleshooter.model.ibhca), checked against NCCL's documented examples.
 
 NCCL env.rst, NCCL_IB_HCA: "Define to be a list of prefixes to filter interfaces to be used by NCCL.
 Using the ^ symbol, NCCL will exclude interfaces starting with any prefix in that list of prefix.
@@ -9,11 +9,10 @@ of card mlx5_1."  And: "A second optional prefix = indicates that the tokens are
 and mlx5_4."
 """
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from troubleshooter.ibhca import explain, match_hca, parse_spec
+from troubleshooter.model.ibhca import explain, match_hca, parse_spec
 
 # two dual-port cards, a 12-HCA H100 node's names, a bonded RoCE device
 DUAL = [("mlx5_0", 1), ("mlx5_0", 2), ("mlx5_1", 1), ("mlx5_1", 2), ("mlx4_0", 1)]

@@ -5,7 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.corpus import files, load
-from troubleshooter import facts, parsers
+from troubleshooter.model import facts
+from troubleshooter import parsers
 from troubleshooter.parsers import ParseError
 
 

@@ -4,11 +4,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.corpus import files, load
-from troubleshooter import facts, parsers
-from troubleshooter.evidence import Evidence, Status
+from tests.corpus import load
+from troubleshooter.model import facts
+from troubleshooter import parsers
+from troubleshooter.model.evidence import Evidence, Status
 from troubleshooter.parsers import ParseError
-from troubleshooter.runner import classify
+from troubleshooter.probe.runner import classify
 
 CORPUS = "ibstat/ibv_devinfo-cx7-4129-port-down-in-container-h100-roce.txt"
 

@@ -3,10 +3,11 @@ import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from troubleshooter import facts as factreg, parsers, sources
-from troubleshooter.evidence import Status
+from troubleshooter.model import facts as factreg
+from troubleshooter import parsers, sources
+from troubleshooter.model.evidence import Status
 from troubleshooter.parsers import ParseError
-from troubleshooter.targets import LocalTarget
+from troubleshooter.probe.targets import LocalTarget
 from tests.corpus import load
 
 KIND = "kernel-config"
@@ -96,7 +97,7 @@ def test_real_source_here():
 
 
 def test_no_config_is_a_clear_error():
-    from troubleshooter.runner import run_command
+    from troubleshooter.probe.runner import run_command
     from troubleshooter.sources.kernel_log import KERNEL_CONFIG_SCRIPT
 
     script = KERNEL_CONFIG_SCRIPT.replace("/boot/config-", "/nonexistent/config-").replace(

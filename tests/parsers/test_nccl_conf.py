@@ -2,10 +2,11 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from troubleshooter import facts, parsers, sources
+from troubleshooter.model import facts
+from troubleshooter import parsers, sources
 from troubleshooter.parsers import ParseError
 from troubleshooter.sources import Params
-from troubleshooter.targets import LocalTarget
+from troubleshooter.probe.targets import LocalTarget
 
 PROBE = """#@ nccl-conf 1
 #@ checked present=1 readable=1 path=/home/u/.nccl.conf

@@ -5,7 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.corpus import files, load
-from troubleshooter import facts, parsers
+from troubleshooter.model import facts
+from troubleshooter import parsers
 from troubleshooter.parsers import ParseError
 
 
@@ -190,7 +191,7 @@ def test_only_declared_facts(path):
 def test_source_reads_a_named_log_only():
     import troubleshooter.sources.fabric  # noqa: F401
     from troubleshooter.sources.base import SOURCES, Params
-    from troubleshooter.targets import LocalTarget
+    from troubleshooter.probe.targets import LocalTarget
 
     src = SOURCES["nccl-debug-log"]
     assert src.parser == "nccl-debug" and not src.active
@@ -202,7 +203,7 @@ def test_source_reads_a_named_log_only():
 def test_source_reads_the_file(tmp_path):
     import troubleshooter.sources.fabric  # noqa: F401
     from troubleshooter.sources.base import SOURCES, Params
-    from troubleshooter.targets import LocalTarget
+    from troubleshooter.probe.targets import LocalTarget
 
     log = tmp_path / "nccl.log"
     log.write_text(load("nccl-debug/roce-8nic-stale-aws-ofi-plugin-verbs-rxm-fallback-to-ib-nccl2.27.5.txt"))

@@ -3,10 +3,11 @@ import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from troubleshooter import facts as factreg, parsers, sources
-from troubleshooter.evidence import Status
+from troubleshooter.model import facts as factreg
+from troubleshooter import parsers, sources
+from troubleshooter.model.evidence import Status
 from troubleshooter.parsers import ParseError
-from troubleshooter.targets import LocalTarget
+from troubleshooter.probe.targets import LocalTarget
 from tests.corpus import load
 
 KIND = "numastat"

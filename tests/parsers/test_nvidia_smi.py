@@ -5,10 +5,10 @@ from hypothesis import strategies as st
 import troubleshooter.sources.gpu  # noqa: F401  (declares the gpu sources)
 from tests.corpus import load
 from troubleshooter import parsers
-from troubleshooter.evidence import Status
+from troubleshooter.model.evidence import Status
 from troubleshooter.parsers import ParseError
 from troubleshooter.sources import SOURCES, Params
-from troubleshooter.targets import LocalTarget
+from troubleshooter.probe.targets import LocalTarget
 
 GH200 = "nvidia-smi/gh200-480gb-nvidia-smi-570.txt"
 GB300 = "nvidia-smi/oci-gb300-nvidia-smi-580.txt"

@@ -5,10 +5,10 @@ from hypothesis import strategies as st
 import troubleshooter.sources.gpu  # noqa: F401  (declares the gpu sources)
 from tests.corpus import files, load
 from troubleshooter import parsers
-from troubleshooter.evidence import Status
+from troubleshooter.model.evidence import Status
 from troubleshooter.parsers import ParseError
 from troubleshooter.sources import SOURCES, Params
-from troubleshooter.targets import LocalTarget
+from troubleshooter.probe.targets import LocalTarget
 
 A40 = "nvidia-smi/a40x10-driver550-table-and-q-idle-p8-sw-power-cap-active-dram-ce-remapped.txt"
 RTX = "nvidia-smi/rtx5080-laptop-driver580-full-q-event-reason-counters.txt"

@@ -5,10 +5,10 @@ from hypothesis import strategies as st
 import troubleshooter.sources.gpu  # noqa: F401  (declares the gpu sources)
 from tests.corpus import files, load
 from troubleshooter import parsers
-from troubleshooter.evidence import Status
+from troubleshooter.model.evidence import Status
 from troubleshooter.parsers import ParseError
 from troubleshooter.sources import SOURCES, Params
-from troubleshooter.targets import LocalTarget
+from troubleshooter.probe.targets import LocalTarget
 
 D = "nvidia-smi-topo/"
 GPUS8 = [f"GPU{i}" for i in range(8)]

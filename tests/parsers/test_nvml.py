@@ -16,12 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.corpus import load
-from troubleshooter import nvml, parsers
-from troubleshooter.evidence import Status
+from troubleshooter.sources import nvml
+from troubleshooter import parsers
+from troubleshooter.model.evidence import Status
 from troubleshooter.parsers import ParseError
 import troubleshooter.sources.gpu  # noqa: F401  (declares the gpu sources)
 from troubleshooter.sources import SOURCES, Params
-from troubleshooter.targets import LocalTarget
+from troubleshooter.probe.targets import LocalTarget
 
 RTX5080 = "nvidia-smi/rtx5080-laptop-driver580-full-q-event-reason-counters.txt"
 

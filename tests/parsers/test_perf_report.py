@@ -3,7 +3,8 @@ import shutil
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from troubleshooter import facts, parsers
+from troubleshooter.model import facts
+from troubleshooter import parsers
 from troubleshooter.parsers import ParseError
 from tests.corpus import files, load
 
@@ -119,8 +120,9 @@ def test_random_text_only_parse_error(text):
 
 @pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
 def test_perf_sample_source_runs_for_real():
-    from troubleshooter import measure, sources
-    from troubleshooter.targets import LocalTarget
+    from troubleshooter.probe import measure
+    from troubleshooter import sources
+    from troubleshooter.probe.targets import LocalTarget
 
     src = sources.get("perf-sample")
     assert src.active and src.root and src.parser == KIND
@@ -143,7 +145,7 @@ def test_perf_sample_permission_denied_says_why(tmp_path):
 
     from troubleshooter import sources
     from troubleshooter.sources.base import Params
-    from troubleshooter.targets import LocalTarget
+    from troubleshooter.probe.targets import LocalTarget
 
     fake = Path(__file__).resolve().parents[1] / "fakes" / "paranoid"
     src = sources.get("perf-sample")

@@ -1,7 +1,8 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from troubleshooter import facts, parsers
+from troubleshooter.model import facts
+from troubleshooter import parsers
 from troubleshooter.parsers import ParseError
 from tests.corpus import files, load
 

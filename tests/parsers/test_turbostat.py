@@ -1,13 +1,12 @@
 import pytest
-from hypothesis import given, settings, strategies as st
 
-from tests.corpus import files, load
+from tests.corpus import load
 from troubleshooter import parsers
-from troubleshooter.evidence import Evidence, Status
+from troubleshooter.model.evidence import Evidence, Status
 from troubleshooter.parsers import ParseError
-from troubleshooter.runner import classify
+from troubleshooter.probe.runner import classify
 from troubleshooter.sources import Params, get as get_source
-from troubleshooter.targets import LocalTarget
+from troubleshooter.probe.targets import LocalTarget
 
 KIND = "turbostat"
 
@@ -159,24 +158,6 @@ def test_empty_or_not_turbostat(text):
         parse(text)
 
 
-@pytest.mark.parametrize("path", files("turbostat"), ids=lambda p: p.name)
-def test_corpus_detected_and_facts_declared(path):
-    text = load(f"turbostat/{path.name}")
-    assert parsers.detect(text) == KIND
-    declared = set(parsers.get(KIND).facts)
-    assert set(parse(text)) <= declared
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.one_of(st.text(), st.binary().map(lambda b: b.decode("utf-8", errors="replace")),
-                 st.lists(st.sampled_from(["Core", "CPU", "Busy%", "Bzy_MHz", "-", "0", "1.5", "-nan", "\t", " ",
-                                           "\n", "=\n", "=20", "C6%", "GFXWattRAMWatt", "max turbo"])).map("".join)))
-def test_random_input_only_parse_error(text):
-    try:
-        f = parse(text)
-    except ParseError:
-        return
-    assert set(f) <= set(parsers.get(KIND).facts)
 
 
 def test_rlimit_failure_classifies_as_permission_denied():

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from troubleshooter import export, session
-from troubleshooter.cli_diagnose import practice_bundle_path, practice_case
-from troubleshooter.guide import TargetSpec
+from troubleshooter.output import export
+from troubleshooter import session
+from troubleshooter.service.practice import practice_bundle_path, practice_case
+from troubleshooter.service.guide import TargetSpec
 from troubleshooter.settings import Settings
 
 FROZEN = 1796000000.0

@@ -10,7 +10,10 @@ import pytest
 from textual.widgets import OptionList, Static
 
 from troubleshooter.session import Session, list_sessions
-from troubleshooter.tui.app import ExportScreen, ResultsScreen, StartScreen, WalkScreen
+from troubleshooter.tui.screens.dialogs import ExportScreen
+from troubleshooter.tui.screens.results import ResultsScreen
+from troubleshooter.tui.screens.start import StartScreen
+from troubleshooter.tui.screens.walk import WalkScreen
 
 from .conftest import make_app, settle, start
 
@@ -19,7 +22,7 @@ def transcript_text(app) -> str:
     """What the walk screen shows, as plain text (the same renderer, printed by Rich)."""
     from rich.console import Console
 
-    from troubleshooter.tui.app import render_step
+    from troubleshooter.tui.render import render_step
 
     con = Console(record=True, width=100, file=open(os.devnull, "w"))
     for step in app.guide.walk.steps:
@@ -197,7 +200,7 @@ async def test_measurements_show_where_the_gap_went(tmp_path):
 
 @pytest.mark.asyncio
 async def test_raw_probe_output_behind_a_step():
-    from troubleshooter.tui.app import EvidenceScreen
+    from troubleshooter.tui.screens.evidence import EvidenceScreen
 
     app = make_app("case4")
     async with app.run_test(size=(120, 40)) as pilot:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from troubleshooter.tui.app import ExportScreen, ResultsScreen, WalkScreen
+from troubleshooter.tui.screens.dialogs import ExportScreen
+from troubleshooter.tui.screens.results import ResultsScreen
+from troubleshooter.tui.screens.walk import WalkScreen
 
 from .conftest import make_app, settle
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Iterable
 
-from troubleshooter import facts as _facts
+from troubleshooter.model import facts as _facts
 
 
 class ParseError(ValueError):

@@ -9,15 +9,16 @@ The ``nccl-sweep-qps`` source (and anyone by hand) prints, before each run, a ma
     # Avg bus bandwidth    : 60.9
 
 Each run is read by the ``nccl-tests`` parser; the judgement (median per value, noise threshold, best value,
-gain over the baseline, the recommendation) is :func:`troubleshooter.measure.judge_sweep`, the same code the
-live sweep uses. The baseline is the first value swept (NCCL's default, 1, for QPS). A value is recommended
+gain over the baseline, the recommendation) is :func:`judge_sweep` below, the same code the live sweep
+(:func:`troubleshooter.probe.measure.sweep`) uses. The baseline is the first value swept (NCCL's default, 1, for QPS). A value is recommended
 only when it measured better than the baseline beyond the run-to-run noise: case 3's lesson.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+import statistics
+from typing import Any, Sequence
 
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
@@ -48,7 +49,6 @@ def _detect(text: str) -> float:
 @parser("nccl-sweep", detect=_detect, summary="nccl-tests runs under several values of one NCCL variable (#@ sweep markers)",
         facts=FACTS, command="troubleshooter check --measure (source nccl-sweep-qps)")
 def parse(text: str) -> dict[str, Any]:
-    from troubleshooter.measure import judge_sweep
     from troubleshooter.parsers import nccl_tests
 
     text = require_text(text, "nccl-tests runs separated by '#@ sweep VAR=VALUE' lines")
@@ -99,3 +99,47 @@ def parse(text: str) -> dict[str, Any]:
     if collective:
         out["sweep.collective"] = collective
     return out
+
+
+def judge_sweep(var: str, vals: Sequence[str], base: str,
+                runs: Sequence[tuple[str, float | None, dict[int, float]]], problems: Sequence[str] = ()) -> dict[str, Any]:
+    """Pure judgement of a sweep: per value the median score, spread, busbw per size; the best value, the
+    gain over the baseline, the noise threshold and the recommendation. Shared by :func:`sweep` and the
+    ``nccl-sweep`` parser (a sweep captured in a bundle or pasted)."""
+    problems = list(problems)
+    score: dict[str, float] = {}
+    spread: dict[str, float] = {}
+    busbw: dict[str, dict[int, float]] = {}
+    for v in vals:
+        good = [r for r in runs if r[0] == v and r[1] is not None]
+        if not good:
+            continue
+        scores = [r[1] for r in good]
+        med = statistics.median(scores)
+        score[v] = round(med, 3)
+        spread[v] = round(100.0 * (max(scores) - min(scores)) / med, 3) if med > 0 else 0.0
+        sizes = sorted({s for r in good for s in r[2]})
+        busbw[v] = {s: statistics.median([r[2][s] for r in good if s in r[2]]) for s in sizes}
+    best = max(score, key=lambda k: score[k]) if score else None
+    gain = noise = within = None
+    if base not in score:
+        rec = (f"no recommendation: the baseline {var}={base} could not be measured"
+               + (f" ({problems[0]})" if problems else ""))
+    else:
+        assert best is not None
+        gain = round(100.0 * (score[best] / score[base] - 1.0), 2) if score[base] > 0 else None
+        noise = round(max(3.0, 2.0 * max(spread.get(best, 0.0), spread.get(base, 0.0))), 2)
+        if gain is None:
+            within = True
+            rec = f"keep {var}={base}: the baseline busbw is 0, nothing to compare"
+        else:
+            within = best == base or gain < noise
+            if within:
+                rec = (f"keep {var}={base}: no value measured better beyond noise on this target "
+                       f"(best {var}={best}: {gain:+.1f}% vs noise threshold {noise:.1f}%)")
+            else:
+                rec = (f"set {var}={best}: measured {gain:.0f}% higher busbw than {var}={base} on this target "
+                       f"({score[best]:.1f} vs {score[base]:.1f} GB/s, noise threshold {noise:.1f}%); "
+                       f"apply it only to jobs on this fabric")
+    return {"score_gbps": score, "spread_pct": spread, "busbw": busbw, "best": best, "gain_pct": gain,
+            "noise_pct": noise, "within_noise": within, "recommendation": rec}

@@ -1,4 +1,4 @@
-"""GPU health from NVML, read in-process by the ``nvml`` source (:mod:`troubleshooter.nvml`).
+"""GPU health from NVML, read in-process by the ``nvml`` source (:mod:`troubleshooter.sources.nvml`).
 
 The source writes a versioned JSON document (sample: one RTX 5080 Laptop GPU, the values of the corpus
 file ``nvidia-smi-q/rtx5080-laptop-driver580-full-q-event-reason-counters.txt`` as NVML returns them)::

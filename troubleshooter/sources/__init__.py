@@ -19,7 +19,8 @@ _loaded = False
 def load_all() -> dict[str, Source]:
     global _loaded
     if not _loaded:
-        from troubleshooter import derived, parsers  # noqa: F401  (derived declares its facts)
+        from troubleshooter.model import combine as derived  # noqa: F401  (declares its facts)
+        from troubleshooter import parsers  # noqa: F401  (derived declares its facts)
 
         parsers.load_all()
         for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):

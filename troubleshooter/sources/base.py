@@ -16,7 +16,7 @@ import dataclasses
 import re
 from typing import Any, Callable, Mapping
 
-from troubleshooter.evidence import Evidence
+from troubleshooter.model.evidence import Evidence
 
 
 # {pid}, {sample_s}, {job} ...; not ${var} (shell) and not {a,b} (brace expansion)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import time
 
-from troubleshooter import nvml
-from troubleshooter.evidence import Evidence, Status
+from troubleshooter.sources import nvml
+from troubleshooter.model.evidence import Evidence, Status
 from troubleshooter.sources.base import Params, source
 
-# How each unusable-NVML state is reported (the reason comes from troubleshooter.nvml).
+# How each unusable-NVML state is reported (the reason comes from troubleshooter.sources.nvml).
 _STATUS = {
     "library-not-found": Status.NO_GPU,
     "driver-not-loaded": Status.NO_GPU,

@@ -3,7 +3,7 @@
 ``perf-sample`` samples every CPU for ``sample_s`` seconds with call graphs and reports the self overhead
 per (command, shared object, symbol): the signal of case 1 (24% of host cycles in
 ``arm_smmu_cmdq_issue_cmdlist``). nccl-tests runs and sweeps are NOT declared here: they are invoked
-explicitly through :mod:`troubleshooter.measure`.
+explicitly through :mod:`troubleshooter.probe.measure`.
 
 The script is fixed (no value is interpolated into it; ``sample_s`` is its positional argument). It records
 into a ``mktemp`` file that it always removes, and when ``perf record`` fails for lack of privilege it says
@@ -11,7 +11,7 @@ so with the ``kernel.perf_event_paranoid`` value on its last stderr line, which 
 (status permission-denied).
 """
 
-from troubleshooter import facts as _facts
+from troubleshooter.model import facts as _facts
 from troubleshooter.sources.base import source
 
 # No braces in the script: Source.render_argv formats arguments that contain them.
@@ -40,7 +40,7 @@ PERF_SAMPLE = source(
     parser="perf-report",
     family="measure",
     argv=["sh", "-c", PERF_SAMPLE_SCRIPT, "perf-sample", "{sample_s}"],
-    # Covers sample_s up to 60 s plus the report; troubleshooter.measure.perf_sample() sets
+    # Covers sample_s up to 60 s plus the report; troubleshooter.probe.measure.perf_sample() sets
     # sample_s + PERF_SAMPLE_MARGIN_S for a given duration.
     timeout_s=120,
     needs="perf",
@@ -53,7 +53,7 @@ PERF_SAMPLE = source(
     "in ways no GPU tool shows.",
 )
 
-# Facts produced by troubleshooter.measure itself (no parser reads them from a tool's output).
+# Facts produced by troubleshooter.probe.measure itself (no parser reads them from a tool's output).
 _facts.declare(
     "cpu-microbench",
     [("cpu.single_thread_score", "number", "ops/s",

@@ -1,2 +1,2 @@
-"""The Textual front end. Everything it shows comes from the core (troubleshooter.guide and friends);
+"""The Textual front end. Everything it shows comes from the core (troubleshooter.service.guide and friends);
 nothing in the core imports this package."""

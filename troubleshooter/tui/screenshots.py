@@ -23,7 +23,8 @@ CONTEXT = ["target: local (gpu017)", "slurm: job 4242, step 0", "container: enro
 
 
 def _freeze() -> None:
-    from troubleshooter import export, session
+    from troubleshooter.output import export
+    from troubleshooter import session
 
     export.clock = lambda: FROZEN
     session.clock = lambda: FROZEN
@@ -31,8 +32,8 @@ def _freeze() -> None:
 
 
 async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
-    from troubleshooter.cli_diagnose import practice_bundle_path, practice_case
-    from troubleshooter.guide import TargetSpec
+    from troubleshooter.service.practice import practice_bundle_path, practice_case
+    from troubleshooter.service.guide import TargetSpec
     from troubleshooter.settings import Settings
     from troubleshooter.tui.app import ExportScreen, ResultsScreen, TroubleshooterApp
 

@@ -1,0 +1,45 @@
+"""What every verb shares: exit codes, the user-facing error, target options and their parsing."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from troubleshooter.probe.targetspec import add_target_options  # noqa: F401 (the verbs' shared options)
+
+EXIT_OK, EXIT_FAIL, EXIT_CANNOT = 0, 1, 2
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line on stderr, exit 2."""
+
+
+def _err(msg: str) -> None:
+    print(f"troubleshooter: {msg}", file=sys.stderr)
+
+
+def make_target(args: argparse.Namespace):
+    from troubleshooter.probe.bundle import BundleError
+    from troubleshooter.probe.targets import make_target as mk
+
+    try:
+        return mk(bundle=getattr(args, "bundle", None), job=args.job, node=args.node,
+                  container_name=args.container_name, exec_prefix=args.exec_prefix)
+    except (BundleError, ValueError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+def make_params(args: argparse.Namespace, target=None):
+    from troubleshooter.sources import Params
+
+    params = Params(pid=getattr(args, "pid", None))
+    if getattr(args, "job", None):
+        params.extra["job"] = args.job
+    for opt in ("steps_log", "nccl_log", "nccl_tests_dir"):
+        if getattr(args, opt, None):
+            params.extra[opt] = getattr(args, opt)
+    if target is not None and getattr(target, "kind", "") == "bundle":
+        saved = target.bundle.params
+        if params.pid is None and saved.get("pid"):
+            params.pid = saved["pid"]
+    return params

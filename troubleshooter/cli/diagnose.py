@@ -1,0 +1,263 @@
+"""Verbs over the trees: diagnose, trees (list, lint, graph, test), demo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from troubleshooter.service.practice import PracticeError, load_cases, practice_bundle_path
+from troubleshooter.service.practice import practice_case as _practice_case
+from troubleshooter.cli.common import EXIT_FAIL, EXIT_OK, CliError, add_target_options, make_params, make_target
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    c = sub.add_parser("diagnose", help="walk a symptom's tree headless; prints the path, hypotheses and fixes",
+                       description="Walk the decision tree for a symptom, running its probes in the target "
+                       "(or replaying a bundle, or reading pasted tool outputs with --evidence). "
+                       "Exit 1 when a root cause is found, 0 when none is, 2 when it cannot run.")
+    c.add_argument("--symptom", metavar="ID", help="the symptom (see `troubleshooter trees list`); asked or inferred with --evidence")
+    add_target_options(c)
+    c.add_argument("--evidence", nargs="+", metavar="[SIDE:][KIND=]FILE",
+                   help="diagnose from tool outputs someone pasted (kinds detected; SIDE is host, container or a node name)")
+    c.add_argument("--answer", action="append", default=[], metavar="NODE=CHOICE", help="answer a question in advance (repeatable)")
+    c.add_argument("--measure", action="store_true", help="allow active measurements (perf sample, ...)")
+    fmt = c.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="the diagnosis as JSON")
+    fmt.add_argument("--md", action="store_true", help="the ticket text (Markdown)")
+    c.add_argument("--no-redact", action="store_true", help="keep secrets in the output (they are redacted by default)")
+    c.set_defaults(func=cmd_diagnose)
+
+    t = sub.add_parser("trees", help="tree tooling: list, lint, graph, test")
+    tsub = t.add_subparsers(dest="trees_verb", metavar="ACTION", required=True)
+    x = tsub.add_parser("list", help="the symptoms and subtrees")
+    x.add_argument("--json", action="store_true")
+    x.set_defaults(func=cmd_trees_list)
+    x = tsub.add_parser("lint", help="schema, facts, sources, reachability, cycles, verify steps, templates")
+    x.add_argument("--json", action="store_true")
+    x.set_defaults(func=cmd_trees_lint)
+    x = tsub.add_parser("graph", help="a tree as Mermaid (default) or DOT")
+    x.add_argument("tree")
+    x.add_argument("--dot", action="store_true")
+    x.set_defaults(func=cmd_trees_graph)
+    x = tsub.add_parser("test", help="run the tree test cases in decision_trees/tests")
+    x.add_argument("--json", action="store_true")
+    x.set_defaults(func=cmd_trees_test)
+
+    d = sub.add_parser("demo", help="practise on a reference case (case1..case4, healthy)",
+                       description="Walk a practice case (a bundle built from the seed's figures) with every step explained.")
+    d.add_argument("case", nargs="?", help="case id; omit to list them")
+    d.add_argument("--json", action="store_true")
+    d.add_argument("--md", action="store_true")
+    d.set_defaults(func=cmd_demo)
+
+
+def _parse_answers(items: list[str]) -> dict[str, str]:
+    out = {}
+    for a in items:
+        node, sep, choice = a.partition("=")
+        if not sep or not node or not choice:
+            raise CliError(f"--answer takes NODE=CHOICE, got {a!r}")
+        out[node.strip()] = choice.strip()
+    return out
+
+
+def _ask_tty(tree, nid, node) -> str | None:
+    if not sys.stdin.isatty():
+        return None
+    from troubleshooter.diagnosis.engine import strip_links
+
+    print(f"\n? {strip_links(node.get('question', nid))}", file=sys.stderr)
+    if node.get("why"):
+        print(f"  ({strip_links(node['why'])})", file=sys.stderr)
+    for i, c in enumerate(node["choices"], 1):
+        print(f"  {i}. {c['label']}" + (f" - {c['explain']}" if c.get("explain") else ""), file=sys.stderr)
+    while True:
+        try:
+            raw = input("choice> ").strip()
+        except EOFError:
+            return None
+        if raw.isdigit() and 1 <= int(raw) <= len(node["choices"]):
+            return node["choices"][int(raw) - 1]["id"]
+        ids = [c["id"] for c in node["choices"]]
+        if raw in ids:
+            return raw
+        print(f"  one of 1-{len(ids)} or {', '.join(ids)}", file=sys.stderr)
+
+
+def run_diagnosis(symptom: str | None, facts, *, answers: dict[str, str], profile_id: str | None,
+                  target_desc: dict[str, Any], context: list[str] | None = None, interactive: bool = True,
+                  extra: dict[str, Any] | None = None, redact: bool = True):
+    """The diagnose use case (:func:`troubleshooter.service.diagnose.diagnose`), asking on the terminal."""
+    from troubleshooter.service.diagnose import DiagnoseError, diagnose
+
+    try:
+        return diagnose(symptom, facts, answers=answers, profile_id=profile_id, target_desc=target_desc,
+                        context=context, ask=_ask_tty if interactive else None, extra=extra, redact=redact)
+    except DiagnoseError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def print_human(doc: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from troubleshooter.output import export
+
+    Console().print(Markdown(export.to_markdown(doc).replace("<details><summary>", "**").replace("</summary>", "**").replace("</details>", "")))
+
+
+def emit(doc: dict[str, Any], args: argparse.Namespace) -> None:
+    from troubleshooter.output import export
+
+    if getattr(args, "json", False):
+        print(export.to_json(doc))
+    elif getattr(args, "md", False):
+        sys.stdout.write(export.to_markdown(doc))
+    else:
+        print_human(doc)
+
+
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    from troubleshooter.output import report
+    from troubleshooter.diagnosis.engine import MissingAnswer, TreeError
+    from troubleshooter.diagnosis.workbench import LiveFacts
+
+    answers = _parse_answers(args.answer)
+    if args.evidence:
+        from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError, infer_symptom
+
+        if args.bundle or args.job or args.exec_prefix:
+            raise CliError("--evidence reads pasted files; it does not combine with --bundle/--job/--exec")
+        try:
+            facts = EvidenceFacts.from_specs(args.evidence)
+        except PastedError as exc:
+            raise CliError(str(exc)) from exc
+        for line in facts.report_lines():
+            print(line, file=sys.stderr)
+        symptom = args.symptom or infer_symptom(facts)
+        if symptom is None:
+            raise CliError("cannot tell the symptom from these files; pass --symptom (see `troubleshooter trees list`)")
+        target_desc = {"kind": "evidence", "label": "pasted outputs: " + ", ".join(f.display for f in facts.files)}
+        context: list[str] = []
+    else:
+        target = make_target(args)
+        params = make_params(args, target)
+        facts = LiveFacts.for_target(target, params, measure=args.measure)
+        symptom = args.symptom
+        target_desc = target.describe()
+        context = []
+    try:
+        walk, doc = run_diagnosis(symptom, facts, answers=answers, profile_id=args.profile, target_desc=target_desc,
+                                  context=context, redact=not args.no_redact)
+    except MissingAnswer as exc:
+        raise CliError(str(exc)) from exc
+    except TreeError as exc:
+        raise CliError(str(exc)) from exc
+    if args.evidence:
+        doc["evidence"] = facts.evidence_table()
+    elif hasattr(facts, "factsets"):
+        doc["context"] = report.context_lines(facts.factsets["target"], target_desc)
+    emit(doc, args)
+    return EXIT_FAIL if walk.conclusions else EXIT_OK
+
+
+def cmd_trees_list(args: argparse.Namespace) -> int:
+    from troubleshooter.diagnosis.engine import Engine
+
+    e = Engine()
+    rows = [{"id": t.id, "kind": t.kind, "title": t.title, "summary": t.summary, "version": t.version,
+             "file": str(t.path)} for t in sorted(e.trees.values(), key=lambda t: (t.kind != "entry", t.order, t.id))]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            print(f"{r['id']:28} {r['kind']:8} {r['title']}")
+    return EXIT_OK
+
+
+def cmd_trees_lint(args: argparse.Namespace) -> int:
+    from troubleshooter.diagnosis import checks, treetools
+
+    problems = treetools.lint()
+    try:
+        problems += checks.lint(checks.load())
+    except checks.CheckError as exc:
+        problems.append(str(exc))
+    if args.json:
+        print(json.dumps({"problems": problems}, indent=2))
+    else:
+        for p in problems:
+            print(p)
+        print(f"{len(problems)} problem(s)" if problems else "trees ok", file=sys.stderr)
+    return EXIT_FAIL if problems else EXIT_OK
+
+
+def cmd_trees_graph(args: argparse.Namespace) -> int:
+    from troubleshooter.diagnosis import treetools
+    from troubleshooter.diagnosis.engine import Engine
+
+    t = Engine().tree(args.tree)
+    sys.stdout.write(treetools.dot(t) if args.dot else treetools.mermaid(t))
+    return EXIT_OK
+
+
+def cmd_trees_test(args: argparse.Namespace) -> int:
+    from troubleshooter.diagnosis import treetools
+
+    results = treetools.run_all()
+    if args.json:
+        print(json.dumps([r.__dict__ for r in results], indent=2))
+    else:
+        for r in results:
+            print(f"{'ok  ' if r.ok else 'FAIL'} {r.tree}: {r.name}" + ("" if r.ok else "\n      " + "\n      ".join(r.problems)))
+        print(f"{sum(r.ok for r in results)} passed, {sum(not r.ok for r in results)} failed")
+    return EXIT_OK if all(r.ok for r in results) else EXIT_FAIL
+
+
+# ------------------------------------------------------------------ practice cases
+def practice_case(case_id: str) -> dict[str, Any]:
+    try:
+        return _practice_case(case_id)
+    except PracticeError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from troubleshooter.probe.bundle import Bundle
+    from troubleshooter.probe.targets import BundleTarget
+    from troubleshooter.diagnosis.workbench import LiveFacts
+
+    if not args.case:
+        for c in load_cases():
+            print(f"{c['id']:10} {c['title']}\n           symptom: {c['symptom']}")
+        return EXIT_OK
+    case = practice_case(args.case)
+    target = BundleTarget(Bundle.open(practice_bundle_path(case)))
+    facts = LiveFacts.for_target(target)
+    if not (args.json or args.md):
+        from rich.console import Console
+        from rich.panel import Panel
+
+        Console().print(Panel(case.get("story", "").strip(), title=f"practice: {case['title']}", expand=False))
+        learn = True
+    else:
+        learn = False
+    walk, doc = run_diagnosis(case["symptom"], facts, answers=dict(case.get("answers", {})),
+                              profile_id=case.get("profile"), target_desc=target.describe(), interactive=False)
+    if learn:
+        from rich.console import Console
+
+        con = Console()
+        for i, s in enumerate(walk.steps, 1):
+            con.print(f"[bold]{i}. {s.title}[/]  [dim]({s.kind})[/]")
+            if s.why:
+                con.print(f"   [italic]why:[/] {s.why}")
+            for k, v in s.facts.items():
+                con.print(f"   {k} = {v}")
+            if s.because or s.explain:
+                con.print(f"   [cyan]→ {s.because or s.explain}[/]")
+        con.print()
+    emit(doc, args)
+    return EXIT_FAIL if walk.conclusions else EXIT_OK

@@ -1,0 +1,246 @@
+"""The verbs that collect and read evidence: check, capture, parse, and the listings (locate, sources, facts)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from troubleshooter.cli.common import (EXIT_OK, CliError, _err, add_target_options, make_params, make_target)
+
+
+# ------------------------------------------------------------------ check
+def cmd_check(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from troubleshooter.diagnosis.profiles import ProfileError
+    from troubleshooter.output import report
+    from troubleshooter.service.check import run_check
+
+    target = make_target(args)
+    params = make_params(args, target)
+    progress = None
+    if not args.json and sys.stderr.isatty():
+        def progress(kind: str, obj: Any) -> None:
+            if kind in ("start", "done"):
+                name = getattr(obj, "id", None) or getattr(obj, "source_id", "")
+                print(f"  {'running' if kind == 'start' else 'done   '} {name}", file=sys.stderr)
+    try:
+        run = run_check(target, params, profile_id=args.profile, measure=args.measure, on_event=progress)
+    except ProfileError as exc:
+        raise CliError(str(exc)) from exc
+    if args.json:
+        print(report.check_json(run.results, run.context, target.describe(), run.profile.id, run.evidence))
+    else:
+        report.print_check(Console(), run.results, run.context, run.profile.id, run.wall_s)
+    if run.problem:
+        _err(run.problem)
+    if args.junit:
+        Path(args.junit).write_bytes(report.junit_xml(run.results))
+    return run.exit_code
+
+
+# ------------------------------------------------------------------ capture
+def cmd_capture(args: argparse.Namespace) -> int:
+    from troubleshooter.probe import bundle as bmod, collect
+    from troubleshooter.probe.targets import LocalTarget
+
+    target = make_target(args)
+    if target.kind == "bundle":
+        raise CliError("capture runs probes live; --bundle replays one (use check --bundle)")
+    params = make_params(args, target)
+    sides = {}
+    coll = collect.collect(target, params=params, measure=args.measure)
+    sides["target"] = (target.describe(), coll.evidence.values())
+    if args.host_too and target.kind != "local":
+        host = LocalTarget()
+        hc = collect.collect(host, params=params, measure=False)
+        sides["host"] = (host.describe(), hc.evidence.values())
+    manifest, files = bmod.build_manifest(sides, params={"pid": params.pid, **params.extra}, note=args.note or "")
+    out = args.output or f"{manifest['host']}-{manifest['created_at'].replace(':', '')}.bundle.tar.gz"
+    try:
+        path = bmod.write(out, manifest, files)
+    except (OSError, bmod.BundleError) as exc:
+        raise CliError(f"cannot write bundle {out}: {exc}") from exc
+    counts: dict[str, int] = {}
+    for ev in coll.evidence.values():
+        counts[ev.status.value] = counts.get(ev.status.value, 0) + 1
+    if args.json:
+        print(json.dumps({"bundle": str(path), "sources": len(coll.evidence), "status": counts}))
+    else:
+        print(str(path))
+        _err(f"captured {len(coll.evidence)} sources in {coll.wall_s:.1f}s: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------ parse
+STREAM_THRESHOLD = 16 * 1024 * 1024  # `parse` streams files above this size when the kind can
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        name = "<stdin>"
+    else:
+        p = Path(path)
+        try:
+            if p.stat().st_size > 512 * 1024 * 1024:
+                raise CliError(f"{path}: larger than 512 MB; cut the relevant part out first")
+            data = p.read_bytes()
+        except OSError as exc:
+            raise CliError(f"{path}: {exc.strerror or exc}") from exc
+        name = path
+    return data.decode("utf-8", errors="replace"), name
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    from troubleshooter import parsers
+    from troubleshooter.model.facts import format_value, spec
+
+    if args.list:
+        for kind in parsers.kinds():
+            p = parsers.get(kind)
+            print(f"{kind:18} {p.summary}" + (f"   [{p.command}]" if p.command else ""))
+        return EXIT_OK
+    items = list(args.items)
+    if not items:
+        raise CliError("parse needs a FILE (or -), optionally preceded by a KIND; see --list")
+    if len(items) == 1:
+        kind, path = "auto", items[0]
+    elif len(items) == 2:
+        kind, path = items
+    else:
+        raise CliError("parse takes [KIND] FILE")
+    known = parsers.kinds()
+    if kind != "auto" and kind not in known:
+        raise CliError(f"unknown kind {kind!r}; known kinds: {', '.join(known)}")
+    try:
+        big = path != "-" and Path(path).stat().st_size > STREAM_THRESHOLD
+    except OSError:
+        big = False
+    try:
+        if big:  # streamed when the kind can: any size, memory bounded (parsers.run_file)
+            if kind == "auto":
+                with open(path, "rb") as f:
+                    kind = parsers.detect(f.read(262144).decode("utf-8", errors="replace"))
+            if parsers.streams(kind):
+                values, name = parsers.run_file(kind, path), path
+            else:
+                text, name = _read_input(path)
+                values = parsers.run(kind, text)
+        else:
+            text, name = _read_input(path)
+            if kind == "auto":
+                kind = parsers.detect(text)
+            values = parsers.run(kind, text)
+    except parsers.ParseError as exc:
+        raise CliError(f"{path if path != '-' else '<stdin>'}: {exc}") from exc
+    if args.json:
+        print(json.dumps({"kind": kind, "file": name, "facts": values}, indent=2, default=str))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"{name}: {kind}", show_header=True, header_style="bold")
+        table.add_column("fact")
+        table.add_column("value", overflow="fold")
+        for k in sorted(values):
+            s = spec(k)
+            table.add_row(k, format_value(values[k], s.unit if s else ""))
+        Console().print(table)
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------ small verbs
+def cmd_locate(args: argparse.Namespace) -> int:
+    from troubleshooter import locations
+
+    paths = {k: str(v) for k, v in locations.all_paths().items()}
+    if args.json:
+        print(json.dumps(paths, indent=2))
+    else:
+        for k, v in paths.items():
+            print(f"{k:16} {v}")
+    return EXIT_OK
+
+
+def cmd_sources(args: argparse.Namespace) -> int:
+    from troubleshooter import sources
+
+    rows = []
+    for s in sorted(sources.load_all().values(), key=lambda s: (s.family, s.id)):
+        rows.append({"id": s.id, "family": s.family, "parser": s.parser, "argv": list(s.argv) or ["(in-process)"],
+                     "timeout_s": s.timeout_s, "root": s.root, "active": s.active, "needs": s.needs,
+                     "summary": s.summary, "why": s.why})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        for r in rows:
+            flags = ",".join(f for f, on in (("root", r["root"]), ("active", r["active"])) if on)
+            print(f"{r['id']:20} {r['family']:8} {r['summary']}" + (f" [{flags}]" if flags else ""))
+    return EXIT_OK
+
+
+def cmd_facts(args: argparse.Namespace) -> int:
+    import fnmatch
+
+    from troubleshooter.model import facts
+    from troubleshooter import sources
+
+    sources.load_all()
+    rows = [s for s in sorted(facts.REGISTRY.values(), key=lambda s: s.name)
+            if not args.pattern or fnmatch.fnmatch(s.name, args.pattern)]
+    if args.json:
+        print(json.dumps([{"name": s.name, "type": s.type, "unit": s.unit, "doc": s.doc, "parser": s.parser} for s in rows], indent=2))
+    else:
+        for s in rows:
+            print(f"{s.name:40} {s.type:7} {s.unit:6} {s.doc}")
+    return EXIT_OK
+
+
+
+
+def register(sub: Any) -> None:
+    c = sub.add_parser("check", help="preflight sweep of this node in this context; exit 1 if a check fails",
+                       description="Run the preflight checks (GPU health, Grace/VM readiness, CPU power and placement, "
+                       "runtime topology, fabric) in the target's context. Exit 0 all ok, 1 a check failed, 2 could not run.")
+    add_target_options(c)
+    c.add_argument("--measure", action="store_true", help="also run active measurements (perf sample, ...)")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report for CI systems")
+    c.set_defaults(func=cmd_check)
+
+    c = sub.add_parser("capture", help="record every source's raw evidence into a bundle",
+                       description="Run every source in the target and save the raw evidence as a bundle "
+                       "(a .tar.gz, or a directory if the path does not end in .tar.gz) to replay anywhere with --bundle.")
+    add_target_options(c, bundle=False)
+    c.add_argument("-o", "--output", metavar="PATH", help="bundle path (default: HOST-TIME.bundle.tar.gz)")
+    c.add_argument("--measure", action="store_true", help="also run active measurements")
+    c.add_argument("--host-too", action="store_true", help="with --exec/--job: also capture the host side (for comparison)")
+    c.add_argument("--note", help="a note stored in the bundle")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_capture)
+
+    c = sub.add_parser("parse", help="read any tool's pasted output into facts",
+                       description="Parse a tool's output (a file, or - for stdin) into facts. Without KIND the kind "
+                       "is detected from the content.")
+    c.add_argument("items", nargs="*", metavar="[KIND] FILE")
+    c.add_argument("--list", action="store_true", help="list the known kinds")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_parse)
+
+    c = sub.add_parser("locate", help="print where config, sessions, exports and trees live")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_locate)
+
+    c = sub.add_parser("sources", help="list every source: what it runs and why")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_sources)
+
+    c = sub.add_parser("facts", help="list the documented fact names")
+    c.add_argument("pattern", nargs="?", help="glob, e.g. 'nccl.*'")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_facts)
+

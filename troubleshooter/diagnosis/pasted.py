@@ -1,0 +1,233 @@
+"""Diagnose from outputs someone pasted: files of tool output, their kinds detected as ``parse`` does.
+
+A spec is ``[SIDE:][KIND=]PATH``:
+
+- ``SIDE`` says where the output was taken: ``host``, ``container`` (the job's side, also ``target`` or
+  ``job``), or a node name. Without it, the job's side.
+- ``KIND`` overrides detection (``troubleshooter parse --list``). A file whose kind cannot be told is
+  reported, never guessed.
+- ``PATH`` may be a directory: its files are read (a file named after a source id, ``turbostat.txt``, is
+  read with that source's parser); a ``host/`` subdirectory is the host side, any other subdirectory a side
+  of its own name. That is the layout of the practice cases' ``outputs/`` folders.
+
+Several files of one kind on one side are all kept (listed in the report); the facts of the last one read
+are the side's facts for that kind. The walk then treats each probe's sources as present when a file of
+their parser's kind was attached, and missing otherwise, with the command that would produce it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from troubleshooter.model import combine as derived
+from troubleshooter import parsers, sources
+from troubleshooter.diagnosis.engine import FactSource, Walk
+from troubleshooter.model.facts import FactSet, Unknown
+
+MAX_FILE_BYTES = 256 * 1024 * 1024
+TARGET_ALIASES = {"container", "target", "job", ""}
+_SPEC = re.compile(r"^(?:(?P<side>[A-Za-z0-9][A-Za-z0-9._-]*):(?!//))?(?:(?P<kind>[a-z][a-z0-9-]*)=)?(?P<path>.+)$")
+
+
+class PastedError(ValueError):
+    pass
+
+
+@dataclasses.dataclass
+class PastedFile:
+    path: Path
+    side: str
+    kind: str | None
+    facts: dict[str, Any]
+    error: str = ""
+    how: str = ""  # how the kind was chosen: named, file name, detected
+
+    @property
+    def display(self) -> str:
+        side = "" if self.side == "target" else f"{self.side}:"
+        return f"{side}{self.path.name}"
+
+
+def _side(raw: str | None) -> str:
+    if raw is None or raw.lower() in TARGET_ALIASES:
+        return "target"
+    return raw
+
+
+def _expand(spec: str, base: Path | None) -> list[tuple[str, str | None, Path]]:
+    m = _SPEC.match(spec)
+    if not m:
+        raise PastedError(f"not a [SIDE:][KIND=]FILE spec: {spec!r}")
+    side_raw, kind, path_s = m.group("side"), m.group("kind"), m.group("path")
+    path = Path(path_s)
+    if side_raw and not path.exists() and Path(spec).exists():  # 'a:b.txt' that is really a file name
+        side_raw, kind, path = None, None, Path(spec)
+    if base is not None and not path.is_absolute() and not path.exists():
+        path = base / path
+    if kind is not None and kind not in parsers.kinds():
+        raise PastedError(f"{spec}: unknown kind {kind!r}; known kinds: {', '.join(parsers.kinds())}")
+    if not path.exists():
+        raise PastedError(f"{path}: no such file or directory")
+    side = _side(side_raw)
+    if path.is_dir():
+        out = []
+        for f in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
+            rel = f.relative_to(path)
+            sub = rel.parts[0] if len(rel.parts) > 1 else None
+            out.append((side if sub is None else _side(sub), kind, f))
+        if not out:
+            raise PastedError(f"{path}: empty directory")
+        return out
+    return [(side, kind, path)]
+
+
+def _strip_provenance(text: str) -> str:
+    """Leading ``#%`` provenance lines (and the blank line after them) are ours, not the tool's."""
+    lines = text.splitlines(keepends=True)
+    i = 0
+    while i < len(lines) and lines[i].startswith("#%"):
+        i += 1
+    if i and i < len(lines) and not lines[i].strip():
+        i += 1
+    return "".join(lines[i:]) if i else text
+
+
+class EvidenceFacts(FactSource):
+    def __init__(self, files: list[PastedFile]) -> None:
+        self.files = files
+        self.factsets: dict[str, FactSet] = {}
+        self.kinds_by_side: dict[str, dict[str, list[PastedFile]]] = {}
+        for f in files:
+            if f.kind is None or f.error:
+                continue
+            fs = self.factsets.setdefault(f.side, FactSet(f.side))
+            fs.update_from(f.facts, source=f"file {f.path.name}", target=f.side, at=0.0)
+            self.kinds_by_side.setdefault(f.side, {}).setdefault(f.kind, []).append(f)
+        self.factsets.setdefault("target", FactSet("target"))
+        registry = sources.load_all()
+        for side, fs in self.factsets.items():
+            have = self.kinds_by_side.get(side, {})
+            for sid, src in registry.items():
+                if src.parser not in have:
+                    fs.source_unavailable(sid, f"no {src.parser} output attached")
+            derived.apply(fs)
+
+    @classmethod
+    def from_specs(cls, specs: Iterable[str], base: Path | None = None) -> "EvidenceFacts":
+        sources.load_all()
+        source_kind = {sid: s.parser for sid, s in sources.SOURCES.items()}
+        files: list[PastedFile] = []
+        for spec in specs:
+            for side, kind, path in _expand(spec, base):
+                try:
+                    if path.stat().st_size > MAX_FILE_BYTES:
+                        files.append(PastedFile(path, side, None, {}, f"larger than {MAX_FILE_BYTES >> 20} MB"))
+                        continue
+                    text = _strip_provenance(path.read_bytes().decode("utf-8", errors="replace"))
+                except OSError as exc:
+                    files.append(PastedFile(path, side, None, {}, exc.strerror or str(exc)))
+                    continue
+                how = "named"
+                k = kind
+                if k is None and path.stem in source_kind:
+                    k, how = source_kind[path.stem], "file name"
+                if k is None:
+                    try:
+                        k, how = parsers.detect(text), "detected"
+                    except parsers.ParseError as exc:
+                        files.append(PastedFile(path, side, None, {}, str(exc)))
+                        continue
+                try:
+                    facts = parsers.run(k, text)
+                except parsers.ParseError as exc:
+                    files.append(PastedFile(path, side, k, {}, f"{k}: {exc}", how))
+                    continue
+                files.append(PastedFile(path, side, k, facts, "", how))
+        if not any(f.kind and not f.error for f in files):
+            raise PastedError("none of the files could be read: " + "; ".join(f"{f.path}: {f.error}" for f in files))
+        return cls(files)
+
+    # -- FactSource
+    def has_side(self, side: str) -> bool:
+        return side in self.factsets
+
+    def ensure(self, source_ids: list[str], side: str = "target") -> dict[str, str]:
+        registry = sources.load_all()
+        have = self.kinds_by_side.get(side, {})
+        out = {}
+        for sid in source_ids:
+            src = registry.get(sid)
+            if src is None:
+                continue
+            got = have.get(src.parser)
+            if got:
+                out[sid] = "from " + ", ".join(f.path.name for f in got)
+            else:
+                cmd = parsers.get(src.parser).command or " ".join(src.argv[:3])
+                out[sid] = f"missing: attach the output of `{cmd}`"
+        return out
+
+    def lookup(self, name: str, side: str = "target") -> Any:
+        fs = self.factsets.get(side)
+        if fs is None:
+            return Unknown(name, f"no {side} outputs attached")
+        return fs.get_value(name, sources.producers_of(name))
+
+    def all_evidence(self) -> dict[str, dict[str, Any]]:
+        return {}
+
+    # -- reporting
+    def report_lines(self) -> list[str]:
+        lines = []
+        for f in self.files:
+            if f.kind and not f.error:
+                lines.append(f"  {f.display}: {f.kind} ({f.how}), {len(f.facts)} facts")
+            else:
+                lines.append(f"  {f.display}: NOT USED: {f.error}")
+        return ["read these outputs:"] + lines
+
+    def evidence_table(self) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        for f in self.files:
+            out.setdefault(f.side, {})[f.path.name] = f.kind if (f.kind and not f.error) else f"not used: {f.error}"
+        return out
+
+    def missing_for(self, walk: Walk) -> list[dict[str, str]]:
+        """For each hypothesis left untested, what to attach to settle it."""
+        out = []
+        for h in walk.hypotheses:
+            if h.state == "untested":
+                out.append({"hypothesis": h.title, "command": h.settle or "see the tree", "why": ""})
+        return out
+
+
+def infer_symptom(facts: EvidenceFacts) -> str | None:
+    """A symptom when the outputs make it clear; else the full sweep (below-reference)."""
+    sides = set(facts.kinds_by_side)
+    kinds = {k for d in facts.kinds_by_side.values() for k in d}
+    if "host" in sides and "target" in sides and kinds & {"env", "topo-file-probe", "nccl-topo"}:
+        return "host-ok-container-slow"
+    shape = facts.lookup("steps.shape")
+    if isinstance(shape, str) and shape in ("bimodal", "long-tail"):
+        return "bimodal-step-time"
+    if kinds and kinds <= {"nccl-debug", "env", "ibstat", "ib-sysfs", "ibv-devinfo"}:
+        return "nccl-wrong-fabric"
+    return "below-reference"
+
+
+class EvidenceTarget:
+    """Stands in for a target when the facts come from pasted files (no live probes)."""
+
+    kind = "evidence"
+    is_live = False
+
+    def __init__(self, facts: EvidenceFacts) -> None:
+        self.facts = facts
+        self.label = "pasted outputs (" + ", ".join(f.display for f in facts.files[:4]) + \
+            (f", +{len(facts.files) - 4}" if len(facts.files) > 4 else "") + ")"
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "label": self.label, "files": [str(f.path) for f in self.facts.files]}

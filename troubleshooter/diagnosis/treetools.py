@@ -1,0 +1,338 @@
+"""Tooling for tree authors: the linter, Mermaid/DOT graphs, and promtool-style tree tests."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from troubleshooter.diagnosis import conditions, profiles
+from troubleshooter.model import facts as factmod
+from troubleshooter import locations, sources, yamlio
+from troubleshooter.diagnosis import engine as eng
+from troubleshooter.diagnosis.engine import Engine, Tree, TreeError
+
+
+def _labelled_edges(node: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Every way out of a node, in order: (next node, kind, label). Kinds: branch, unknown, default,
+    choice, next. The linter and both graph formats read edges from here."""
+    out = [(br["next"], "branch", br.get("because") or "") for br in node.get("branches", []) or []]
+    out += [(node[key]["next"], key, key) for key in ("unknown", "default") if key in node]
+    out += [(c["next"], "choice", c["label"]) for c in node.get("choices", []) or []]
+    if node.get("next"):
+        out.append((node["next"], "next", ""))
+    return out
+
+
+def _edges(node: dict[str, Any]) -> list[str]:
+    return [target for target, _, _ in _labelled_edges(node)]
+
+
+def lint(trees: dict[str, Tree] | None = None, directory: Path | None = None) -> list[str]:
+    """Every problem in the trees, each naming file:line. Empty list = clean."""
+    problems: list[str] = []
+    try:
+        trees = trees if trees is not None else eng.load_trees(directory)
+    except TreeError as exc:
+        return str(exc).splitlines()
+    registry = sources.load_all()
+    glossary = eng.load_glossary(directory)
+    try:
+        generic = profiles.get("generic").thresholds
+    except profiles.ProfileError as exc:
+        problems.append(str(exc))
+        generic = {}
+    all_hyps = {h["id"] for t in trees.values() for h in t.hypotheses}
+
+    for t in trees.values():
+        where = lambda nid: f"{t.path}:{t.line(nid) or '?'}: {t.id}.{nid}"  # noqa: E731
+        if t.start not in t.nodes:
+            problems.append(f"{t.path}: start node {t.start!r} does not exist")
+        for nid, node in t.nodes.items():
+            kind = node["kind"]
+            for nxt in _edges(node):
+                if nxt not in t.nodes:
+                    problems.append(f"{where(nid)}: goes to {nxt!r}, which is not a node of {t.id}")
+            if kind == "ask" and not node.get("choices"):
+                problems.append(f"{where(nid)}: a question needs choices")
+            if kind == "ask" and not node.get("question"):
+                problems.append(f"{where(nid)}: a question needs 'question'")
+            if kind == "ask" and node.get("assume") and node["assume"] not in [c["id"] for c in node.get("choices", [])]:
+                problems.append(f"{where(nid)}: assume {node['assume']!r} is not one of its choices")
+            if kind == "probe":
+                if not node.get("branches") and "default" not in node:
+                    problems.append(f"{where(nid)}: a probe needs branches")
+                if node.get("branches") and "unknown" not in node:
+                    problems.append(f"{where(nid)}: a probe needs an explicit 'unknown' branch (facts may be unknown)")
+                if "default" not in node:
+                    problems.append(f"{where(nid)}: a probe needs a 'default' branch (when no condition holds)")
+                for s in node.get("sources", []):
+                    if s not in registry:
+                        problems.append(f"{where(nid)}: unknown source {s!r}")
+                for i, br in enumerate(node.get("branches", [])):
+                    for e in conditions.validate(br.get("when"), f"branches[{i}].when"):
+                        problems.append(f"{where(nid)}: {e}")
+                    for f, _ in conditions.facts_named(br.get("when")):
+                        if not factmod.is_known_name(f):
+                            problems.append(f"{where(nid)}: unknown fact {f!r}")
+                    for k in conditions.profile_keys(br.get("when")):
+                        if generic and k not in generic:
+                            problems.append(f"{where(nid)}: unknown profile threshold {k!r}")
+                for name in node.get("show", []):
+                    f = name.split(":", 1)[-1]
+                    if not factmod.is_known_name(f):
+                        problems.append(f"{where(nid)}: shows unknown fact {f!r}")
+            if kind in ("probe", "ask", "conclude") and not node.get("why"):
+                problems.append(f"{where(nid)}: every step needs a 'why' (what it checks, what the signal means)")
+            if kind == "call":
+                if node.get("tree") not in trees:
+                    problems.append(f"{where(nid)}: calls unknown tree {node.get('tree')!r}")
+                elif trees[node["tree"]].kind != "subtree":
+                    problems.append(f"{where(nid)}: calls {node['tree']!r}, which is not a subtree")
+            if kind == "conclude":
+                if not node.get("verify"):
+                    problems.append(f"{where(nid)}: a conclusion needs a verify step")
+                if not node.get("fix"):
+                    problems.append(f"{where(nid)}: a conclusion needs fix commands")
+                if not node.get("cause"):
+                    problems.append(f"{where(nid)}: a conclusion needs a stable 'cause' id")
+                for name in node.get("evidence", []):
+                    f = name.split(":", 1)[-1]
+                    if not factmod.is_known_name(f):
+                        problems.append(f"{where(nid)}: evidence names unknown fact {f!r}")
+                if node.get("hypothesis") and node["hypothesis"] not in all_hyps:
+                    problems.append(f"{where(nid)}: unknown hypothesis {node['hypothesis']!r}")
+            for spec in [*node.get("branches", []), *(node[k] for k in ("unknown", "default") if k in node), *node.get("choices", [])]:
+                for h in [*spec.get("rule_in", []), *spec.get("rule_out", [])]:
+                    if h not in all_hyps:
+                        problems.append(f"{where(nid)}: unknown hypothesis {h!r}")
+            for field in ("why", "summary", "caution", "question"):
+                for term in eng.linked_terms(node.get(field, "")):
+                    if term.lower() not in glossary:
+                        problems.append(f"{where(nid)}: [[{term}]] is not in the glossary")
+        # reachability and cycles
+        reach, stack = set(), [t.start] if t.start in t.nodes else []
+        while stack:
+            n = stack.pop()
+            if n in reach or n not in t.nodes:
+                continue
+            reach.add(n)
+            stack.extend(_edges(t.nodes[n]))
+        for nid in t.nodes:
+            if nid not in reach:
+                problems.append(f"{where(nid)}: unreachable from {t.start!r}")
+        cyc = _find_cycle(t)
+        if cyc:
+            problems.append(f"{t.path}: cycle {' -> '.join(cyc)}")
+        problems += _lint_templates(t, registry)
+    # call cycles between trees
+    for t in trees.values():
+        seen: list[str] = []
+        if _call_cycle(trees, t.id, seen):
+            problems.append(f"{t.path}: subtree calls loop: {' -> '.join(seen)}")
+    return problems
+
+
+def _find_cycle(t: Tree) -> list[str] | None:
+    color: dict[str, int] = {}
+    path: list[str] = []
+
+    def dfs(n: str) -> list[str] | None:
+        color[n] = 1
+        path.append(n)
+        for m in _edges(t.nodes.get(n, {})):
+            if m not in t.nodes:
+                continue
+            if color.get(m) == 1:
+                return path[path.index(m):] + [m]
+            if color.get(m) is None:
+                r = dfs(m)
+                if r:
+                    return r
+        path.pop()
+        color[n] = 2
+        return None
+
+    return dfs(t.start) if t.start in t.nodes else None
+
+
+def _call_cycle(trees: dict[str, Tree], tid: str, seen: list[str]) -> bool:
+    if tid in seen:
+        seen.append(tid)
+        return True
+    seen.append(tid)
+    for node in trees[tid].nodes.values():
+        if node["kind"] == "call" and node.get("tree") in trees:
+            if _call_cycle(trees, node["tree"], seen):
+                return True
+    seen.pop()
+    return False
+
+
+def _lint_templates(t: Tree, registry) -> list[str]:
+    """A fix or verify template may only use facts that a source run on *every* path to it produces."""
+    problems = []
+    preds: dict[str, list[str]] = {n: [] for n in t.nodes}
+    for nid, node in t.nodes.items():
+        for m in _edges(node):
+            if m in preds:
+                preds[m].append(nid)
+    everything = frozenset((s, side) for s in registry for side in ("target", "host"))
+    guaranteed: dict[str, frozenset] = {n: everything for n in t.nodes}
+    if t.start in guaranteed:
+        guaranteed[t.start] = frozenset()
+    changed = True
+    while changed:
+        changed = False
+        for nid in t.nodes:
+            if nid == t.start:
+                continue
+            sets = []
+            for p in preds[nid]:
+                pnode = t.nodes[p]
+                add = frozenset((s, side) for s in pnode.get("sources", []) for side in pnode.get("sides", ["target"])) \
+                    if pnode["kind"] == "probe" else frozenset()
+                sets.append(guaranteed[p] | add)
+            new = frozenset.intersection(*sets) if sets else frozenset()
+            if new != guaranteed[nid]:
+                guaranteed[nid] = new
+                changed = True
+    for nid, node in t.nodes.items():
+        if node["kind"] != "conclude":
+            continue
+        have = guaranteed[nid]
+        texts = [fx["command"] for fx in node.get("fix", [])] + [node.get("verify", {}).get("command", "")]
+        for text in texts:
+            for fact, side in eng.template_facts(text):
+                if not factmod.is_known_name(fact):
+                    problems.append(f"{t.path}:{t.line(nid) or '?'}: {t.id}.{nid}: template uses unknown fact {fact!r}")
+                    continue
+                prods = set(sources.producers_of(fact))
+                if not any((p, side) in have for p in prods):
+                    problems.append(f"{t.path}:{t.line(nid) or '?'}: {t.id}.{nid}: template uses {side}:{fact}, "
+                                    f"which no probe on every path here establishes (producers: {', '.join(sorted(prods)) or 'none'})")
+    return problems
+
+
+# ---------------------------------------------------------------------------- graphs
+def _label(node_id: str, node: dict[str, Any]) -> str:
+    text = node.get("title") or node.get("question") or node_id
+    return text.replace('"', "'")[:60]
+
+
+def mermaid(t: Tree) -> str:
+    shapes = {"ask": ('{{"', '"}}'), "probe": ('["', '"]'), "conclude": ('(["', '"])'), "call": ('[["', '"]]'), "end": ('(("', '"))')}
+    lines = ["flowchart TD"]
+    for nid, node in t.nodes.items():
+        a, b = shapes[node["kind"]]
+        lines.append(f"  {nid.replace('-', '_')}{a}{_label(nid, node)}{b}")
+    arrows = {"branch": "-->", "choice": "-->", "unknown": "-.->", "default": "-.->"}
+    for nid, node in t.nodes.items():
+        src = nid.replace("-", "_")
+        for target, kind, label in _labelled_edges(node):
+            dst = target.replace("-", "_")
+            if kind == "next":
+                lines.append(f"  {src} --> {dst}")
+            else:
+                text = (label or "when")[:30] if kind in ("branch", "choice") else label
+                lines.append(f"  {src} {arrows[kind]}|{text}| {dst}")
+    return "\n".join(lines).replace("|)", ")|") + "\n"
+
+
+def dot(t: Tree) -> str:
+    shapes = {"ask": "diamond", "probe": "box", "conclude": "doubleoctagon", "call": "component", "end": "circle"}
+    lines = [f'digraph "{t.id}" {{', "  rankdir=TB;"]
+    for nid, node in t.nodes.items():
+        lines.append(f'  "{nid}" [shape={shapes[node["kind"]]}, label="{_label(nid, node)}"];')
+    for nid, node in t.nodes.items():
+        for target, kind, label in _labelled_edges(node):
+            if kind == "next":
+                lines.append(f'  "{nid}" -> "{target}";')
+            elif kind in ("unknown", "default"):
+                lines.append(f'  "{nid}" -> "{target}" [style=dashed, label="{label}"];')
+            else:
+                lines.append(f'  "{nid}" -> "{target}" [label="{label[:30]}"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------- tree tests
+@dataclasses.dataclass
+class CaseResult:
+    file: str
+    tree: str
+    name: str
+    ok: bool
+    problems: list[str]
+    conclusions: list[str]
+    path: list[str]
+
+
+def tests_dir(directory: Path | None = None) -> Path:
+    return (directory or locations.trees_dir()) / "tests"
+
+
+def load_cases(directory: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    out = []
+    for p in sorted(tests_dir(directory).glob("*.yaml")):
+        data = yamlio.load(p)
+        if not isinstance(data, dict) or "cases" not in data:
+            raise TreeError(f"{p}: a tree test file needs 'tree' and 'cases'")
+        for case in data["cases"]:
+            c = dict(case)
+            c.setdefault("tree", data.get("tree"))
+            out.append((p, c))
+    return out
+
+
+def run_case(path: Path, case: dict[str, Any], engine_: Engine | None = None, directory: Path | None = None) -> CaseResult:
+    from troubleshooter.diagnosis.workbench import CannedFacts, LiveFacts
+
+    name = str(case.get("name", "?"))
+    tree_id = case.get("tree")
+    where = f"{path}:{yamlio.line_of(case) or '?'}"
+    prof = profiles.get(case.get("profile") or "generic").thresholds
+    e = engine_ or Engine(profile=prof)
+    e.profile = prof
+    if "bundle" in case:
+        from troubleshooter.probe.bundle import Bundle
+        from troubleshooter.probe.targets import BundleTarget
+
+        bpath = (directory or locations.trees_dir()) / case["bundle"]
+        facts = LiveFacts.for_target(BundleTarget(Bundle.open(bpath)))
+    elif "evidence" in case:
+        from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+        base = (directory or locations.trees_dir())
+        facts = EvidenceFacts.from_specs([str(base / s) if ":" not in s else s for s in case["evidence"]], base=base)
+    else:
+        facts = CannedFacts(case.get("facts", {}))
+    problems: list[str] = []
+    try:
+        w = eng.auto_walk(e, tree_id, facts, answers=case.get("answers", {}))
+    except TreeError as exc:
+        return CaseResult(str(path), str(tree_id), name, False, [f"{where}: {exc}"], [], [])
+    got = [c.cause for c in w.conclusions]
+    path_nodes = [f"{s.tree}.{s.node}" if s.tree != tree_id else s.node for s in w.steps]
+    exp = case.get("expect", {}) or {}
+    if "conclusions" in exp and sorted(exp["conclusions"]) != sorted(got):
+        problems.append(f"{where}: {name}: expected conclusions {sorted(exp['conclusions'])}, got {sorted(got)}")
+    for c in exp.get("includes", []):
+        if c not in got:
+            problems.append(f"{where}: {name}: expected to reach {c!r}, got {got}")
+    for c in exp.get("excludes", []):
+        if c in got:
+            problems.append(f"{where}: {name}: must NOT reach {c!r}, but did")
+    if "path" in exp:
+        it = iter(path_nodes)
+        if not all(any(p == q for q in it) for p in exp["path"]):
+            problems.append(f"{where}: {name}: expected path {exp['path']} (in order), got {path_nodes}")
+    for hid, state in (exp.get("hypotheses") or {}).items():
+        h = next((h for h in w.hypotheses if h.id == hid), None)
+        if h is None or h.state != state:
+            problems.append(f"{where}: {name}: hypothesis {hid} expected {state}, got {h.state if h else 'absent'}")
+    return CaseResult(str(path), str(tree_id), name, not problems, problems, got, path_nodes)
+
+
+def run_all(directory: Path | None = None) -> list[CaseResult]:
+    return [run_case(p, c, directory=directory) for p, c in load_cases(directory)]

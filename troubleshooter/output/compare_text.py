@@ -1,0 +1,85 @@
+"""Comparisons as text for a terminal: host vs target and node vs node (the CLI prints them, the app shows
+them captured into its screens)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _console():  # also the CLI's before/after table
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def _cell(v: Any) -> str:  # one value in a table cell
+    from troubleshooter.model.facts import format_value
+
+    if v is None:
+        return "(absent)"
+    s = format_value(v)
+    return s if len(s) <= 70 else s[:69] + "…"
+
+
+def print_host(cmp, host_label: str, target_label: str, *, show_same: bool, console=None) -> None:
+    from rich.table import Table
+
+    con = console or _console()
+    ctx = cmp.context
+    con.print(f"host:   {host_label}  (container: {_cell(ctx['host'].get('runtime'))})")
+    con.print(f"target: {target_label}  (container: {_cell(ctx['target'].get('runtime'))})")
+    rows = [d for d in cmp.diffs]
+    if rows:
+        t = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+        for col in ("", "what", "host", "target", "note"):
+            t.add_column(col, overflow="fold")
+        for d in sorted(rows, key=lambda d: (not d.matters, d.status == "unknown", d.category, d.key)):
+            mark = "[red]✗[/]" if d.matters else ("[dim]?[/]" if d.status == "unknown" else "[yellow]•[/]")
+            t.add_row(mark, d.key, _cell(d.host), _cell(d.target), d.note)
+        con.print(t)
+    if show_same and cmp.same:
+        con.print("[dim]same on both sides: " + ", ".join(cmp.same) + "[/]")
+    n, m = len([d for d in rows if d.status != "unknown"]), len(cmp.matters)
+    if m:
+        con.print(f"[bold red]{m} difference(s) that matter[/] ({n} in all): the job does not see what the host sees.")
+    elif n:
+        con.print(f"{n} difference(s), none that matters (✗ = matters: NCCL_* variables, topology file, RDMA, GPUs, memlock).")
+    else:
+        con.print("[green]no difference[/] in the runtime topology between the host and the target.")
+
+
+def print_nodes(report, *, limit: int | None = 20, seconds: float | None = None, console=None) -> None:
+    from troubleshooter.diagnosis import compare
+
+    con = console or _console()
+    n = len(report.nodes)
+    took = f" in {seconds:.2f}s" if seconds is not None else ""
+    con.print(f"{n} node(s) compared{took}: {report.compared} facts, {report.uniform} identical everywhere, "
+              f"{len(report.identity)} differ on every node (identity, not compared)")
+    for f in report.failed:
+        con.print(f"[red]failed[/] {f['node']}: {f['reason']}")
+    if report.outliers:
+        con.print("[bold]nodes that stand out[/] (ranked; numbers: median/MAD rule, values: majority):")
+        for fo in report.outliers[:limit]:
+            typical = compare.display(fo.typical)
+            typical = typical if len(typical) <= 60 else typical[:59] + "…"
+            what = f"median {typical}" if fo.kind == "number" else f"majority {typical}"
+            con.print(f"  [cyan]{fo.fact}[/]  {what} on {fo.typical_nodes} node(s)")
+            for o in fo.outliers[: (limit or len(fo.outliers))]:
+                val = compare.display(o.value if o.value is compare._MISSING else compare.canonical(o.value))
+                how = f"{o.direction}, " if o.direction else ""
+                con.print(f"      {o.node:16} {val[:60]}  [dim]({how}score {o.score:.1f})[/]")
+            if limit and len(fo.outliers) > limit:
+                con.print(f"      … {len(fo.outliers) - limit} more")
+        if limit and len(report.outliers) > limit:
+            con.print(f"  … {len(report.outliers) - limit} more facts (--all)")
+    else:
+        con.print("[green]no node stands out[/].")
+    for s in report.splits[:limit]:
+        con.print(f"  [yellow]no majority[/] {s['fact']}: " + "; ".join(
+            f"{_cell(v['value'])} on {v['nodes']}" for v in s["values"]))
+    con.print(f"[bold]groups of nodes that look alike[/] ({len(report.groups)}):")
+    for i, g in enumerate(report.groups[:limit], 1):
+        what = ", ".join(f"{k}={v[:40]}" for k, v in list(g.differs.items())[:4]) or "like the majority"
+        more = f" (+{len(g.differs) - 4} more)" if len(g.differs) > 4 else ""
+        con.print(f"  {i}. {len(g.nodes):4} node(s) {compare.hostlist(g.nodes)}: {what}{more}")

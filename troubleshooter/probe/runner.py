@@ -1,0 +1,257 @@
+"""Run one command as a real subprocess, bounded in time and output, and classify how it went.
+
+argv lists only (never a shell string); a new process session so a timeout kills the whole group;
+output over ``max_bytes`` is kept truncated with a marker while the rest is drained and counted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from typing import Callable, Mapping, Sequence
+
+from troubleshooter.model.evidence import Evidence, Status
+
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+TRUNCATION_MARKER = b"\n[troubleshooter: output truncated at %d bytes; %d bytes in all]\n"
+
+# Wrappers (srun, docker exec, bwrap, sh) report a missing binary in their own words and exit codes.
+_NOT_FOUND = re.compile(
+    rb"(execv\w*\(?\)?:? .*No such file or directory|executable file not found|"
+    rb"command not found|: not found$|No such file or directory \(os error 2\))",
+    re.MULTILINE,
+)
+_PERMISSION = re.compile(
+    rb"(Permission denied|Operation not permitted|must be root|requires root|not permitted|"
+    rb"Access denied|insufficient privileges|You need to be root|are you root|perf_event_paranoid)",
+    re.IGNORECASE,
+)
+
+
+def _reader(stream, cap: int, sink: list, counter: list, tail: bool = False, on_output=None) -> None:
+    kept = 0
+    ring = bytearray()
+    try:
+        while True:
+            chunk = stream.read1(65536)  # what is there now: read() would sit on a partial chunk
+            if not chunk:
+                break
+            counter[0] += len(chunk)
+            if on_output is not None:
+                try:
+                    on_output(chunk)
+                except Exception:  # a display callback must never break the capture
+                    on_output = None
+            if tail:
+                ring += chunk
+                if len(ring) > 2 * cap:
+                    del ring[: len(ring) - cap]
+            elif kept < cap:
+                piece = chunk[: cap - kept]
+                sink.append(piece)
+                kept += len(piece)
+        if tail:
+            sink.append(bytes(ring[-cap:]) if len(ring) > cap else bytes(ring))
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            stream.close()
+        except OSError:
+            pass
+
+
+def _group_alive(pgid: int) -> bool:
+    """Some process of the group still runs (zombies waiting for their reaper do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for e in entries:
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    # start_new_session: the group id is the leader's pid, still valid after the leader exited (a daemon
+    # child holding the pipes); os.getpgid(proc.pid) would fail then and leave the child running.
+    pgid = proc.pid
+    for sig, wait in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 2.0)):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + wait
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        while time.monotonic() < deadline:
+            if not _group_alive(pgid):
+                return
+            time.sleep(0.05)
+
+
+def last_line(data: bytes, limit: int = 240) -> str:
+    for line in reversed(data.decode("utf-8", errors="replace").strip().splitlines()):
+        line = line.strip()
+        if line:
+            return line[:limit]
+    return ""
+
+
+def run_command(
+    argv: Sequence[str],
+    *,
+    source_id: str = "",
+    timeout: float = 10.0,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    env: Mapping[str, str] | None = None,
+    accept_rc: Sequence[int] = (0,),
+    target: str = "local",
+    stdin: bytes | None = None,
+    keep: str = "head",
+    cancel: "threading.Event | None" = None,
+    on_output: "Callable[[bytes], None] | None" = None,
+) -> Evidence:
+    argv = [str(a) for a in argv]
+    started = time.time()
+    t0 = time.monotonic()
+    base = dict(source_id=source_id, argv=argv, started_at=started, target=target)
+    full_env = None
+    if env:
+        full_env = dict(os.environ)
+        full_env.update(env)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env=full_env,
+            close_fds=True,
+        )
+    except FileNotFoundError:
+        return Evidence(status=Status.NOT_INSTALLED, rc=127, reason=f"{argv[0]} is not installed (not on PATH)", **base)
+    except PermissionError as exc:
+        return Evidence(status=Status.CANNOT_RUN, rc=126, reason=f"{argv[0]} cannot be executed: {exc.strerror}", **base)
+    except OSError as exc:
+        return Evidence(status=Status.ERROR, reason=f"could not start {argv[0]}: {exc}", **base)
+
+    out: list[bytes] = []
+    err: list[bytes] = []
+    out_n, err_n = [0], [0]
+    threads = [
+        threading.Thread(target=_reader, args=(proc.stdout, max_bytes, out, out_n, keep == "tail", on_output), daemon=True),
+        threading.Thread(target=_reader, args=(proc.stderr, 256 * 1024, err, err_n), daemon=True),
+    ]
+    for t in threads:
+        t.start()
+    if stdin is not None and proc.stdin is not None:
+        try:
+            proc.stdin.write(stdin)
+            proc.stdin.close()
+        except OSError:
+            pass
+    timed_out = cancelled = False
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            _kill_group(proc)
+            break
+        try:
+            proc.wait(timeout=min(remaining, 0.2) if cancel is not None else remaining)
+            break
+        except subprocess.TimeoutExpired:
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                _kill_group(proc)
+                break
+    # The group may hold the pipes open (a daemon child); don't wait on it forever.
+    for t in threads:
+        t.join(timeout=2.0)
+    if not timed_out:
+        # children that kept the pipe open after the parent exited
+        if any(t.is_alive() for t in threads):
+            _kill_group(proc)
+            for t in threads:
+                t.join(timeout=1.0)
+    duration = time.monotonic() - t0
+    stdout = b"".join(out)
+    stderr = b"".join(err)
+    truncated = out_n[0] > max_bytes
+    if truncated:
+        if keep == "tail":
+            cut = stdout.find(b"\n")  # start on a whole line
+            stdout = (TRUNCATION_MARKER % (max_bytes, out_n[0])).lstrip(b"\n") + stdout[cut + 1:]
+        else:
+            stdout += TRUNCATION_MARKER % (max_bytes, out_n[0])
+    rc = proc.returncode
+    ev = Evidence(
+        status=Status.OK,
+        stdout=stdout,
+        stderr=stderr,
+        rc=rc,
+        duration_s=duration,
+        truncated=truncated,
+        stdout_bytes=out_n[0],
+        **base,
+    )
+    if cancelled:
+        ev.status = Status.CANCELLED
+        ev.reason = f"cancelled by the user after {duration:.1f}s"
+        return ev
+    if timed_out:
+        ev.status = Status.TIMED_OUT
+        ev.rc = 124
+        ev.reason = f"killed after {timeout:g}s timeout"
+        return ev
+    return classify(ev, accept_rc)
+
+
+def classify(ev: Evidence, accept_rc: Sequence[int] = (0,)) -> Evidence:
+    """Set status and reason from rc and stderr (also used for evidence read back from a wrapper)."""
+    rc = ev.rc
+    if rc in accept_rc:
+        ev.status = Status.OK
+        return ev
+    name = ev.argv[0] if ev.argv else "command"
+    tail = last_line(ev.stderr) or last_line(ev.stdout)
+    if rc == 127 or (rc != 0 and _NOT_FOUND.search(ev.stderr)):
+        ev.status = Status.NOT_INSTALLED
+        ev.reason = tail or f"{name}: not found"
+    elif rc == 126:
+        ev.status = Status.CANNOT_RUN
+        ev.reason = tail or f"{name}: cannot execute"
+    elif rc is not None and rc < 0:
+        ev.status = Status.ERROR
+        try:
+            ev.reason = f"killed by signal {signal.Signals(-rc).name}"
+        except ValueError:
+            ev.reason = f"killed by signal {-rc}"
+    elif _PERMISSION.search(ev.stderr) or _PERMISSION.search(ev.stdout[-4096:]):
+        ev.status = Status.PERMISSION_DENIED
+        ev.reason = tail or "permission denied"
+    else:
+        ev.status = Status.ERROR
+        ev.reason = f"exit {rc}: {tail}" if tail else f"exit {rc}"
+    return ev

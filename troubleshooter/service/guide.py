@@ -1,0 +1,284 @@
+"""A guided session: the walk, its facts, its journal and its exports, for the TUI (and scripts).
+
+The TUI calls these methods from worker threads and shows what they return; it holds no diagnosis logic
+of its own. Everything that changes the walk is journaled before it returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from troubleshooter.diagnosis import conditions, profiles
+from troubleshooter.output import export
+from troubleshooter.diagnosis.engine import Conclusion, Engine, Step, Tree, Walk
+from troubleshooter.model.facts import Unknown, format_value
+from troubleshooter.model import facts as factmod
+from troubleshooter.output.redact import Redactor
+from troubleshooter.session import Session
+from troubleshooter.probe.targetspec import TargetSpec  # noqa: F401  (re-exported: troubleshooter.service.guide.TargetSpec)
+
+
+@dataclasses.dataclass
+class VerifyResult:
+    cause: str
+    command: str
+    passed: bool | None  # None: could not tell (facts unknown)
+    before: dict[str, str]
+    after: dict[str, str]
+    explain: str
+    replay: bool  # the target is a bundle: the same capture was read again
+
+
+class Guide:
+    def __init__(self, engine: Engine, facts, target, spec: TargetSpec, profile_id: str,
+                 session: Session | None = None, redactor: Redactor | None = None, *,
+                 profile_explicit: bool = True) -> None:
+        self.engine = engine
+        self.facts = facts
+        self.target = target
+        self.spec = spec
+        self.profile_id = profile_id
+        # not named by the user: chosen from the GPUs seen, before the first probe (as the CLI does)
+        self.profile_pending = not profile_explicit
+        self.session = session
+        self.redactor = redactor or Redactor()
+        self.walk: Walk | None = None
+        self.symptom: Tree | None = None
+        self.verifications: list[VerifyResult] = []
+        # where the gap went: the metric before any fix, the reference, and the value after each fix
+        self.metric: dict[str, Any] = {}
+        self.measurements: list[tuple[str, float]] = []
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def for_target(cls, spec: TargetSpec, profile_id: str | None = None, on_event=None,
+                   redactor: Redactor | None = None, measure: bool = False) -> "Guide":
+        from troubleshooter.diagnosis.workbench import LiveFacts
+
+        target = spec.make()
+        facts = LiveFacts.for_target(target, spec.params(), on_event=on_event, measure=measure)
+        prof = profiles.choose(profile_id)  # not named: generic until the GPUs are seen (guess_profile)
+        return cls(Engine(profile=prof.thresholds), facts, target, spec, prof.id, None, redactor,
+                   profile_explicit=bool(profile_id))
+
+    def set_profile(self, profile_id: str) -> None:
+        prof = profiles.get(profile_id)
+        self.profile_id = prof.id
+        self.engine.profile = prof.thresholds
+
+    def guess_profile(self) -> str:
+        return profiles.choose(None, self.facts.lookup("gpu.names", "target")).id
+
+    # ------------------------------------------------------------------ walking
+    def begin(self, symptom_id: str, *, record: bool = True, session_dir: Path | None = None) -> None:
+        self.symptom = self.engine.tree(symptom_id)
+        self.walk = self.engine.walk(symptom_id, self.facts)
+        self.verifications = []
+        if record:
+            self.session = Session.create({
+                "symptom": symptom_id, "symptom_title": self.symptom.title,
+                "target": dataclasses.asdict(self.spec), "target_label": self.target.label,
+                "profile": None if self.profile_pending else self.profile_id,
+            }, session_dir)
+
+    def current(self) -> tuple[Tree, str, dict[str, Any]] | None:
+        return self.walk.current() if self.walk else None
+
+    @property
+    def done(self) -> bool:
+        return self.walk is None or self.walk.done
+
+    def answers(self) -> list[tuple[str, str]]:
+        if not self.walk:
+            return []
+        return [(f"{s.tree}.{s.node}", s.decision) for s in self.walk.steps if s.kind == "ask"]
+
+    def answer(self, choice_id: str) -> None:
+        assert self.walk is not None
+        cur = self.walk.current()
+        self.walk.answer(choice_id)
+        self._journal({"event": "answer", "node": f"{cur[0].id}.{cur[1]}" if cur else "", "choice": choice_id,
+                       "answers": self.answers()})
+
+    def advance(self, on_step: Callable[[Step], None] | None = None) -> Step | None:
+        """One step that is not a question (may run probes: call from a worker thread)."""
+        assert self.walk is not None
+        if self.profile_pending:
+            self.profile_pending = False
+            self.facts.ensure(["nvml", "nvidia-smi-q"], "target")
+            self.set_profile(self.guess_profile())
+            self._journal({"event": "profile", "profile": self.profile_id, "from": "the GPUs seen"})
+        step = self.walk.advance()
+        if step is not None:
+            self._journal({"event": "step", "step": step.as_dict()})
+            if step.kind in ("conclude", "end") or self.walk.done:
+                # raw in the journal (it stays on the node, 0600, like the step events); every export
+                # redacts, and `export --no-redact` can then really give the raw values when asked
+                self._journal({"event": "snapshot", "doc": self.doc(raw=True)})
+            if on_step:
+                on_step(step)
+        if self.walk.done:
+            self._journal({"event": "end"})
+        return step
+
+    def run_to_question(self, on_step: Callable[[Step], None] | None = None,
+                        cancelled: Callable[[], bool] | None = None) -> None:
+        for _ in range(1000):
+            cur = self.current()
+            if cur is None or cur[2]["kind"] == "ask":
+                return
+            if cancelled is not None and cancelled():
+                return
+            self.advance(on_step)
+
+    def back(self) -> bool:
+        """Back to the previous question (undoing the probes and conclusions after it)."""
+        if not self.walk or not self.walk.can_go_back():
+            return False
+        self.walk.back_to_last_question()
+        self._journal({"event": "back", "answers": self.answers()})
+        return True
+
+    # ------------------------------------------------------------------ results
+    def doc(self, *, raw: bool = False) -> dict[str, Any]:
+        """The diagnosis document, redacted (``raw=True``: as found, for the local journal only)."""
+        assert self.walk is not None and self.symptom is not None
+        evidence = {}
+        if hasattr(self.facts, "all_evidence"):
+            for side, evs in self.facts.all_evidence().items():
+                evidence[side] = {sid: ev.describe() for sid, ev in sorted(evs.items())}
+        missing = self.facts.missing_for(self.walk) if hasattr(self.facts, "missing_for") else []
+        extra: dict[str, Any] = {"verifications": [dataclasses.asdict(v) for v in self.verifications]}
+        if self.metric:
+            extra["metric"] = dict(self.metric, measurements=[{"after": l, "value": v} for l, v in self.measurements])
+            extra["waterfall"] = self.waterfall(ascii=True)
+        doc = export.diagnosis_doc(symptom={"id": self.symptom.id, "title": self.symptom.title},
+                                   target=self.target.describe(), profile=self.profile_id, steps=self.walk.steps,
+                                   hypotheses=self.walk.hypotheses, conclusions=self.walk.conclusions,
+                                   evidence=evidence, missing=missing, extra=extra,
+                                   redactor=Redactor(enabled=False) if raw else self.redactor)
+        if self.session:  # after redaction: the key "session" looks like a secret's name to the redactor
+            doc["session"] = self.session.id
+        return doc
+
+    def copied(self, command: str) -> None:
+        self._journal({"event": "copy", "command": command})
+
+    def verify(self, conclusion: Conclusion) -> VerifyResult:
+        """Re-run the verify step's probes and judge its expectation; records before/after."""
+        v = conclusion.verify or {}
+        srcs = list(v.get("sources", []))
+        names = [n for n, _ in conditions.facts_named(v.get("expect", {}))] or \
+            [k.split(":", 1)[-1] for k in conclusion.evidence]
+        before = {n: self._show(n) for n in names}
+        if hasattr(self.facts, "rerun"):
+            self.facts.rerun(srcs, "target")
+        else:
+            self.facts.ensure(srcs, "target")
+        after = {n: self._show(n) for n in names}
+        passed: bool | None = None
+        if v.get("expect"):
+            res = conditions.Evaluator(self.facts.lookup, self.engine.profile).evaluate(v["expect"])
+            passed = res.value
+        replay = not getattr(self.target, "is_live", True)
+        result = VerifyResult(conclusion.cause, v.get("command", ""), passed, before, after, v.get("explain", ""), replay)
+        self.verifications.append(result)
+        self._journal({"event": "verify", **dataclasses.asdict(result)})
+        return result
+
+    def set_metric(self, name: str, baseline: float, reference: float | None, unit: str = "") -> None:
+        """The number the fixes should move (step time, throughput) before any fix, and its reference."""
+        self.metric = {"name": name, "baseline": baseline, "reference": reference, "unit": unit}
+        self.measurements = []
+        self._journal({"event": "metric", **self.metric})
+
+    def record_measurement(self, label: str, value: float) -> None:
+        """The metric measured after a fix (cumulative: after every fix so far)."""
+        self.measurements.append((label, float(value)))
+        self._journal({"event": "measurement", "label": label, "value": float(value)})
+
+    def waterfall(self, ascii: bool = False) -> str:
+        if not self.metric or not self.measurements:
+            return ""
+        from troubleshooter.diagnosis import compare
+
+        m = self.metric
+        return compare.waterfall(self.measurements, m["baseline"], m.get("reference"), unit=m.get("unit", ""),
+                                 ascii=ascii, title=f"where the gap went ({m['name']})")
+
+    def _show(self, name: str) -> str:
+        val = self.facts.lookup(name, "target")
+        if isinstance(val, Unknown):
+            return "unknown"
+        s = factmod.spec(name)
+        return format_value(val, s.unit if s else "")
+
+    def export(self, fmt: str, directory: Path) -> Path:
+        doc = self.doc()
+        directory.mkdir(parents=True, exist_ok=True)
+        stem = (self.session.id if self.session else time.strftime("%Y%m%d-%H%M%S")) + f"-{doc['symptom']['id']}"
+        if fmt == "md":
+            path, data = directory / f"{stem}.md", export.to_markdown(doc).encode()
+        elif fmt == "json":
+            path, data = directory / f"{stem}.json", export.to_json(doc).encode()
+        elif fmt == "bundle":
+            return self.export_bundle(directory / f"{stem}.bundle.tar.gz")
+        else:
+            raise ValueError(f"unknown export format {fmt!r}")
+        tmp = path.with_suffix(path.suffix + ".partial")
+        try:
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        except OSError as exc:  # disk full, read-only: no half-written file left behind, a clear error
+            tmp.unlink(missing_ok=True)
+            raise OSError(exc.errno, f"cannot write the export {path}: {exc.strerror or exc}") from exc
+        self._journal({"event": "export", "format": fmt, "path": str(path)})
+        return path
+
+    def export_bundle(self, path: Path) -> Path:
+        from troubleshooter.probe import bundle as bmod
+
+        if not hasattr(self.facts, "all_evidence") or not self.facts.all_evidence():
+            raise ValueError("no raw evidence in this session to bundle (pasted outputs?)")
+        sides = {}
+        for side, evs in self.facts.all_evidence().items():
+            red = []
+            for ev in evs.values():
+                ev2 = dataclasses.replace(ev, stdout=self.redactor.bytes(ev.stdout), stderr=self.redactor.bytes(ev.stderr),
+                                          argv=self.redactor.argv(ev.argv), reason=self.redactor.text(ev.reason),
+                                          target=self.redactor.text(ev.target))
+                red.append(ev2)
+            # the target's label and description carry its command prefix ("docker exec -e HF_TOKEN=... trainer")
+            sides[side] = (self.redactor.obj(self.facts.targets[side].describe()), red)
+        manifest, files = bmod.build_manifest(sides, params=self.redactor.obj({"pid": self.spec.pid, **self.spec.extra}),
+                                              note=f"session {self.session.id if self.session else '-'}")
+        out = bmod.write(path, manifest, files)
+        self._journal({"event": "export", "format": "bundle", "path": str(out)})
+        return out
+
+    def _journal(self, event: dict[str, Any]) -> None:
+        if self.session is not None:
+            self.session.append(event)
+
+    # ------------------------------------------------------------------ resume
+    @classmethod
+    def resume(cls, session: Session, on_event=None, on_step=None) -> "Guide":
+        """Recreate the target and replay the recorded answers (probes run again on a live target)."""
+        start = session.start_event()
+        spec = TargetSpec(**{k: v for k, v in (start.get("target") or {}).items() if k in TargetSpec.__dataclass_fields__})
+        g = cls.for_target(spec, start.get("profile"), on_event=on_event)
+        g.session = None  # don't journal the replay itself
+        g.begin(start["symptom"], record=False)
+        for node, choice in session.answers():
+            g.run_to_question(on_step)
+            cur = g.current()
+            if cur is None or f"{cur[0].id}.{cur[1]}" != node:
+                break  # the tree changed since; stop at the first divergence
+            g.answer(choice)
+        g.run_to_question(on_step)
+        g.session = session
+        session.append({"event": "resume", "answers": g.answers()})
+        return g

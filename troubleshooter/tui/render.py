@@ -1,0 +1,107 @@
+"""Pure renderers shared by the screens: a step, the hypotheses table, a conclusion as Markdown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from troubleshooter.diagnosis import engine as eng
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+
+# Imported where a screen needs them, not here: the start screen shows neither, and they cost the first frame
+# ~35 ms (Markdown pulls markdown-it) -- docs/benchmarks.md. So does the guide (the walk, exports, sessions).
+
+
+def _markdown(*args: Any, **kw: Any):
+    from textual.widgets import Markdown
+
+    return Markdown(*args, **kw)
+
+STATE_STYLE = {"ruled-in": ("●", "bold red"), "ruled-out": ("○", "green"), "untested": ("·", "dim")}
+CONTEXT_SOURCES = ["env-self", "container-markers", "virt", "nvml", "nvidia-smi-q"]
+
+
+
+# ---------------------------------------------------------------------------- rendering (pure)
+def render_step(step: eng.Step, *, show_why: bool, learn: bool) -> Any:
+    parts: list[Any] = []
+    if step.kind == "call":
+        return Text(f"── {step.title} ──", style="bold cyan")
+    if step.kind == "end":
+        return Text("")
+    if step.kind == "ask":
+        parts.append(Text.assemble(("? ", "bold yellow"), (step.title, "bold")))
+        if show_why and step.why:
+            parts.append(Text(f"  {step.why}", style="italic dim"))
+        parts.append(Text(f"  → {step.because}", style="yellow"))
+        return Group(*parts)
+    if step.kind == "conclude":
+        parts.append(Text.assemble(("ROOT CAUSE ", "bold white on red"), (" " + step.title, "bold red")))
+        if step.because:
+            parts.append(Text(f"  {step.because}"))
+        return Group(*parts)
+    # probe
+    parts.append(Text.assemble(("● ", "bold cyan"), (step.title, "bold")))
+    if show_why and step.why:
+        parts.append(Text(f"  {step.why}", style="italic dim"))
+    if step.facts:
+        t = Table.grid(padding=(0, 1))
+        t.add_column(style="dim", no_wrap=True)
+        t.add_column(overflow="fold")
+        for k, v in step.facts.items():
+            if v.startswith("unknown"):
+                t.add_row(f"  {k}", Text("unknown", style="magenta"))
+            else:
+                t.add_row(f"  {k}", Text(v))
+        parts.append(t)
+    bad = [f"{k}: {v}" for k, v in step.evidence.items() if not v.startswith(("ok", "from", "canned"))]
+    for line in bad[:4]:
+        parts.append(Text(f"  ! {line}", style="magenta"))
+    parts.append(Text(f"  → {step.because or step.decision}", style="green"))
+    if learn and step.explain:
+        parts.append(Text(f"    {step.explain}", style="dim"))
+    return Group(*parts)
+
+
+def hypotheses_table(hyps: Iterable[eng.Hypothesis]) -> Table:
+    t = Table.grid(padding=(0, 1))
+    t.add_column(no_wrap=True)
+    t.add_column(overflow="fold")
+    for h in hyps:
+        mark, style = STATE_STYLE.get(h.state, ("?", ""))
+        t.add_row(Text(mark, style=style), Text(h.title, style=style if h.state != "untested" else ""))
+    return t
+
+
+def conclusion_markdown(c: eng.Conclusion) -> str:
+    from troubleshooter.output.export import NEEDS_TEXT
+
+    lines = [f"## {c.title}", "", c.summary or "", ""]
+    if c.evidence:
+        lines += ["**Evidence**", ""]
+        lines += [f"- `{k}` = {v}" for k, v in c.evidence.items()]
+        lines.append("")
+    for i, fx in enumerate(c.fixes, 1):
+        needs = ", ".join(NEEDS_TEXT.get(n, n) for n in fx.get("needs", []))
+        ctx = f" [{fx['context']}]" if fx.get("context") not in (None, "any") else ""
+        lines += [f"**Fix {i}{ctx}: {fx['title']}**" + (f" (needs {needs})" if needs else ""), "",
+                  "```sh", fx["command"], "```", ""]
+    if c.verify.get("command"):
+        lines += ["**Verify:**", "", "```sh", c.verify["command"], "```", c.verify.get("explain", ""), ""]
+    if c.caution:
+        lines += [f"> **Caution:** {c.caution}", ""]
+    if c.recovered:
+        lines += [f"Reference recovery: {c.recovered}", ""]
+    if c.references:
+        lines += ["References: " + "; ".join(c.references), ""]
+    if c.missing_facts:
+        lines += [f"_Placeholders to fill by hand: {', '.join(c.missing_facts)}_", ""]
+    return "\n".join(lines)
+
+

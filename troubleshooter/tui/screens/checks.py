@@ -1,0 +1,77 @@
+"""The preflight sweep's results.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from troubleshooter.tui.app import TroubleshooterApp
+
+class ChecksScreen(Screen[None]):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="checks.back")]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("[dim]running the preflight sweep…[/]", id="checks-status")
+        from textual.widgets import DataTable
+
+        yield DataTable(id="checks", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="check-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        from textual.widgets import DataTable
+
+        t = self.query_one("#checks", DataTable)
+        t.add_columns("verdict", "check", "why")
+        self.run_checks()
+
+    @work(thread=True, exclusive=True, group="checks", exit_on_error=False)
+    def run_checks(self) -> None:
+        from troubleshooter.service.check import run_check
+
+        app: TroubleshooterApp = self.app  # type: ignore[assignment]
+        run = run_check(app.guide_target(), app.spec.params(), profile_id=app.settings.profile or None)
+        self.run = run
+        self.app.call_from_thread(self.show, run.results, run.wall_s, run.profile.id, run.problem)
+
+    def show(self, results, wall_s: float, profile_id: str = "", problem: str = "") -> None:
+        from textual.widgets import DataTable
+
+        from troubleshooter.output.report import ICON, STYLE
+
+        self.results = results
+        t = self.query_one("#checks", DataTable)
+        for r in results:
+            t.add_row(Text(ICON[r.verdict], style=STYLE[r.verdict]), r.title, r.reason, key=r.id)
+        counts = {k: sum(r.verdict == k for r in results) for k in ICON}
+        self.query_one("#checks-status", Static).update(
+            f"preflight in {wall_s:.1f}s (profile {profile_id}): [red]{counts['fail']} fail[/] · "
+            f"[yellow]{counts['warn']} warn[/] · [green]{counts['pass']} pass[/] · "
+            f"[magenta]{counts['unknown']} unknown[/]  (enter: details)"
+            + (f"\n[bold red]{escape(problem)}[/]" if problem else ""))
+        t.focus()
+
+    def on_data_table_row_highlighted(self, event) -> None:  # DataTable.RowHighlighted (DataTable imported late)
+        if event.control is None or event.control.id != "checks":
+            return
+        self.detail(event)
+
+    def detail(self, event) -> None:
+        r = next((r for r in getattr(self, "results", []) if r.id == event.row_key.value), None)
+        if r is None:
+            return
+        facts = "  ".join(f"{k}={v}" for k, v in r.as_dict()["facts"].items() if v is not None)
+        self.query_one("#check-detail", Static).update(Text(f"{r.area}: {r.title}\n{r.reason}\n{facts}", style="dim"))
+
+

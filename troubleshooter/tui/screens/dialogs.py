@@ -1,0 +1,152 @@
+"""Modal dialogs and small screens: message, error, input, export, glossary, help text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from troubleshooter.diagnosis import engine as eng
+from troubleshooter.tui.render import _markdown
+
+if TYPE_CHECKING:  # pragma: no cover
+    from troubleshooter.service.guide import Guide
+
+# ---------------------------------------------------------------------------- modal screens
+class MessageScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,enter,q", "dismiss", "Close", id="close")]
+
+    def __init__(self, title: str, body: str, *, markdown: bool = False) -> None:
+        super().__init__()
+        self.title_text, self.body, self.markdown = title, body, markdown
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.title_text, classes="dialog-title")
+            with VerticalScroll():
+                yield _markdown(self.body) if self.markdown else Static(self.body)
+            yield Static("[dim]enter or esc to close[/]")
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)
+
+
+class ErrorScreen(MessageScreen):
+    pass
+
+
+class InputScreen(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="cancel")]
+
+    def __init__(self, prompt: str, placeholder: str = "") -> None:
+        super().__init__()
+        self.prompt, self.placeholder = prompt, placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(self.prompt, classes="dialog-title")
+            yield Input(placeholder=self.placeholder, id="path")
+            yield Static("[dim]enter to open, esc to cancel[/]")
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ExportScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("m", "write('md')", "Write Markdown", id="export.md"),
+        Binding("j", "write('json')", "Write JSON", id="export.json"),
+        Binding("b", "write('bundle')", "Write bundle", id="export.bundle"),
+        Binding("escape", "dismiss", "Close", id="export.close"),
+    ]
+
+    def __init__(self, guide: Guide, directory: Path) -> None:
+        super().__init__()
+        self.guide, self.directory = guide, directory
+        self.written: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        from troubleshooter.output import export
+
+        with Vertical(id="export"):
+            yield Static("Export: the ticket preview (secrets redacted). m Markdown · j JSON · b bundle · esc close",
+                         classes="dialog-title")
+            with VerticalScroll(id="preview"):
+                yield _markdown(export.to_markdown(self.guide.doc()))
+            yield Static("", id="written")
+
+    def action_write(self, fmt: str) -> None:
+        try:
+            path = self.guide.export(fmt, self.directory)
+        except (OSError, ValueError) as exc:
+            self.query_one("#written", Static).update(f"[red]could not write {fmt}: {exc}[/]")
+            return
+        self.written.append(str(path))
+        self.query_one("#written", Static).update("\n".join(f"[green]wrote[/] {p}" for p in self.written))
+        self.app.notify(f"wrote {path}", title="export")
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)
+
+
+class GlossaryScreen(Screen[None]):
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="glossary.back")]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        terms = eng.load_glossary()
+        with Horizontal():
+            yield OptionList(*[Option(t["term"], id=k) for k, t in sorted(terms.items())], id="terms")
+            with VerticalScroll(id="term-detail"):
+                yield _markdown("Pick a term.", id="term-md")
+        yield Footer()
+
+    @on(OptionList.OptionHighlighted, "#terms")
+    def show(self, event: OptionList.OptionHighlighted) -> None:
+        from textual.widgets import Markdown
+
+        t = eng.load_glossary().get(event.option.id or "", {})
+        body = f"# {t.get('term', '')}\n\n{t.get('short', '')}\n\n{t.get('long', '')}"
+        self.query_one("#term-md", Markdown).update(body)
+
+
+HELP = """\
+# Keys
+
+| key | where | what |
+|---|---|---|
+| ↑ ↓ enter | lists | choose |
+| b | a walk | back to the previous question, to take another branch |
+| c | a walk | cancel the probes running now (their facts become unknown; the walk goes on) |
+| w | a walk | show or hide the *why* of each step |
+| l | anywhere | learn mode: explain every branch in full |
+| h | a walk | show or hide the hypotheses panel |
+| o | a walk | the raw output of the probes behind the last step, exactly as printed |
+| r | a walk | results: the root causes found so far |
+| c / enter | results | copy the selected command (OSC 52 clipboard, and written to a file) |
+| v | results | verify: re-run the probes of the selected cause and compare before / after |
+| m | results | record the step time after a fix: the ticket shows where the gap went, fix by fix |
+| e | walk, results | export the ticket (Markdown, JSON, bundle) |
+| g | anywhere | glossary |
+| ? | anywhere | this help |
+| ctrl+p | anywhere | command palette (every action) |
+| t | anywhere | light / dark theme |
+| q | anywhere | quit (the session is saved as you go; `troubleshooter --resume` picks it up) |
+
+Fix commands are shown and copied, **never run** by this tool.
+Keys can be remapped: see the README (keymap in the config file).
+"""
+
+

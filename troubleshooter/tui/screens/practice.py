@@ -1,0 +1,45 @@
+"""Pick a practice case.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+
+class PracticeScreen(Screen[None]):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="practice.back")]
+
+    def compose(self) -> ComposeResult:
+        from troubleshooter.service.practice import load_cases as practice_cases
+
+        yield Header()
+        yield Static("[b]Practise on a reference case[/b]: a capture built from NVIDIA's case studies. "
+                     "Walk it as you would a real node; learn mode explains every step.", id="prompt")
+        ol = OptionList(id="cases")
+        for c in practice_cases():
+            ol.add_option(Option(Text.assemble((c["title"], "bold"), "\n  ", (f"symptom: {c['symptom']}", "dim")), id=c["id"]))
+        yield ol
+        yield Footer()
+
+    def on_mount(self) -> None:
+        ol = self.query_one("#cases", OptionList)
+        if ol.option_count:
+            ol.highlighted = 0
+        ol.focus()
+
+    @on(OptionList.OptionSelected, "#cases")
+    def chosen(self, event: OptionList.OptionSelected) -> None:
+        self.app.start_practice(event.option.id or "")  # type: ignore[attr-defined]
+
+

@@ -1,0 +1,164 @@
+"""Results: root causes with evidence, copyable fixes, verify, what remains untested.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+from troubleshooter.diagnosis import engine as eng
+from troubleshooter.tui.screens.dialogs import ExportScreen, InputScreen
+from troubleshooter.tui.render import _markdown, conclusion_markdown
+
+if TYPE_CHECKING:  # pragma: no cover
+    from troubleshooter.service.guide import Guide
+
+class ResultsScreen(Screen[None]):
+    BINDINGS = [
+        Binding("c", "copy", "Copy", id="results.copy", tooltip="Copy the selected command"),
+        Binding("v", "verify", "Verify", id="results.verify", tooltip="Re-run the probes of this cause"),
+        Binding("e", "export", "Export", id="results.export", tooltip="Export the ticket"),
+        Binding("m", "measure", "Record a measurement", id="results.measure",
+                tooltip="Record the step time (or throughput) after a fix: the ticket shows where the gap went"),
+        Binding("escape", "app.pop_screen", "Back to walk", id="results.back"),
+    ]
+
+    def __init__(self, guide: Guide) -> None:
+        super().__init__()
+        self.guide = guide
+        self.selected: eng.Conclusion | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        conc = self.guide.walk.conclusions if self.guide.walk else []
+        with Horizontal(id="results-body"):
+            with Vertical(id="results-left"):
+                yield Static(f"[b]{len(conc)} root cause{'s' if len(conc) != 1 else ''}[/b]" if conc
+                             else "[b]No root cause found[/b] on this path", classes="panel-title")
+                yield OptionList(*[Option(Text(c.title, style="bold red"), id=c.cause) for c in conc], id="causes")
+                yield Static("[b]Commands[/b] (enter/c copies, never runs)", classes="panel-title")
+                yield OptionList(id="commands")
+            with VerticalScroll(id="results-detail"):
+                yield _markdown(self._empty_text(conc), id="cause-md")
+        yield Static("", id="verify-result")
+        yield Footer()
+
+    def _empty_text(self, conc) -> str:
+        if conc:
+            return "Pick a cause."
+        hyps = [h for h in (self.guide.walk.hypotheses if self.guide.walk else []) if h.state == "untested"]
+        lines = ["No cause was ruled in. What is still untested, and what would settle it:", ""]
+        lines += [f"- **{h.title}**: `{h.settle}`" for h in hyps] or ["- nothing: every hypothesis was ruled out"]
+        return "\n".join(lines)
+
+    def on_mount(self) -> None:
+        causes = self.query_one("#causes", OptionList)
+        if causes.option_count:
+            causes.highlighted = 0
+            self.show(self.guide.walk.conclusions[0])
+            causes.focus()
+
+    @on(OptionList.OptionHighlighted, "#causes")
+    def highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        c = next((c for c in self.guide.walk.conclusions if c.cause == event.option.id), None)
+        if c is not None:
+            self.show(c)
+
+    def show(self, c: eng.Conclusion) -> None:
+        from textual.widgets import Markdown
+
+        self.selected = c
+        self.query_one("#cause-md", Markdown).update(conclusion_markdown(c))
+        cmds = self.query_one("#commands", OptionList)
+        cmds.clear_options()
+        for i, fx in enumerate(c.fixes, 1):
+            ctx = f" ({fx['context']})" if fx.get("context") not in (None, "any") else ""
+            cmds.add_option(Option(Text.assemble((f"fix {i}{ctx}: ", "bold"), fx["command"].splitlines()[0][:200]), id=f"fix:{i - 1}"))
+        if c.verify.get("command"):
+            cmds.add_option(Option(Text.assemble(("verify: ", "bold"), c.verify["command"][:200]), id="verify"))
+
+    def _command(self) -> str | None:
+        cmds = self.query_one("#commands", OptionList)
+        if self.selected is None or cmds.highlighted is None:
+            return None
+        oid = cmds.get_option_at_index(cmds.highlighted).id or ""
+        if oid == "verify":
+            return self.selected.verify.get("command")
+        if oid.startswith("fix:"):
+            return self.selected.fixes[int(oid[4:])]["command"]
+        return None
+
+    @on(OptionList.OptionSelected, "#commands")
+    def command_chosen(self, event: OptionList.OptionSelected) -> None:
+        self.action_copy()
+
+    def action_copy(self) -> None:
+        cmd = self._command()
+        if cmd is None:
+            self.app.notify("select a command first (tab to the Commands list)")
+            return
+        self.app.copy_command(cmd)  # type: ignore[attr-defined]
+        self.guide.copied(cmd)
+
+    def action_verify(self) -> None:
+        if self.selected is None:
+            return
+        self.query_one("#verify-result", Static).update("[yellow]verifying: re-running the probes…[/]")
+        self.verify_worker(self.selected)
+
+    @work(thread=True, exclusive=True, group="verify", exit_on_error=False)
+    def verify_worker(self, c: eng.Conclusion) -> None:
+        r = self.guide.verify(c)
+        self.app.call_from_thread(self.show_verify, r)
+
+    def show_verify(self, r) -> None:
+        verdict = {True: "[green]fixed[/]", False: "[red]still failing[/]", None: "[magenta]could not tell[/]"}[r.passed]
+        note = " (replayed the same capture: run on the live node after the fix)" if r.replay else ""
+        changes = "  ".join(f"{k}: {r.before.get(k)} → {r.after.get(k)}" for k in r.after)
+        self.query_one("#verify-result", Static).update(f"verify {r.cause}: {verdict}{note}\n[dim]{changes}[/]")
+
+    def action_export(self) -> None:
+        self.app.push_screen(ExportScreen(self.guide, self.app.settings.exports_path()))  # type: ignore[attr-defined]
+
+    def action_measure(self) -> None:
+        """Where the gap went: the metric before any fix and its reference once, then the value after each fix."""
+        def number(raw: str | None) -> float | None:
+            try:
+                return float(raw.split()[0]) if raw else None
+            except ValueError:
+                self.app.notify(f"not a number: {raw!r}", severity="warning")
+                return None
+
+        label = self.selected.title if self.selected else "fix"
+
+        def after(raw: str | None) -> None:
+            v = number(raw)
+            if v is not None:
+                self.guide.record_measurement(label[:40], v)
+                self.query_one("#verify-result", Static).update(Text(self.guide.waterfall()))
+
+        def with_reference(base: float):
+            def got(raw: str | None) -> None:
+                self.guide.set_metric("step time (ms)", base, number(raw), "ms")
+                self.app.push_screen(InputScreen(f"Step time now, after: {label} (ms)", "e.g. 1150"), after)
+            return got
+
+        def got_base(raw: str | None) -> None:
+            base = number(raw)
+            if base is not None:
+                self.app.push_screen(InputScreen("Reference step time (ms; empty if none)", "e.g. 1090"), with_reference(base))
+
+        if not self.guide.metric:
+            self.app.push_screen(InputScreen("Step time before any fix (ms)", "e.g. 1220"), got_base)
+        else:
+            self.app.push_screen(InputScreen(f"Step time now, after: {label} (ms)", "e.g. 1150"), after)
+
+

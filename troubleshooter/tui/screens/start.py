@@ -1,0 +1,104 @@
+"""The start screen: where am I, what do you see (symptoms, preflight, practice, resume, open a bundle).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+from troubleshooter.tui.screens.checks import ChecksScreen
+from troubleshooter.tui.screens.compare import CompareScreen, FanoutScreen
+from troubleshooter.tui.screens.dialogs import InputScreen
+from troubleshooter.tui.messages import ContextReady
+from troubleshooter.tui.screens.practice import PracticeScreen
+from troubleshooter.tui.screens.sessions import SessionsScreen
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+
+# ---------------------------------------------------------------------------- start
+class StartScreen(Screen[None]):
+    BINDINGS = [
+        Binding("p", "preflight", "Preflight", id="start.preflight", tooltip="Run every preflight check here"),
+        Binding("s", "resume", "Resume", id="start.resume", tooltip="Resume a saved session"),
+        Binding("d", "practice", "Practise", id="start.practice", tooltip="Practise on a reference case"),
+        Binding("o", "open", "Open bundle", id="start.open", tooltip="Open a bundle or a folder of tool outputs"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="start"):
+            yield Static("[dim]probing where we are…[/]", id="context")
+            yield Static("[b]What do you see?[/b]  pick a symptom (enter), or p preflight · s resume · d practise · o open",
+                         id="prompt")
+            yield OptionList(id="symptoms")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_symptoms()
+        self.call_after_refresh(self.app.gather_context)  # type: ignore[attr-defined]  # probes after the first frame
+
+    def refresh_symptoms(self) -> None:
+        ol = self.query_one("#symptoms", OptionList)
+        ol.clear_options()
+        for t in self.app.engine.symptoms():  # type: ignore[attr-defined]
+            ol.add_option(Option(Text.assemble((t.title, "bold"), "\n  ", (t.summary, "dim")), id=f"symptom:{t.id}"))
+        ol.add_option(None)
+        spec = self.app.spec  # type: ignore[attr-defined]
+        extra = []
+        if spec.exec_prefix or spec.job:
+            extra.append(("action:compare", "Compare the host with the job's container / step"))
+        if spec.job:
+            extra.append(("action:fanout", "Compare every node of the job (fan-out)"))
+        for oid, label in (("action:preflight", "Run the preflight sweep here"), *extra,
+                           ("action:resume", "Resume a session"),
+                           ("action:practice", "Practise on a reference case (learn mode)"),
+                           ("action:open", "Open a bundle or a folder of tool outputs")):
+            ol.add_option(Option(Text(label, style="cyan"), id=oid))
+        ol.highlighted = 0
+        ol.focus()
+
+    def on_context_ready(self, message: ContextReady) -> None:
+        self.query_one("#context", Static).update(Text("\n".join(message.lines), style="dim"))
+
+    @on(OptionList.OptionSelected, "#symptoms")
+    def chosen(self, event: OptionList.OptionSelected) -> None:
+        oid = event.option.id or ""
+        kind, _, value = oid.partition(":")
+        if kind == "symptom":
+            self.app.start_walk(value)  # type: ignore[attr-defined]
+        elif kind == "action":
+            getattr(self, f"action_{value}")()
+
+    def action_preflight(self) -> None:
+        self.app.push_screen(ChecksScreen())
+
+    def action_compare(self) -> None:
+        self.app.push_screen(CompareScreen())
+
+    def action_fanout(self) -> None:
+        self.app.push_screen(FanoutScreen())
+
+    def action_resume(self) -> None:
+        self.app.push_screen(SessionsScreen())
+
+    def action_practice(self) -> None:
+        self.app.push_screen(PracticeScreen())
+
+    def action_open(self) -> None:
+        def opened(path: str | None) -> None:
+            if path:
+                self.app.open_path(path)  # type: ignore[attr-defined]
+
+        self.app.push_screen(InputScreen("Open a bundle (directory or .tar.gz), or a folder / file of tool outputs",
+                                         "/path/to/node17.bundle.tar.gz"), opened)
+
+

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from troubleshooter import settings
+from troubleshooter.diagnosis import causes as causes_mod
 from troubleshooter.diagnosis import engine as eng
 from troubleshooter.diagnosis import profiles
 from troubleshooter.output import export
@@ -36,6 +37,7 @@ def diagnose(symptom: str | None, facts: eng.FactSource, *, answers: dict[str, s
         raise DiagnoseError("--symptom is required; one of: " + ", ".join(t.id for t in engine.symptoms()))
     tree = engine.tree(symptom)
     walk = eng.auto_walk(engine, symptom, facts, answers=answers, ask=ask)
+    add_signature_findings(walk, facts, prof.thresholds)
     evidence = {side: {sid: ev.describe() for sid, ev in sorted(evs.items())}
                 for side, evs in facts.all_evidence().items()}
     doc = export.diagnosis_doc(symptom={"id": tree.id, "title": tree.title}, target=target_desc, profile=prof.id,
@@ -44,3 +46,17 @@ def diagnose(symptom: str | None, facts: eng.FactSource, *, answers: dict[str, s
                                extra={"context": context or [], **(extra or {})},
                                redactor=Redactor(settings.load().redact_extra, enabled=redact))
     return walk, doc
+
+
+def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[str, Any] | None = None) -> list[str]:
+    """Causes that a sufficient signature rules in (decision_trees/causes.yaml) and the walk did not reach:
+    added to the walk's conclusions, each naming the signature that decided it. Returns their ids."""
+    lookup = facts.lookup
+    added = []
+    have = {c.cause for c in walk.conclusions}
+    for f in causes_mod.ruled_in(causes_mod.load(), lookup, profile):
+        if f.cause.id in have:
+            continue
+        walk.conclusions.append(causes_mod.conclusion(f, lookup))
+        added.append(f.cause.id)
+    return added

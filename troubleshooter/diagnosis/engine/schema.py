@@ -230,6 +230,6 @@ def load_tree(path: Path) -> Tree:
 
 def tree_files(directory: Path | None = None) -> list[Path]:
     d = directory or locations.trees_dir()
-    return sorted(p for p in d.glob("*.yaml") if p.name not in ("checks.yaml", "glossary.yaml"))
+    return sorted(p for p in d.glob("*.yaml") if p.name not in ("checks.yaml", "glossary.yaml", "causes.yaml"))
 
 

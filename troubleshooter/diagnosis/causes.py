@@ -1,0 +1,106 @@
+"""Causes with sufficient signatures (``decision_trees/causes.yaml``): small sets of facts, any one of which rules
+a cause in, so that whatever evidence a user has can reach it even when the tree's path needed other facts.
+
+A signature is a condition in the trees' closed language (:mod:`troubleshooter.diagnosis.conditions`); a fact
+that is unknown in one signature never blocks another. :func:`ruled_in` returns, for each cause some signature
+rules in, the signature that decided it and its confidence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Callable
+
+from troubleshooter import locations, yamlio
+from troubleshooter.diagnosis import conditions
+from troubleshooter.diagnosis.engine import Conclusion, display, fill, strip_links
+
+CONFIDENCES = ("confirmed", "likely")
+
+
+class CauseError(ValueError):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Signature:
+    name: str
+    confidence: str
+    when: dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Cause:
+    id: str
+    title: str
+    area: str
+    summary: str
+    signatures: tuple[Signature, ...]
+    evidence: tuple[str, ...]
+    fix: tuple[dict[str, Any], ...]
+    verify: dict[str, Any]
+    references: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    cause: Cause
+    signature: Signature
+    explain: str
+
+
+def load(path: Path | None = None) -> list[Cause]:
+    path = path or locations.trees_dir() / "causes.yaml"
+    if not path.exists():
+        return []
+    doc = yamlio.load(path)
+    out = []
+    for i, c in enumerate(doc.get("causes", []) if isinstance(doc, dict) else []):
+        where = f"{path}: causes[{i}] ({c.get('id', '?')})"
+        sigs = []
+        for s in c.get("signatures", []):
+            errs = conditions.validate(s.get("when"), f"{where} signature {s.get('name')!r}")
+            if errs:
+                raise CauseError("; ".join(errs))
+            if s.get("confidence", "likely") not in CONFIDENCES:
+                raise CauseError(f"{where}: confidence must be one of {CONFIDENCES}")
+            sigs.append(Signature(str(s["name"]), str(s.get("confidence", "likely")), dict(s["when"])))
+        if not sigs:
+            raise CauseError(f"{where}: a cause needs at least one signature")
+        out.append(Cause(str(c["id"]), str(c["title"]), str(c.get("area", "")), str(c.get("summary", "")).strip(),
+                         tuple(sigs), tuple(c.get("evidence", [])), tuple(dict(f) for f in c.get("fix", [])),
+                         dict(c.get("verify", {})), tuple(c.get("references", []))))
+    return out
+
+
+def ruled_in(causes: list[Cause], lookup: Callable[[str, str], Any],
+             profile: dict[str, Any] | None = None) -> list[Finding]:
+    ev = conditions.Evaluator(lookup, profile)
+    found = []
+    for cause in causes:
+        for sig in cause.signatures:  # the first signature that holds decides; confirmed ones come first
+            r = ev.evaluate(sig.when)
+            if r.value is True:
+                found.append(Finding(cause, sig, r.explain()))
+                break
+    return found
+
+
+def conclusion(f: Finding, lookup: Callable[[str, str], Any]) -> Conclusion:
+    """The finding as a conclusion of the same shape the tree walk gives (fix commands filled shell-quoted)."""
+    evidence = {name: display(name, lookup(name, "target")) for name in f.cause.evidence}
+    missing: list[str] = []
+    fixes = []
+    for fx in f.cause.fix:
+        cmd, miss = fill(fx["command"], lookup)
+        missing += miss
+        fixes.append({"title": fx["title"], "command": cmd, "context": fx.get("context", "any"),
+                      "needs": list(fx.get("needs", [])), "note": fx.get("note", "")})
+    verify = dict(f.cause.verify)
+    if verify.get("command"):
+        verify["command"], miss = fill(verify["command"], lookup)
+        missing += miss
+    summary = strip_links(f.cause.summary) + f" ({f.signature.confidence}: {f.signature.name})"
+    return Conclusion(f.cause.id, "causes", f.signature.name, f.cause.title, summary, evidence, fixes, verify, "",
+                      list(f.cause.references), "", sorted(set(missing)))

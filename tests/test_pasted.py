@@ -103,7 +103,9 @@ def test_kind_override_and_several_files_of_one_kind(tmp_path):
     facts = EvidenceFacts.from_specs([f"nccl-tests={a}", str(b)])
     kinds = [(f.path.name, f.kind, f.how) for f in facts.files]
     assert kinds[0] == (a.name, "nccl-tests", "named") and kinds[1][1] == "nccl-tests"
-    assert len(facts.kinds_by_side["target"]["nccl-tests"]) == 2
+    # the second paste holds two runs, each after its own `$ mpirun ... all_reduce_perf` prompt: one block each
+    assert [(f.how, f.where.split(":")[0]) for f in facts.files[1:]] == [("command", "line 2"), ("command", "line 33")]
+    assert len(facts.kinds_by_side["target"]["nccl-tests"]) == 3
 
 
 def test_cli_json_has_conclusions_hypotheses_and_missing_evidence():

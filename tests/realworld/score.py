@@ -54,9 +54,8 @@ def load_cases() -> list[Case]:
 
 
 def run_case(case: Case, *, with_symptom: bool) -> dict[str, Any]:
-    from troubleshooter.diagnosis import engine as eng
     from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError, infer_symptom
-    from troubleshooter.service.diagnose import add_signature_findings, engine_for
+    from troubleshooter.service.diagnose import add_signature_findings, engine_for, walk_exploring
 
     specs = [(f"{side}:{p}" if side != "target" else str(p)) for side, p in case.files]
     try:
@@ -68,12 +67,9 @@ def run_case(case: Case, *, with_symptom: bool) -> dict[str, Any]:
     found: list[str] = []
     notes = []
     for sym in symptoms:
-        try:
-            walk = eng.auto_walk(engine, sym, facts, answers={})
-            add_signature_findings(walk, facts, engine.profile)
-        except eng.MissingAnswer as exc:
-            notes.append(f"{sym}: stopped at a question ({exc})")
-            continue
+        walk, assumed = walk_exploring(engine, sym, facts, answers={})
+        add_signature_findings(walk, facts, engine.profile)
+        notes += assumed
         for c in walk.conclusions:
             if c.cause not in found:
                 found.append(c.cause)

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from troubleshooter import locations, yamlio
 from troubleshooter.diagnosis import conditions
 from troubleshooter.diagnosis.engine import Conclusion, display, fill, strip_links
+from troubleshooter.diagnosis.engine.walk import conclusion_from_node
 
 CONFIDENCES = ("confirmed", "likely")
 
@@ -41,6 +42,7 @@ class Cause:
     fix: tuple[dict[str, Any], ...]
     verify: dict[str, Any]
     references: tuple[str, ...]
+    node: str = ""  #: TREE.NODE: a conclude node of a tree that holds this cause's title, evidence and fixes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,9 +70,12 @@ def load(path: Path | None = None) -> list[Cause]:
             sigs.append(Signature(str(s["name"]), str(s.get("confidence", "likely")), dict(s["when"])))
         if not sigs:
             raise CauseError(f"{where}: a cause needs at least one signature")
-        out.append(Cause(str(c["id"]), str(c["title"]), str(c.get("area", "")), str(c.get("summary", "")).strip(),
-                         tuple(sigs), tuple(c.get("evidence", [])), tuple(dict(f) for f in c.get("fix", [])),
-                         dict(c.get("verify", {})), tuple(c.get("references", []))))
+        if not c.get("node") and not c.get("title"):
+            raise CauseError(f"{where}: a cause needs a title (or node: TREE.NODE naming its conclude node)")
+        out.append(Cause(str(c["id"]), str(c.get("title", "")), str(c.get("area", "")),
+                         str(c.get("summary", "")).strip(), tuple(sigs), tuple(c.get("evidence", [])),
+                         tuple(dict(f) for f in c.get("fix", [])), dict(c.get("verify", {})),
+                         tuple(c.get("references", [])), str(c.get("node", ""))))
     return out
 
 
@@ -87,8 +92,17 @@ def ruled_in(causes: list[Cause], lookup: Callable[[str, str], Any],
     return found
 
 
-def conclusion(f: Finding, lookup: Callable[[str, str], Any]) -> Conclusion:
+def conclusion(f: Finding, lookup: Callable[[str, str], Any], has_side: Callable[[str], bool] = lambda s: True,
+               trees: dict[str, Any] | None = None) -> Conclusion:
     """The finding as a conclusion of the same shape the tree walk gives (fix commands filled shell-quoted)."""
+    how = f" ({f.signature.confidence}: {f.signature.name})"
+    if f.cause.node:
+        tree_id, _, nid = f.cause.node.partition(".")
+        tree = (trees or {}).get(tree_id)
+        if tree is None or nid not in tree.nodes:
+            raise CauseError(f"cause {f.cause.id}: node {f.cause.node} not found")
+        c = conclusion_from_node(tree_id, nid, tree.nodes[nid], lookup, has_side)
+        return dataclasses.replace(c, cause=f.cause.id, summary=c.summary + how)
     evidence = {name: display(name, lookup(name, "target")) for name in f.cause.evidence}
     missing: list[str] = []
     fixes = []
@@ -101,6 +115,6 @@ def conclusion(f: Finding, lookup: Callable[[str, str], Any]) -> Conclusion:
     if verify.get("command"):
         verify["command"], miss = fill(verify["command"], lookup)
         missing += miss
-    summary = strip_links(f.cause.summary) + f" ({f.signature.confidence}: {f.signature.name})"
+    summary = strip_links(f.cause.summary) + how
     return Conclusion(f.cause.id, "causes", f.signature.name, f.cause.title, summary, evidence, fixes, verify, "",
                       list(f.cause.references), "", sorted(set(missing)))

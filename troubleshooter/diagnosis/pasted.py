@@ -24,6 +24,7 @@ from typing import Any, Iterable
 
 from troubleshooter.model import combine as derived
 from troubleshooter import parsers, sources
+from troubleshooter.diagnosis import intake
 from troubleshooter.diagnosis.engine import FactSource, Walk
 from troubleshooter.model.facts import FactSet, Unknown
 
@@ -43,12 +44,13 @@ class PastedFile:
     kind: str | None
     facts: dict[str, Any]
     error: str = ""
-    how: str = ""  # how the kind was chosen: named, file name, detected
+    how: str = ""  # how the kind was chosen: named, command, file name, detected
+    where: str = ""  # the block of the paste it came from, when the paste held several
 
     @property
     def display(self) -> str:
         side = "" if self.side == "target" else f"{self.side}:"
-        return f"{side}{self.path.name}"
+        return f"{side}{self.path.name}" + (f" ({self.where})" if self.where else "")
 
 
 def _side(raw: str | None) -> str:
@@ -130,24 +132,16 @@ class EvidenceFacts(FactSource):
                 except OSError as exc:
                     files.append(PastedFile(path, side, None, {}, exc.strerror or str(exc)))
                     continue
-                how = "named"
-                k = kind
-                if k is None and path.stem in source_kind:
-                    k, how = source_kind[path.stem], "file name"
-                if k is None:
-                    try:
-                        k, how = parsers.detect(text), "detected"
-                    except parsers.ParseError as exc:
-                        files.append(PastedFile(path, side, None, {}, str(exc)))
-                        continue
-                try:
-                    facts = parsers.run(k, text)
-                except parsers.ParseError as exc:
-                    files.append(PastedFile(path, side, k, {}, f"{k}: {exc}", how))
-                    continue
-                files.append(PastedFile(path, side, k, facts, "", how))
+                files += _read_paste(path, side, kind, text, source_kind)
         if not any(f.kind and not f.error for f in files):
             raise PastedError("none of the files could be read: " + "; ".join(f"{f.path}: {f.error}" for f in files))
+        sides = {f.side for f in files}
+        if "target" not in sides and len(sides) == 1:
+            # outputs from one machine only (all marked host: or one node's name): that machine is the one
+            # under diagnosis; a host side exists only to be compared with a job's container or step
+            only = sides.pop()
+            files = [dataclasses.replace(f, side="target", how=f"{f.how}; {only} outputs only, read as the machine diagnosed")
+                     for f in files]
         return cls(files)
 
     # -- FactSource
@@ -202,6 +196,44 @@ class EvidenceFacts(FactSource):
             if h.state == "untested":
                 out.append({"hypothesis": h.title, "command": h.settle or "see the tree", "why": ""})
         return out
+
+
+def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind: dict[str, str]) -> list[PastedFile]:
+    """One pasted file: cleaned, cut at its prompts, each block read by the tool its command names, else by
+    detection; a block two tools' parsers both read (numactl -H and topo -m in one paste) gives both."""
+    blocks = intake.split(intake.clean(text))
+    if not blocks:
+        return [PastedFile(path, side, None, {}, "empty")]
+    out: list[PastedFile] = []
+    for b in blocks:
+        where = f"line {b.line}: `{b.command[:60]}`" if b.command else (f"line {b.line}" if len(blocks) > 1 else "")
+        bside = "target" if b.side == "container" else side
+        k, how = kind, "named"
+        if k is None and b.kind:
+            k, how = b.kind, "command"
+        if k is None and path.stem in source_kind:
+            k, how = source_kind[path.stem], "file name"
+        candidates = [k] if k else []
+        if not candidates:
+            ranked = parsers.scores(b.text)
+            if not ranked or ranked[0][0] < parsers.DETECT_MIN:
+                out.append(PastedFile(path, bside, None, {}, "cannot tell what tool printed this; name the kind "
+                                      "(see `troubleshooter parse --list`)", "", where))
+                continue
+            top = ranked[0][0]
+            candidates = [kd for sc, kd in ranked if top - sc < parsers.DETECT_MARGIN]
+            how = "detected" if len(candidates) == 1 else "detected (several tools in one paste)"
+        for kd in candidates:
+            try:
+                facts = parsers.run(kd, b.text)
+            except parsers.ParseError as exc:
+                out.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
+                continue
+            out.append(PastedFile(path, bside, kd, facts, "", how, where))
+    if len(out) > 1 and any(f.kind and not f.error for f in out):
+        # an ambiguous block that one candidate could not read is not a failure of the paste
+        out = [f for f in out if not (f.error and f.how.startswith("detected (several"))]
+    return out
 
 
 def infer_symptom(facts: EvidenceFacts) -> str | None:

@@ -12,6 +12,10 @@ declare("derived", [
     ("nccl.ib_qps_effective", "number", "count", "NCCL_IB_QPS_PER_CONNECTION as NCCL would use it (environment, nccl.conf, else NCCL's default of 1)"),
     ("nccl.ib_hca_selected", "list", "", "the RDMA ports (dev:port) the effective NCCL_IB_HCA selects among those present"),
     ("nccl.ib_hca_selects_none", "bool", "", "NCCL_IB_HCA is set but selects none of the ports present here (NCCL then falls back)"),
+    ("numa.proc.remote_pct", "number", "%", "share of the training process's memory on NUMA nodes other than those its CPUs are on (needs the CPU binding: numactl --show, taskset -p or /proc/PID/status, with the CPU-to-node map); for a process not bound to a node, the share off the node holding most of it"),
+    ("numa.proc.cpu_nodes", "list", "", "NUMA nodes of the CPUs the training process may run on"),
+    ("topo.nics_per_gpu", "number", "ratio", "NICs per GPU in nvidia-smi topo -m (1 on rail-optimized GPU fabrics; well under 0.5 means the NICs are not a GPU fabric)"),
+    ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
 ])
 
 NCCL_DEFAULTS = {"NCCL_IB_QPS_PER_CONNECTION": "1"}
@@ -26,6 +30,12 @@ def apply(fs: FactSet) -> None:
         if key not in fs:
             fs.add(Fact(key, str(value), "", src, "", 0.0))
     _hca(fs)
+    _topo(fs)
+    _topo_file(fs)
+    _numa_remote(fs)
+    avail = fs.get("cpu.deep_cstates_available")
+    if avail is not None and avail.value is False and "cpu.deep_cstates_enabled" not in fs:
+        fs.add(Fact("cpu.deep_cstates_enabled", False, "", "inferred: no deep idle state is offered at all", "", 0.0))
     if "nccl.ib_qps_effective" not in fs and (env or conf or "env.names" in fs):
         raw = env.get("NCCL_IB_QPS_PER_CONNECTION", conf.get("NCCL_IB_QPS_PER_CONNECTION", NCCL_DEFAULTS["NCCL_IB_QPS_PER_CONNECTION"]))
         try:
@@ -47,3 +57,86 @@ def _hca(fs: FactSet) -> None:
     chosen = ibhca.match_hca(str(spec_fact.value), ports)
     fs.add(Fact("nccl.ib_hca_selected", [f"{d}:{p}" for d, p in chosen], "", "derived", "", 0.0))
     fs.add(Fact("nccl.ib_hca_selects_none", not chosen, "", "derived", "", 0.0))
+
+
+def _topo(fs: FactSet) -> None:
+    gpus, nics, numa = fs.get("topo.gpus"), fs.get("topo.nics"), fs.get("topo.gpu_numa")
+    if gpus is not None and nics is not None and isinstance(gpus.value, list) and gpus.value \
+            and isinstance(nics.value, list) and "topo.nics_per_gpu" not in fs:
+        fs.add(Fact("topo.nics_per_gpu", round(len(nics.value) / len(gpus.value), 3), "ratio", gpus.source, "", 0.0))
+    if numa is not None and isinstance(numa.value, dict) and numa.value and "topo.gpu_numa_nodes" not in fs:
+        nodes = {v for v in numa.value.values() if isinstance(v, int) and v >= 0}
+        if nodes:
+            fs.add(Fact("topo.gpu_numa_nodes", len(nodes), "count", numa.source, "", 0.0))
+
+
+def _topo_file(fs: FactSet) -> None:
+    """What pasted outputs imply about NCCL's topology file on this side (the tool's own probe says it directly).
+
+    A topology XML attached for a side was read there, so that side has a topology file; an environment listing
+    says whether NCCL_TOPO_FILE is set in it."""
+    if "nccl.topo_file.visible" not in fs and any(k.startswith("nccl_topo.") for k in fs):
+        src = "inferred: an NCCL topology XML was attached for this side"
+        fs.add(Fact("nccl.topo_file.visible", True, "", src, "", 0.0))
+        if "nccl.topo_file.parse_ok" not in fs:
+            fs.add(Fact("nccl.topo_file.parse_ok", True, "", src, "", 0.0))
+    env_path = fs.get("env.var.NCCL_TOPO_FILE")
+    if env_path is not None and "nccl.topo_file.path" not in fs and str(env_path.value).strip():
+        fs.add(Fact("nccl.topo_file.path", str(env_path.value).strip(), "",
+                    "inferred: NCCL loads the file NCCL_TOPO_FILE names", "", 0.0))
+    if "nccl.topo_file.from_env" not in fs and "env.names" in fs:
+        fs.add(Fact("nccl.topo_file.from_env", "env.var.NCCL_TOPO_FILE" in fs, "",
+                    "inferred: the environment listing of this side", "", 0.0))
+
+
+def _cpulist(text: str) -> set[int]:
+    """'0-7,56-63' -> {0..7, 56..63}; a malformed part is skipped."""
+    out: set[int] = set()
+    for part in str(text).replace(" ", "").split(","):
+        lo, _, hi = part.partition("-")
+        if lo.isdigit() and (not hi or hi.isdigit()):
+            a, b = int(lo), int(hi or lo)
+            if b - a <= 1 << 16:
+                out.update(range(a, b + 1))
+    return out
+
+
+def _numa_remote(fs: FactSet) -> None:
+    """Remote memory needs both where the pages are (numastat -p) and where the threads run (the CPU binding)."""
+    node_mb = fs.get("numa.proc.node_mb")
+    if node_mb is None or not isinstance(node_mb.value, dict) or "numa.proc.remote_pct" in fs:
+        return
+    mem = {str(k): float(v) for k, v in node_mb.value.items() if isinstance(v, (int, float))}
+    total = sum(mem.values())
+    if total <= 0:
+        return
+    cpu_nodes: set[str] | None = None
+    how = ""
+    bind = fs.get("numa.cpubind") or fs.get("numa.nodebind")
+    if bind is not None and isinstance(bind.value, list) and bind.value:
+        cpu_nodes, how = {str(n) for n in bind.value}, "numactl --show"
+    else:
+        allowed = fs.get("proc.cpus_allowed_list")
+        node_map: dict[str, str] = {}
+        lscpu_map, numactl_map = fs.get("numa.node_cpus"), fs.get("numa.nodes")
+        if lscpu_map is not None and isinstance(lscpu_map.value, dict):
+            node_map = {str(n): str(v) for n, v in lscpu_map.value.items()}
+        elif numactl_map is not None and isinstance(numactl_map.value, dict):
+            node_map = {str(n): str(v.get("cpus", "")) for n, v in numactl_map.value.items() if isinstance(v, dict)}
+        if allowed is not None and node_map:
+            cpus = _cpulist(allowed.value)
+            cpu_nodes = {n for n, lst in node_map.items() if cpus & _cpulist(lst)}
+            how = "the CPUs it may run on and the CPU-to-node map"
+    if cpu_nodes is None and len(mem) == 1:
+        cpu_nodes, how = set(mem), "a single NUMA node"
+    if not cpu_nodes:
+        return  # unknown: where the threads run decides what is remote
+    fs.add(Fact("numa.proc.cpu_nodes", sorted(cpu_nodes, key=lambda n: (len(n), n)), "", f"inferred from {how}", "", 0.0))
+    if set(mem) <= cpu_nodes and len(cpu_nodes) > 1:
+        off = fs.get("numa.proc.off_main_pct")  # not bound: the pages off its main node are remote to its threads
+        value = float(off.value) if off is not None else round(100.0 * (total - max(mem.values())) / total, 2)
+        src = f"inferred: not bound to one node ({how}); pages off the node holding most"
+    else:
+        value = round(100.0 * sum(v for n, v in mem.items() if n not in cpu_nodes) / total, 2)
+        src = f"inferred: memory outside the nodes of its CPUs ({how})"
+    fs.add(Fact("numa.proc.remote_pct", value, "%", src, "", 0.0))

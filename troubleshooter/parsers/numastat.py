@@ -28,16 +28,17 @@ was full); ``other_node`` counts pages allocated while the task ran on another n
 come). ``numa.miss_pct`` = sum(numa_miss) / (sum(numa_hit) + sum(numa_miss)) * 100 and
 ``numa.other_node_pct`` = sum(other_node) / (sum(local_node) + sum(other_node)) * 100, over all nodes.
 
-``numa.proc.remote_pct`` is the share of the process's memory that is *not* on the node holding most of it:
-(total - largest node) / total * 100. This is what case 2's "~18% remote-node accesses" reads off
-``numastat -p <pid>``: a process bound to one node has ~0%; one spread evenly over two nodes has ~50%. It is
-a placement measure (where the pages are), not a count of accesses.
+``numa.proc.off_main_pct`` is the share of the process's memory that is *not* on the node holding most of it:
+(total - largest node) / total * 100: a placement measure (where the pages are), not a count of accesses.
+Whether those pages are *remote* depends on where the process's threads run, which numastat does not say:
+``numa.proc.remote_pct`` is derived from it together with the CPU binding (``numactl --show``,
+``taskset -p``, ``/proc/PID/status``) by :mod:`troubleshooter.model.combine`, and stays unknown without it.
 
 When a paste holds several tables of one form (a before/after comparison), the last complete one is used.
 
 >>> f = parse("Per-node process memory usage (in MBs) for PID 305 (test1)\\n  Node 0 Node 1 Total\\n"
 ...           "Total 42 58 100\\n")
->>> f["numa.proc.node_mb"], f["numa.proc.remote_pct"]
+>>> f["numa.proc.node_mb"], f["numa.proc.off_main_pct"]
 ({'0': 42, '1': 58}, 42.0)
 """
 
@@ -57,7 +58,7 @@ FACTS = [
     ("numa.proc.name", "string", "", "its command name"),
     ("numa.proc.node_mb", "dict", "", "the process's memory per node id (string key), MB (the table's Total row)"),
     ("numa.proc.total_mb", "number", "MB", "the process's memory on all nodes"),
-    ("numa.proc.remote_pct", "number", "%", "share of the process's memory not on the node that holds most of it: (total - max node) / total * 100"),
+    ("numa.proc.off_main_pct", "number", "%", "share of the process's memory not on the node that holds most of it: (total - max node) / total * 100 (remote only if the threads run on that node: see numa.proc.remote_pct)"),
     ("numa.proc.main_node", "number", "", "the node that holds most of the process's memory"),
     ("numa.proc.count", "number", "count", "processes in the numastat -p table (more than 1 when a name pattern matched several)"),
     ("numa.meminfo", "dict", "", "numastat -m: meminfo field -> {node id: MB, 'total': MB}"),
@@ -240,7 +241,7 @@ def _proc(t: _Table) -> dict[str, object]:
         main = max(node_mb, key=lambda c: node_mb[c])
         facts["numa.proc.main_node"] = int(main)
         if total and total > 0:
-            facts["numa.proc.remote_pct"] = round(100.0 * (total - node_mb[main]) / total, 2)
+            facts["numa.proc.off_main_pct"] = round(100.0 * (total - node_mb[main]) / total, 2)
     if t.head is not None and t.head.group(1):
         facts["numa.proc.pid"] = int(t.head.group(1))
         facts["numa.proc.name"] = t.head.group(2)

@@ -42,6 +42,7 @@ import statistics
 from typing import Any
 
 from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
+from troubleshooter.parsers.cpuidle import is_deep
 
 FACTS = [
     ("cpu.busy_mhz", "number", "MHz", "system-wide Bzy_MHz: average clock while not idle (turbostat summary row)"),
@@ -52,6 +53,7 @@ FACTS = [
     ("cpu.c6_pct", "number", "%", "system-wide C6 residency (C6% column, else the hardware CPU%c6 column); absent when the machine has no C6"),
     ("cpu.hw_c1_pct", "number", "%", "system-wide hardware core C1 residency (CPU%c1)"),
     ("cpu.hw_c6_pct", "number", "%", "system-wide hardware core C6 residency (CPU%c6)"),
+    ("cpu.deep_cstates_available", "bool", "", "a deep idle state (C3/C6 class or deeper) has a column, i.e. the idle driver offers one"),
     ("cpu.cstate_pct", "dict", "%", "system-wide residency per requested idle state column (POLL%, C1%, C1E%, C6%...), by state name"),
     ("cpu.pkg_watt", "number", "W", "package power (PkgWatt, summed over packages in the summary row)"),
     ("cpu.busy_cores_mhz", "number", "MHz", "median Bzy_MHz of the CPUs at least 50% busy; absent when none is"),
@@ -342,6 +344,9 @@ def parse(text: str) -> dict[str, Any]:
                 residency[m.group(1)] = v
         if residency:
             facts["cpu.cstate_pct"] = residency
+            # turbostat prints one column per idle state the driver registers (disabled ones too): the columns
+            # say which C-states this machine offers at all (intel_idle.max_cstate=1 leaves POLL and C1)
+            facts["cpu.deep_cstates_available"] = any(is_deep(state) for state in residency)
     busy_mhz = []
     idle_c6 = []
     c6col = _c_col(header, "6")

@@ -7,6 +7,7 @@ with :func:`troubleshooter.diagnosis.profiles.choose`.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 from troubleshooter import settings
@@ -36,8 +37,10 @@ def diagnose(symptom: str | None, facts: eng.FactSource, *, answers: dict[str, s
     if symptom is None:
         raise DiagnoseError("--symptom is required; one of: " + ", ".join(t.id for t in engine.symptoms()))
     tree = engine.tree(symptom)
-    walk = eng.auto_walk(engine, symptom, facts, answers=answers, ask=ask)
-    add_signature_findings(walk, facts, prof.thresholds)
+    walk, assumed = walk_exploring(engine, symptom, facts, answers=answers, ask=ask)
+    add_signature_findings(walk, facts, prof.thresholds, engine.trees)
+    if assumed:
+        extra = {**(extra or {}), "assumed": assumed}
     evidence = {side: {sid: ev.describe() for sid, ev in sorted(evs.items())}
                 for side, evs in facts.all_evidence().items()}
     doc = export.diagnosis_doc(symptom={"id": tree.id, "title": tree.title}, target=target_desc, profile=prof.id,
@@ -48,7 +51,46 @@ def diagnose(symptom: str | None, facts: eng.FactSource, *, answers: dict[str, s
     return walk, doc
 
 
-def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[str, Any] | None = None) -> list[str]:
+MAX_BRANCHES = 16  # walks explored at most when questions go unanswered
+
+
+def walk_exploring(engine: eng.Engine, symptom: str, facts: eng.FactSource, *, answers: dict[str, str],
+                   ask: Callable[[eng.Tree, str, dict[str, Any]], str | None] | None = None
+                   ) -> tuple[eng.Walk, list[str]]:
+    """Walk to the end. A question nobody answers (no ``--answer``, no terminal, no ``assume:`` in the tree)
+    does not stop the diagnosis: every choice is explored (at most MAX_BRANCHES walks), the first choice's walk
+    is the one shown step by step, and causes found only under another answer join its conclusions, each saying
+    which answer it assumes. Returns the walk and the assumptions made, one line each."""
+    pending: list[dict[str, str]] = [dict(answers)]
+    walks: list[tuple[eng.Walk, dict[str, str]]] = []
+    while pending and len(walks) < MAX_BRANCHES:
+        given = pending.pop(0)
+        try:
+            w = eng.auto_walk(engine, symptom, facts, answers=given, ask=ask)
+        except eng.MissingAnswer as exc:
+            key = f"{exc.tree.id}.{exc.nid}"
+            pending[:0] = [{**given, key: c["id"]} for c in exc.node.get("choices", [])]
+            continue
+        walks.append((w, given))
+    if not walks:  # every branch was cut by the bound: say what to answer
+        return eng.auto_walk(engine, symptom, facts, answers=answers, ask=ask), []
+    main, main_answers = walks[0]
+    assumed = [f"{k} = {v} (not answered; other answers explored too)" for k, v in main_answers.items()
+               if k not in answers]
+    have = {c.cause for c in main.conclusions}
+    for w, given in walks[1:]:
+        diff = {k: v for k, v in given.items() if main_answers.get(k) != v}
+        for c in w.conclusions:
+            if c.cause in have:
+                continue
+            have.add(c.cause)
+            note = ", ".join(f"{k} = {v}" for k, v in diff.items())
+            main.conclusions.append(dataclasses.replace(c, summary=f"{c.summary} (if {note})"))
+    return main, assumed
+
+
+def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[str, Any] | None = None,
+                           trees: dict[str, eng.Tree] | None = None) -> list[str]:
     """Causes that a sufficient signature rules in (decision_trees/causes.yaml) and the walk did not reach:
     added to the walk's conclusions, each naming the signature that decided it. Returns their ids."""
     lookup = facts.lookup
@@ -57,6 +99,7 @@ def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[
     for f in causes_mod.ruled_in(causes_mod.load(), lookup, profile):
         if f.cause.id in have:
             continue
-        walk.conclusions.append(causes_mod.conclusion(f, lookup))
+        walk.conclusions.append(causes_mod.conclusion(f, lookup, facts.has_side, trees if trees is not None
+                                                      else eng.load_trees()))
         added.append(f.cause.id)
     return added

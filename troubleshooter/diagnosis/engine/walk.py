@@ -50,6 +50,33 @@ class Conclusion:
         return dataclasses.asdict(self)
 
 
+def conclusion_from_node(tree_id: str, nid: str, node: dict[str, Any], lookup: Callable[[str, str], Any],
+                         has_side: Callable[[str], bool]) -> Conclusion:
+    """A ``conclude`` node as a conclusion: evidence facts looked up, fix and verify commands filled shell-quoted.
+    The walk uses it, and so does a cause's signature that names the node (decision_trees/causes.yaml)."""
+    evidence = {}
+    for name in node.get("evidence", []):
+        side, fname = (name.split(":", 1) if ":" in name else ("target", name))
+        if side != "target" and not has_side(side):
+            continue  # this session has no such side: nothing to show, nothing missing
+        evidence[name] = display(fname, lookup(fname, side))
+    missing: list[str] = []
+    fixes = []
+    for fx in node.get("fix", []):
+        cmd, miss = fill(fx["command"], lookup)
+        missing += miss
+        fixes.append({"title": fx["title"], "command": cmd, "context": fx.get("context", "any"),
+                      "needs": list(fx.get("needs", [])), "note": fx.get("note", "")})
+    verify = dict(node.get("verify", {}))
+    if verify:
+        verify["command"], miss = fill(verify["command"], lookup)
+        missing += miss
+    cause = node.get("cause", nid)
+    return Conclusion(cause, tree_id, nid, node.get("title", cause), strip_links(node.get("summary", "")),
+                      evidence, fixes, verify, strip_links(node.get("caution", "")), list(node.get("references", [])),
+                      node.get("recovered", ""), sorted(set(missing)))
+
+
 HYP_STATES = ("untested", "ruled-in", "ruled-out")
 
 
@@ -284,27 +311,8 @@ class Walk:
         return step
 
     def _conclude(self, tree: Tree, nid: str, node: dict[str, Any]) -> Step:
-        evidence = {}
-        for name in node.get("evidence", []):
-            side, fname = (name.split(":", 1) if ":" in name else ("target", name))
-            if side != "target" and not self.facts.has_side(side):
-                continue  # this session has no such side: nothing to show, nothing missing
-            evidence[name] = display(fname, self.lookup(fname, side))
-        missing: list[str] = []
-        fixes = []
-        for fx in node.get("fix", []):
-            cmd, miss = fill(fx["command"], self.lookup)
-            missing += miss
-            fixes.append({"title": fx["title"], "command": cmd, "context": fx.get("context", "any"),
-                          "needs": list(fx.get("needs", [])), "note": fx.get("note", "")})
-        verify = dict(node.get("verify", {}))
-        if verify:
-            verify["command"], miss = fill(verify["command"], self.lookup)
-            missing += miss
-        cause = node.get("cause", nid)
-        concl = Conclusion(cause, tree.id, nid, node.get("title", cause), strip_links(node.get("summary", "")),
-                           evidence, fixes, verify, strip_links(node.get("caution", "")), list(node.get("references", [])),
-                           node.get("recovered", ""), sorted(set(missing)))
+        concl = conclusion_from_node(tree.id, nid, node, self.lookup, self.facts.has_side)
+        cause, evidence = concl.cause, concl.evidence
         if not any(c.cause == cause for c in self.state.conclusions):
             self.state.conclusions.append(concl)
         hyp = node.get("hypothesis")

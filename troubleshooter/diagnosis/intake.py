@@ -1,0 +1,177 @@
+"""Intake of what people paste: a terminal transcript, a ticket's Markdown, a chat message, not one clean output.
+
+:func:`clean` undoes what pasting does to text (colour escapes, CR line ends, Markdown fences, mail and chat
+quote marks, a launcher's rank prefix on every line); :func:`split` cuts a transcript at its shell prompts
+(``user@host:~$ sudo numastat -p 4391``, ``# ibstat``, ``$ srun ... nvidia-smi -q -d PERFORMANCE``) and names,
+for each block, the tool its command ran (past ``sudo``, ``srun``, ``docker exec``, ``kubectl exec`` and other
+wrappers) and the side it ran on (inside a container when the command went through one, or when the prompt is
+a container's). A block without a command is read by detection, as ``parse`` does.
+
+>>> [(b.kind, b.side, b.text.strip()) for b in split("user@gpu1:~$ cat /proc/cmdline\\nro quiet\\n"
+...                                                  "$ docker exec trainer env\\nNCCL_DEBUG=INFO\\n")]
+[('cmdline', None, 'ro quiet'), ('env', 'container', 'NCCL_DEBUG=INFO')]
+>>> clean("\\x1b[1;31m[1,0]<stdout>:NCCL WARN x\\x1b[0m\\r\\n[1,1]<stdout>:NCCL INFO y\\r\\n")
+'NCCL WARN x\\nNCCL INFO y\\n'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+
+# ---------------------------------------------------------------------------- cleaning
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)[\w+-]*\s*$")
+# launcher prefixes, one per line: Open MPI's [1,0]<stdout>:, srun -l's "0: ", pdsh's "host: " is left alone
+_RANK_PREFIXES = (re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?"), re.compile(r"^\s{0,3}\d{1,5}: (?=\S)"))
+_QUOTE = re.compile(r"^>[ ]?")
+
+
+def _strip_common_prefix(lines: list[str], pattern: re.Pattern[str]) -> list[str]:
+    """Remove ``pattern`` from every line only when it starts most non-blank lines (so a value is never cut)."""
+    body = [ln for ln in lines if ln.strip()]
+    if not body:
+        return lines
+    hits = sum(1 for ln in body if pattern.match(ln))
+    if hits < max(2, int(0.6 * len(body))):
+        return lines
+    return [pattern.sub("", ln, count=1) for ln in lines]
+
+
+def clean(text: str) -> str:
+    """What pasting did to the text, undone. Values are never rewritten: only whole-line decorations go."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    text = _ANSI.sub("", text)
+    lines = text.split("\n")
+    lines = [ln for ln in lines if not _FENCE.match(ln)]
+    lines = _strip_common_prefix(lines, _QUOTE)
+    for pat in _RANK_PREFIXES:
+        lines = _strip_common_prefix(lines, pat)
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- transcripts
+# A prompt: user@host:dir$ / root@host:/# / [user@host dir]$ / (venv) $ / a bare "$ " or "# ", then a command.
+_PROMPT = re.compile(
+    r"^\s{0,4}(?:\([\w.-]+\)\s*)?"
+    r"(?:(?P<who>[\w.-]+@(?P<host>[\w.-]+))(?::[^\s$#]*)?\s?[$#]|\[(?P<who2>[\w.-]+@(?P<host2>[\w.-]+))[^\]]*\][$#]|[$#%])"
+    r"\s+(?P<cmd>\S.*)$")
+
+# command word (and, for some, a word that must follow) -> parser kind
+_TOOLS: list[tuple[str, tuple[str, ...], str]] = [
+    ("nvidia-smi", ("topo",), "nvidia-smi-topo"),
+    ("nvidia-smi", ("-q", "--query"), "nvidia-smi-q"),
+    ("nvidia-smi", (), "nvidia-smi"),
+    ("numastat", (), "numastat"),
+    ("numactl", (), "numactl"),
+    ("ibstat", (), "ibstat"),
+    ("ibv_devinfo", (), "ibv-devinfo"),
+    ("ibdev2netdev", (), "ibdev2netdev"),
+    ("env", (), "env"),
+    ("printenv", (), "env"),
+    ("dmesg", (), "dmesg"),
+    ("journalctl", (), "dmesg"),
+    ("turbostat", (), "turbostat"),
+    ("lscpu", (), "lscpu"),
+    ("taskset", (), "taskset"),
+    ("perf", ("report",), "perf-report"),
+    ("scontrol", ("show job", "show jobid"), "scontrol-job"),
+    ("scontrol", ("show node",), "scontrol-node"),
+    ("systemd-detect-virt", (), "virt"),
+]
+_CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
+              ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),
+              ("status", "proc-status"), ("config-", "kernel-config"), ("/boot/config", "kernel-config"),
+              ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq")]
+_NCCL_TESTS = re.compile(r"(?:^|/)(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf(?:_mpi)?$")
+_WRAPPERS = {"sudo", "time", "nohup", "exec", "timeout", "stdbuf", "nice", "ionice", "env", "mpirun", "mpiexec",
+             "srun", "docker", "podman", "kubectl", "enroot", "singularity", "apptainer", "ssh", "bash", "sh"}
+_CONTAINER_WRAPPERS = ("docker exec", "podman exec", "kubectl exec", "enroot exec", "enroot start", "singularity exec",
+                       "apptainer exec", "--container-image", "--container-name", "nerdctl exec", "crictl exec")
+# a prompt whose host is a 12-hex container id (docker's default hostname) is inside a container
+_CONTAINER_HOST = re.compile(r"^[0-9a-f]{12}$")
+
+
+@dataclasses.dataclass
+class Block:
+    text: str
+    line: int                    #: 1-based line of the block's first output line in the paste
+    command: str | None = None   #: the command line that printed it, when the paste shows one
+    kind: str | None = None      #: the parser its command calls for, when the command says
+    side: str | None = None      #: 'container' when the command ran inside one; None: as the file says
+
+
+def tool_of(command: str) -> str | None:
+    """The parser kind for a command line, looking past wrappers (sudo, srun ..., docker exec NAME ...)."""
+    cmd = command.split("|")[0]
+    try:
+        words = shlex.split(cmd, posix=True)
+    except ValueError:
+        words = cmd.split()
+    if not words:
+        return None
+    first = words[0].rsplit("/", 1)[-1]
+    known_first = {t for t, _, _ in _TOOLS} | _WRAPPERS | {"cat", "less", "more", "head", "tail", "grep", "printenv"}
+    if first not in known_first and not _NCCL_TESTS.search(first) and "=" not in first:
+        return None  # a sentence or a comment line ("# Collective test starting: ..."), not a command
+    for i, w in enumerate(words):
+        base = w.rsplit("/", 1)[-1]
+        if base in ("env", "printenv"):
+            # a bare `env` (or `env | sort`, `printenv`) prints the environment; `env FOO=1 cmd` runs cmd
+            if not [x for x in words[i + 1:] if "=" not in x and not x.startswith("-")] or base == "printenv":
+                return "env"
+            continue
+        if base in ("cat", "less", "more", "head", "tail", "grep") and i + 1 < len(words):
+            target = words[-1]
+            for needle, kind in _CAT_FILES:
+                if needle in target:
+                    return kind
+            continue
+        if _NCCL_TESTS.search(base):
+            return "nccl-tests"
+        rest = " ".join(words[i + 1:])
+        for tool, needs, kind in _TOOLS:
+            if base == tool and (not needs or any(rest.startswith(n) or f" {n}" in f" {rest}" for n in needs)):
+                return kind
+        if base in _WRAPPERS or base.startswith("-") or "=" in base:
+            continue
+    return None
+
+
+def _side_of(command: str, host: str | None) -> str | None:
+    if any(w in command for w in _CONTAINER_WRAPPERS):
+        return "container"
+    if host and _CONTAINER_HOST.match(host):
+        return "container"
+    return None
+
+
+def split(text: str) -> list[Block]:
+    """Cut a transcript at its prompts. Text before the first prompt, or a paste with none, is one block."""
+    lines = text.split("\n")
+    blocks: list[Block] = []
+    cur: Block | None = None
+    buf: list[str] = []
+    start = 1
+
+    def flush() -> None:
+        body = "\n".join(buf)
+        if cur is not None or body.strip():
+            b = cur or Block("", start)
+            b.text = body + ("\n" if body and not body.endswith("\n") else "")
+            blocks.append(b)
+
+    for i, ln in enumerate(lines, 1):
+        m = _PROMPT.match(ln)
+        if m and tool_of(m.group("cmd")) is not None:
+            flush()
+            cmd = m.group("cmd").strip()
+            host = m.group("host") or m.group("host2")
+            cur = Block("", i + 1, cmd, tool_of(cmd), _side_of(cmd, host))
+            buf = []
+            start = i + 1
+            continue
+        buf.append(ln)
+    flush()
+    return [b for b in blocks if b.text.strip()]

@@ -287,10 +287,15 @@ def test_diagnose_without_symptom_lists_them() -> None:
         assert s in r.stderr
 
 
-def test_diagnose_question_without_answer_names_node_and_choices() -> None:
-    r = run("diagnose", "--bundle", str(bundle("case1")), "--symptom", "moe-only-slowdown")
-    _one_line_error(r, "moe-only-slowdown.dense")
-    assert "--answer dense=CHOICE" in r.stderr and "yes (" in r.stderr and "no (" in r.stderr
+def test_diagnose_question_without_answer_explores_both_answers_and_says_so() -> None:
+    # no terminal, no --answer: it does not refuse; it walks every answer and states what it assumed
+    r = run("diagnose", "--bundle", str(bundle("case1")), "--symptom", "moe-only-slowdown", "--json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert any(a.startswith("moe-only-slowdown.dense = ") for a in doc["assumed"])
+    assert "smmu-cmdq-contention" in [c["cause"] for c in doc["conclusions"]]
+    md = run("diagnose", "--bundle", str(bundle("case1")), "--symptom", "moe-only-slowdown", "--md").stdout
+    assert "**Assumed:** moe-only-slowdown.dense = " in md
     # answered: it walks to the end and finds case 1's cause (exit 1: a root cause was found)
     r = run("diagnose", "--bundle", str(bundle("case1")), "--symptom", "moe-only-slowdown", "--answer", "dense=yes", "--json")
     assert r.returncode == 1, r.stderr

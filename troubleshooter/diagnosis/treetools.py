@@ -103,7 +103,7 @@ def lint(trees: dict[str, Tree] | None = None, directory: Path | None = None) ->
                 if node.get("hypothesis") and node["hypothesis"] not in all_hyps:
                     problems.append(f"{where(nid)}: unknown hypothesis {node['hypothesis']!r}")
             for spec in [*node.get("branches", []), *(node[k] for k in ("unknown", "default") if k in node), *node.get("choices", [])]:
-                for h in [*spec.get("rule_in", []), *spec.get("rule_out", [])]:
+                for h in [*spec.get("rule_in", []), *spec.get("rule_out", []), *spec.get("not_applicable", [])]:
                     if h not in all_hyps:
                         problems.append(f"{where(nid)}: unknown hypothesis {h!r}")
             for field in ("why", "summary", "caution", "question"):

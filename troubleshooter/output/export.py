@@ -12,12 +12,14 @@ from typing import Any
 
 from troubleshooter.diagnosis.engine import Conclusion, Hypothesis, Step
 from troubleshooter.output.redact import DEFAULT, Redactor
+from troubleshooter.output.summary import counts, headline, settle_lines
 
 clock = time.time  # tests and screenshots freeze it
 
 NEEDS_TEXT = {"root": "root", "reboot": "a reboot", "bios": "a BIOS/firmware change", "job-script": "a change of the job script",
               "hypervisor": "the hypervisor / host admin", "drain": "draining the node", "none": "nothing special"}
-STATE_MARK = {"ruled-in": "ruled in", "ruled-out": "ruled out", "untested": "untested"}
+STATE_MARK = {"ruled-in": "ruled in", "ruled-out": "ruled out", "untested": "untested",
+              "not-applicable": "not applicable here"}
 
 
 def _cell(text: Any) -> str:
@@ -35,6 +37,8 @@ def diagnosis_doc(*, symptom: dict[str, str], target: dict[str, Any], profile: s
         "target": target,
         "profile": profile,
         "root_cause_found": bool(conclusions),
+        "headline": headline(len(conclusions), counts(hypotheses)),
+        "hypothesis_states": counts(hypotheses),
         "conclusions": [c.as_dict() for c in conclusions],
         "hypotheses": [h.as_dict() for h in hypotheses],
         "path": [s.as_dict() for s in steps],
@@ -61,10 +65,14 @@ def to_markdown(doc: dict[str, Any]) -> str:
         out.append(f"- {line}")
     out.append(f"- **Reference profile:** {doc.get('profile', 'generic')}")
     out.append(f"- **Diagnosed:** {doc.get('created_at', '')} with troubleshooter")
+    for a in doc.get("assumed") or []:
+        out.append(f"- **Assumed:** {a}")
     out.append("")
     concl = doc.get("conclusions", [])
+    hyps = doc.get("hypotheses", [])
+    head = doc.get("headline") or headline(len(concl), counts(hyps))
     if concl:
-        out.append(f"### Root cause{'s' if len(concl) > 1 else ''} found ({len(concl)})")
+        out.append(f"### {head}")
         out.append("")
         for i, c in enumerate(concl, 1):
             out.append(f"#### {i}. {c['title']} (`{c['cause']}`)")
@@ -112,10 +120,14 @@ def to_markdown(doc: dict[str, Any]) -> str:
                 out.append(f"_Placeholders to fill by hand: {', '.join(c['missing_facts'])}_")
                 out.append("")
     else:
-        out.append("### No root cause found")
+        out.append(f"### {head}")
         out.append("")
-        out.append("The checks on this path found nothing wrong; see the hypotheses left untested below.")
-        out.append("")
+        lines = settle_lines(hyps)
+        if lines:
+            out.append("Untested here, and the output that would settle each:")
+            out.append("")
+            out += [f"- {ln}" for ln in lines]
+            out.append("")
     verifs = doc.get("verifications") or []
     if verifs:
         out.append("### Verification (before / after the fix)")
@@ -137,7 +149,6 @@ def to_markdown(doc: dict[str, Any]) -> str:
         out.append(doc["waterfall"].rstrip())
         out.append("```")
         out.append("")
-    hyps = doc.get("hypotheses", [])
     if hyps:
         out.append("### Hypotheses")
         out.append("")
@@ -147,7 +158,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
             out.append(f"| {_cell(h['title'])} | {STATE_MARK.get(h['state'], h['state'])} | {_cell(h.get('evidence', '') or h.get('settle', ''))} |")
         out.append("")
     missing = doc.get("missing_evidence") or []
-    if missing:
+    if missing and concl:  # without a cause, the headline section already lists them
         out.append("### Evidence that would settle what is open")
         out.append("")
         for m in missing:

@@ -96,10 +96,18 @@ def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[
     lookup = facts.lookup
     added = []
     have = {c.cause for c in walk.conclusions}
+    trees = trees if trees is not None else eng.load_trees()
     for f in causes_mod.ruled_in(causes_mod.load(), lookup, profile):
         if f.cause.id in have:
             continue
-        walk.conclusions.append(causes_mod.conclusion(f, lookup, facts.has_side, trees if trees is not None
-                                                      else eng.load_trees()))
+        concl = causes_mod.conclusion(f, lookup, facts.has_side, trees)
+        walk.conclusions.append(concl)
         added.append(f.cause.id)
+        hyp_id = ""
+        if f.cause.node:
+            tree_id, _, nid = f.cause.node.partition(".")
+            hyp_id = trees[tree_id].nodes[nid].get("hypothesis", "")
+        for h in walk.hypotheses:
+            if h.id in (hyp_id, f.cause.id) and h.state != "ruled-in":
+                h.state, h.evidence = "ruled-in", f"{f.signature.confidence}: {f.signature.name}"
     return added

@@ -30,6 +30,7 @@ _BRANCH = {
         "when": _COND, "next": {"type": "string"}, "because": {"type": "string"},
         "rule_in": {"type": "array", "items": {"type": "string"}},
         "rule_out": {"type": "array", "items": {"type": "string"}},
+        "not_applicable": {"type": "array", "items": {"type": "string"}},
     },
 }
 TREE_SCHEMA: dict[str, Any] = {

@@ -77,7 +77,9 @@ def conclusion_from_node(tree_id: str, nid: str, node: dict[str, Any], lookup: C
                       node.get("recovered", ""), sorted(set(missing)))
 
 
-HYP_STATES = ("untested", "ruled-in", "ruled-out")
+#: not-applicable: what the hypothesis is about is not there (no RDMA device: no port can be down); unlike
+#: ruled-out, it says nothing is wrong only about a thing that does not exist here
+HYP_STATES = ("untested", "ruled-in", "ruled-out", "not-applicable")
 
 
 @dataclasses.dataclass
@@ -214,6 +216,10 @@ class Walk:
             hyp = self.state.hypotheses.get(h)
             if hyp and hyp.state != "ruled-in":
                 hyp.state, hyp.evidence = "ruled-out", because
+        for h in spec.get("not_applicable", []) or []:
+            hyp = self.state.hypotheses.get(h)
+            if hyp and hyp.state == "untested":
+                hyp.state, hyp.evidence = "not-applicable", because
 
     def lookup(self, name: str, side: str = "target") -> Any:
         return self.facts.lookup(name, side)

@@ -1,0 +1,48 @@
+"""The headline of a result, the same on every face (ticket, CLI, app): what was found, then how much could
+not be checked and what would settle it. It never says "nothing wrong" while hypotheses went untested.
+
+>>> headline(0, {"untested": 3, "ruled-out": 1})
+'No root cause found in what could be checked: 3 of 4 hypotheses untested here'
+>>> headline(0, {"ruled-out": 4})
+'No root cause found: all 4 hypotheses were checked and ruled out'
+>>> headline(2, {"ruled-in": 2, "untested": 5, "ruled-out": 2, "not-applicable": 1})
+'2 root causes found; 5 of 7 other hypotheses untested here'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+
+def counts(hypotheses: Iterable[Any]) -> dict[str, int]:
+    """Hypothesis states -> how many (each hypothesis a dict or an object with ``state``)."""
+    out: dict[str, int] = {}
+    for h in hypotheses:
+        state = h["state"] if isinstance(h, Mapping) else h.state
+        out[state] = out.get(state, 0) + 1
+    return out
+
+
+def headline(found: int, states: Mapping[str, int]) -> str:
+    untested = states.get("untested", 0)
+    ruled_out = states.get("ruled-out", 0)
+    if found:
+        head = f"{found} root cause{'s' if found != 1 else ''} found"
+        others = untested + ruled_out
+        return head + (f"; {untested} of {others} other hypotheses untested here" if untested else "")
+    total = untested + ruled_out + states.get("ruled-in", 0)
+    if untested:
+        return f"No root cause found in what could be checked: {untested} of {total} hypotheses untested here"
+    if total:
+        return f"No root cause found: all {total} hypotheses were checked and ruled out"
+    return "No root cause found, and no hypothesis could be tested here"
+
+
+def settle_lines(hypotheses: Iterable[Any], limit: int | None = None) -> list[str]:
+    """One line per untested hypothesis: its title and the one command whose output would settle it."""
+    out = []
+    for h in hypotheses:
+        get = (lambda k, h=h: h.get(k, "")) if isinstance(h, Mapping) else (lambda k, h=h: getattr(h, k, ""))
+        if get("state") == "untested":
+            out.append(f"{get('title')}: `{get('settle') or 'see the tree'}`")
+    return out if limit is None else out[:limit]

@@ -105,3 +105,27 @@ def test_fanout_single_node_slurm_three_simulated_nodes(slurm_job: str, tmp_path
 def test_fanout_bad_job_is_exit_2(slurm: str, tmp_path: Path) -> None:
     res = cli("fanout", "--job", "999999", "-o", str(tmp_path / "x"))
     assert res.returncode == 2 and "999999" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.bwrap
+def test_compare_and_diagnose_agree_on_a_real_container(bwrap: str, host_topo: tuple[str, str]) -> None:
+    """Issue 15: what compare --host finds that matters, diagnose on the same target weighs as a cause.
+    The container gets the topology file and its variable (so case 4 is not the answer) but none of the host's
+    other NCCL variables (bwrap --clearenv): compare flags them, and diagnose names them with a fix."""
+    hide, topo = host_topo
+    prefix = _fixed(bwrap, hide, topo)
+    env = {"NCCL_TOPO_FILE": topo, "NCCL_IB_HCA": "=mlx5_0:1,mlx5_3:1", "NCCL_SOCKET_IFNAME": "eth0"}
+    res = cli("compare", "--host", "--exec", prefix, "--json", env=env)
+    assert res.returncode == 1, res.stderr
+    flagged = {d["fact"] for d in json.loads(res.stdout)["differences"] if d["matters"]}
+    assert {"env.var.NCCL_IB_HCA", "env.var.NCCL_SOCKET_IFNAME"} <= flagged
+    res = cli("diagnose", "--symptom", "host-ok-container-slow", "--exec", prefix, "--json", env=env)
+    assert res.returncode == 1, res.stderr
+    doc = json.loads(res.stdout)
+    causes = {c["cause"]: c for c in doc["conclusions"]}
+    assert "topo-not-in-container" not in causes
+    c = causes["container-differs-from-host"]
+    assert {"env NCCL_IB_HCA", "env NCCL_SOCKET_IFNAME"} <= set(c["evidence"])
+    pyxis = next(f["command"] for f in c["fixes"] if f["context"] == "pyxis")
+    words = shlex.split(pyxis)  # shell-quoted: the values come back exactly
+    assert "NCCL_IB_HCA==mlx5_0:1,mlx5_3:1;" in words and "--container-env=NCCL_IB_HCA,NCCL_SOCKET_IFNAME" in words

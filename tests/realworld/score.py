@@ -55,21 +55,20 @@ def load_cases() -> list[Case]:
 
 def run_case(case: Case, *, with_symptom: bool) -> dict[str, Any]:
     from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError, infer_symptom
-    from troubleshooter.service.diagnose import add_signature_findings, engine_for, walk_exploring
+    from troubleshooter.service.diagnose import diagnose
 
     specs = [(f"{side}:{p}" if side != "target" else str(p)) for side, p in case.files]
     try:
         facts = EvidenceFacts.from_specs(specs)
     except PastedError as exc:
         return {"verdict": "unread", "found": [], "why": str(exc)}
-    engine, _ = engine_for(None, facts)
     symptoms = [case.symptom] if (with_symptom and case.symptom) else [infer_symptom(facts)]
     found: list[str] = []
     notes = []
     for sym in symptoms:
-        walk, assumed = walk_exploring(engine, sym, facts, answers={})
-        add_signature_findings(walk, facts, engine.profile)
-        notes += assumed
+        # the same use case as `troubleshooter diagnose --evidence` (service layer), not a copy of it
+        walk, doc = diagnose(sym, facts, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+        notes += doc.get("assumed", [])
         for c in walk.conclusions:
             if c.cause not in found:
                 found.append(c.cause)

@@ -145,6 +145,9 @@ class EvidenceFacts(FactSource):
         return cls(files)
 
     # -- FactSource
+    def factset(self, side: str) -> FactSet | None:
+        return self.factsets.get(side)
+
     def has_side(self, side: str) -> bool:
         return side in self.factsets
 

@@ -43,6 +43,9 @@ class LiveFacts(FactSource):
             sides["host"] = BundleTarget(target.bundle, side="host")
         return cls(sides, params, **kw)
 
+    def factset(self, side: str) -> FactSet | None:
+        return self.factsets.get(side)
+
     def has_side(self, side: str) -> bool:
         return side in self.targets
 
@@ -99,6 +102,9 @@ class CannedFacts(FactSource):
             for k, v in (values or {}).items():
                 fs.add(Fact(k, v, "", "canned", side, 0.0))
             self.factsets[side] = fs
+
+    def factset(self, side: str) -> FactSet | None:
+        return self.factsets.get(side)
 
     def has_side(self, side: str) -> bool:
         return side in self.factsets

@@ -39,6 +39,7 @@ def diagnose(symptom: str | None, facts: eng.FactSource, *, answers: dict[str, s
     tree = engine.tree(symptom)
     walk, assumed = walk_exploring(engine, symptom, facts, answers=answers, ask=ask)
     add_signature_findings(walk, facts, prof.thresholds, engine.trees)
+    add_comparison_findings(walk, facts)
     if assumed:
         extra = {**(extra or {}), "assumed": assumed}
     evidence = {side: {sid: ev.describe() for sid, ev in sorted(evs.items())}
@@ -111,3 +112,82 @@ def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[
             if h.id in (hyp_id, f.cause.id) and h.state != "ruled-in":
                 h.state, h.evidence = "ruled-in", f"{f.signature.confidence}: {f.signature.name}"
     return added
+
+
+#: Differences between the host and the job's side that causes already explain (their fixes cover them).
+EXPLAINED_BY = {"topology-file": "topo-not-in-container", "rdma": "ib-not-visible-in-container"}
+CONTAINER_DIFF_CAUSE = "container-differs-from-host"
+
+
+def add_comparison_findings(walk: eng.Walk, facts: eng.FactSource) -> list[str]:
+    """What ``compare --host`` would flag, weighed as evidence: when the session has a host side and a job side,
+    the differences that matter to NCCL and the training process (NCCL_* variables, nccl.conf, the topology
+    file, RDMA devices, GPUs, the locked-memory limit, a /dev/shm far smaller than the host's) that no cause
+    found so far explains become one cause, with a fix per launcher. Returns the keys it reports."""
+    from troubleshooter.diagnosis import compare
+
+    if not facts.has_side("host"):
+        return []
+    facts.ensure(list(compare.HOST_SOURCES), "target")
+    facts.ensure(list(compare.HOST_SOURCES), "host")
+    host, target = facts.factset("host"), facts.factset("target")
+    if host is None or target is None:
+        return []
+    cmp = compare.host_vs_target(host, target)
+    found = {c.cause for c in walk.conclusions}
+    open_diffs = [d for d in cmp.diffs if _matters(d) and EXPLAINED_BY.get(d.category) not in found
+                  and not (d.fact == "env.var.NCCL_TOPO_FILE" and "topo-not-in-container" in found)]
+    if not open_diffs or CONTAINER_DIFF_CAUSE in found:
+        return []
+    walk.conclusions.append(_container_conclusion(open_diffs))
+    return [d.key for d in open_diffs]
+
+
+def _matters(d: Any) -> bool:
+    if d.status == "unknown":
+        return False
+    if d.matters:
+        return True
+    if d.fact == "limits.shm_kb" and isinstance(d.host, (int, float)) and isinstance(d.target, (int, float)):
+        return d.target < min(d.host, 1 << 20)  # under 1 GiB and smaller than the host's: NCCL's SHM transport
+    return False
+
+
+def _container_conclusion(diffs: list[Any]) -> eng.Conclusion:
+    import shlex
+
+    def show(v: Any) -> str:
+        return "(absent)" if v is None else str(v)
+
+    evidence = {d.key: f"host {show(d.host)} / job {show(d.target)}" for d in diffs}
+    env = [d.fact[len("env.var."):] for d in diffs if d.category == "env" and d.host is not None]
+    fixes: list[dict[str, Any]] = []
+    if env:
+        pairs = [f"{n}={d.host}" for n, d in zip(env, [d for d in diffs if d.category == "env" and d.host is not None])]
+        fixes += [
+            {"title": "pyxis: pass the host's NCCL variables into the container", "context": "pyxis", "needs": ["job-script"],
+             "note": "", "command": " ".join(f"export {shlex.quote(p)};" for p in pairs)
+             + " srun --container-env=" + ",".join(env) + " <your usual srun arguments>"},
+            {"title": "docker: pass them with -e", "context": "docker", "needs": ["job-script"], "note": "",
+             "command": "docker run " + " ".join(f"-e {shlex.quote(p)}" for p in pairs) + " <image> <command>"},
+            {"title": "enroot, for every container on the node", "context": "enroot", "needs": ["root"], "note": "",
+             "command": "printf '%s\\n' " + " ".join(shlex.quote(p) for p in pairs)
+             + " | sudo tee /etc/enroot/environ.d/60-nccl-host.env"},
+        ]
+    if any(d.fact == "limits.memlock" for d in diffs):
+        fixes.append({"title": "docker: lift the locked-memory limit RDMA needs", "context": "docker", "needs": ["job-script"],
+                      "note": "Slurm: PropagateResourceLimits / the job's ulimit -l", "command":
+                      "docker run --ulimit memlock=-1:-1 <image> <command>"})
+    if any(d.fact == "limits.shm_kb" for d in diffs):
+        fixes.append({"title": "docker: a /dev/shm large enough for NCCL", "context": "docker", "needs": ["job-script"],
+                      "note": "", "command": "docker run --shm-size=16g <image> <command>"})
+    return eng.Conclusion(
+        CONTAINER_DIFF_CAUSE, "compare", "host-vs-target",
+        f"The job's container does not see what the host sees ({len(diffs)} difference(s) that matter)",
+        "The same probes on the host and in the job's context differ in what NCCL and the training process "
+        "need: " + ", ".join(d.key for d in diffs) + ". Collectives measured on the host (nccl-tests) then say "
+        "nothing about the job.", evidence, fixes,
+        {"command": "troubleshooter compare --host --exec '<how you enter the container>'",
+         "explain": "run again after the fix: no difference that matters"},
+        "Some differences are on purpose (a job that pins NCCL_IB_HCA to a subset); keep those.",
+        ["troubleshooter compare --host (docs/comparisons.md)"])

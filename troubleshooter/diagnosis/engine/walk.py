@@ -114,6 +114,10 @@ class FactSource:
         """side -> source id -> Evidence collected so far (none for canned facts)."""
         return {}
 
+    def factset(self, side: str) -> Any:
+        """The facts established so far on a side (a FactSet), or None when there is no such side."""
+        return None
+
     def missing_for(self, walk: "Walk") -> list[dict[str, Any]]:
         """Evidence the walk wanted and this source could not provide (pasted files name what to attach)."""
         return []

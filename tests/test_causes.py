@@ -64,3 +64,39 @@ def test_realworld_right_does_not_regress(rows) -> None:
     s = score.summary(rows)
     assert s["with_symptom"]["in_domain_right"] >= 11
     assert s["without_symptom"]["in_domain_right"] >= 11
+
+
+def test_every_signal_fact_is_read_by_some_rule() -> None:
+    """Issue 15: every fact a parser extracts that signals trouble is read by a tree, a check or a cause."""
+    from troubleshooter.diagnosis import treetools
+
+    assert treetools.unread_signals() == []
+
+
+def test_unread_signal_is_reported(monkeypatch) -> None:
+    from troubleshooter.diagnosis import treetools
+
+    monkeypatch.setattr(treetools, "facts_read_by_rules", lambda trees=None: set())
+    lines = treetools.unread_signals()
+    assert any(line.startswith("signal fact nccl.warnings ") for line in lines)
+
+
+def test_xid_classes_name_the_specific_cause_on_real_kernel_logs() -> None:
+    """A driver/firmware Xid is not 'drain the node and run diagnostics'; an application Xid is not a node fault."""
+    from pathlib import Path
+
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+    from troubleshooter.service.diagnose import diagnose
+
+    data = Path(__file__).parent / "data" / "dmesg"
+
+    def causes(name: str) -> list[str]:
+        facts = EvidenceFacts.from_specs([str(data / name)])
+        walk, _ = diagnose("below-reference", facts, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+        return [c.cause for c in walk.conclusions]
+
+    assert causes("rtx5090-gsp-rpcSendMessage-failed-assertions-journal-grep.txt") == ["gpu-firmware-errors"]
+    assert causes("rtx5090-xid79-fallen-off-bus-gsp-rpc-failed-open-kmod-595.txt") == [
+        "gpu-fallen-off-bus", "gpu-firmware-errors"]
+    # Xid 13 (graphics engine exception) and 109 (context switch timeout): the application, not the node
+    assert causes("nvrm-xid13-xid109-ctx-switch-timeout-dmesg-ctime-gpud-doc.txt") == []

@@ -185,6 +185,8 @@ def cmd_trees_lint(args: argparse.Namespace) -> int:
         problems += checks.lint(checks.load())
     except checks.CheckError as exc:
         problems.append(str(exc))
+    if not problems:  # the rules load: every signal fact a parser extracts must be read by one of them
+        problems += treetools.unread_signals()
     if args.json:
         print(json.dumps({"problems": problems}, indent=2))
     else:

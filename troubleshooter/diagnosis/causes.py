@@ -43,6 +43,7 @@ class Cause:
     verify: dict[str, Any]
     references: tuple[str, ...]
     node: str = ""  #: TREE.NODE: a conclude node of a tree that holds this cause's title, evidence and fixes
+    supersedes: tuple[str, ...] = ()  #: more general causes this one makes redundant when both are found
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +76,7 @@ def load(path: Path | None = None) -> list[Cause]:
         out.append(Cause(str(c["id"]), str(c.get("title", "")), str(c.get("area", "")),
                          str(c.get("summary", "")).strip(), tuple(sigs), tuple(c.get("evidence", [])),
                          tuple(dict(f) for f in c.get("fix", [])), dict(c.get("verify", {})),
-                         tuple(c.get("references", [])), str(c.get("node", ""))))
+                         tuple(c.get("references", [])), str(c.get("node", "")), tuple(c.get("supersedes", []))))
     return out
 
 

@@ -336,3 +336,64 @@ def run_case(path: Path, case: dict[str, Any], engine_: Engine | None = None, di
 
 def run_all(directory: Path | None = None) -> list[CaseResult]:
     return [run_case(p, c, directory=directory) for p, c in load_cases(directory)]
+
+
+# ---------------------------------------------------------------------------- signal facts nobody reads
+#: Fact names that report trouble (an error, a failure, a fault, a down or degraded link ...). Every one a
+#: parser declares must be read by some rule: a tree condition, a preflight check or a cause's signature.
+SIGNAL_PATTERNS = ("*.errors", "*.warnings", "*error*", "*_failed", "*failure*", "*fault*", "*.down_ports",
+                   "*inactive*", "*degraded*", "*throttle*", "*fallen_off_bus*", "*no_device*", "*fallback*",
+                   "*selects_none", "*.cmdline_warnings", "*memoryless*", "*wrong*")
+
+
+#: Facts that match a signal pattern but describe rather than signal (the signal itself is another fact).
+NOT_SIGNALS = {
+    "dmesg.fallen_off_bus_devices": "which buses; dmesg.fallen_off_bus is the signal",
+    "dmesg.iommu_default_domain": "the IOMMU mode, a setting; dmesg.iommu_faults is the signal",
+    "nccl.topo_file.parse_error": "the parser's message; nccl.topo_file.parse_ok is the signal",
+    "gpu.throttle_reasons": "which reasons; gpu.throttled is the signal",
+    "numa.memoryless_nodes": "includes normal CPU-less nodes (GPU memory on GH200); numa.cpu_memoryless_nodes is the signal",
+}
+
+
+def _condition_facts(cond: Any, out: set[str]) -> None:
+    for name, _side in conditions.facts_named(cond):
+        out.add(name)
+
+
+def facts_read_by_rules(trees: dict[str, Tree] | None = None) -> set[str]:
+    """Every fact name a tree condition, a preflight check or a cause signature reads."""
+    from troubleshooter.diagnosis import causes, checks
+
+    trees = trees if trees is not None else eng.load_trees()
+    read: set[str] = set()
+    for t in trees.values():
+        for node in t.nodes.values():
+            for br in node.get("branches", []) or []:
+                _condition_facts(br.get("when", {}), read)
+            if isinstance(node.get("verify"), dict) and node["verify"].get("expect"):
+                _condition_facts(node["verify"]["expect"], read)
+    for c in checks.load():
+        for block in c.blocks.values():
+            _condition_facts(block["when"], read)
+    for cause in causes.load():
+        for s in cause.signatures:
+            _condition_facts(s.when, read)
+    return read
+
+
+def unread_signals(trees: dict[str, Tree] | None = None) -> list[str]:
+    """Signal facts (SIGNAL_PATTERNS) that parsers declare and no rule reads: each a problem line."""
+    import fnmatch
+
+    read = facts_read_by_rules(trees)
+    sources.load_all()
+    out = []
+    for name, spec in sorted(factmod.REGISTRY.items()):
+        if not any(fnmatch.fnmatchcase(name, p) for p in SIGNAL_PATTERNS):
+            continue
+        if name in read or name in NOT_SIGNALS or any(fnmatch.fnmatchcase(r, name) for r in read if "*" in name):
+            continue
+        out.append(f"signal fact {name} ({spec.parser}: {spec.doc[:70]}) is read by no rule "
+                   "(a tree condition, a check or a cause signature in decision_trees/causes.yaml)")
+    return out

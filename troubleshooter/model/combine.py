@@ -14,6 +14,9 @@ declare("derived", [
     ("nccl.ib_hca_selects_none", "bool", "", "NCCL_IB_HCA is set but selects none of the ports present here (NCCL then falls back)"),
     ("numa.proc.remote_pct", "number", "%", "share of the training process's memory on NUMA nodes other than those its CPUs are on (needs the CPU binding: numactl --show, taskset -p or /proc/PID/status, with the CPU-to-node map); for a process not bound to a node, the share off the node holding most of it"),
     ("numa.proc.cpu_nodes", "list", "", "NUMA nodes of the CPUs the training process may run on"),
+    ("gpu.xid_classes", "list", "", "classes of the Xid codes in the kernel log (decision_trees/xid.yaml): application, follow-on, memory, interconnect, bus, firmware, hardware"),
+    ("gpu.xid_node_codes", "list", "", "Xid codes that point at the node (memory, interconnect, bus, firmware, hardware), not at the application"),
+    ("gpu.xid_app_only", "bool", "", "every Xid in the log is an application fault or a follow-on of one (13, 31, 43, 45 ...)"),
     ("topo.nics_per_gpu", "number", "ratio", "NICs per GPU in nvidia-smi topo -m (1 on rail-optimized GPU fabrics; well under 0.5 means the NICs are not a GPU fabric)"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
 ])
@@ -33,6 +36,7 @@ def apply(fs: FactSet) -> None:
     _topo(fs)
     _topo_file(fs)
     _numa_remote(fs)
+    _xids(fs)
     avail = fs.get("cpu.deep_cstates_available")
     if avail is not None and avail.value is False and "cpu.deep_cstates_enabled" not in fs:
         fs.add(Fact("cpu.deep_cstates_enabled", False, "", "inferred: no deep idle state is offered at all", "", 0.0))
@@ -140,3 +144,31 @@ def _numa_remote(fs: FactSet) -> None:
         value = round(100.0 * sum(v for n, v in mem.items() if n not in cpu_nodes) / total, 2)
         src = f"inferred: memory outside the nodes of its CPUs ({how})"
     fs.add(Fact("numa.proc.remote_pct", value, "%", src, "", 0.0))
+
+
+_XID_CLASSES: dict[int, str] | None = None
+
+
+def xid_catalogue() -> dict[int, str]:
+    """Xid code -> class, from decision_trees/xid.yaml (read once)."""
+    global _XID_CLASSES
+    if _XID_CLASSES is None:
+        from troubleshooter import locations, yamlio
+
+        path = locations.trees_dir() / "xid.yaml"
+        doc = yamlio.load(path) if path.exists() else {}
+        _XID_CLASSES = {int(k): str(v.get("class", "hardware")) for k, v in (doc.get("xids") or {}).items()}
+    return _XID_CLASSES
+
+
+def _xids(fs: FactSet) -> None:
+    codes = fs.get("dmesg.xid_codes")
+    if codes is None or not isinstance(codes.value, list) or "gpu.xid_classes" in fs:
+        return
+    cat = xid_catalogue()
+    classes = {c: cat.get(int(c), "hardware") for c in codes.value if isinstance(c, int)}  # unknown code: the node
+    src = "inferred: Xid codes classed by decision_trees/xid.yaml"
+    fs.add(Fact("gpu.xid_classes", sorted(set(classes.values())), "", src, "", 0.0))
+    node = sorted(c for c, k in classes.items() if k not in ("application", "follow-on"))
+    fs.add(Fact("gpu.xid_node_codes", node, "", src, "", 0.0))
+    fs.add(Fact("gpu.xid_app_only", bool(classes) and not node, "", src, "", 0.0))

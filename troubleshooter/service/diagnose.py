@@ -102,6 +102,7 @@ def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[
         if f.cause.id in have:
             continue
         concl = causes_mod.conclusion(f, lookup, facts.has_side, trees)
+        walk.conclusions[:] = [c for c in walk.conclusions if c.cause not in f.cause.supersedes]
         walk.conclusions.append(concl)
         added.append(f.cause.id)
         hyp_id = ""

@@ -229,8 +229,13 @@ def load_tree(path: Path) -> Tree:
     return _tree_of(_load_doc(path), path)
 
 
+#: data files beside the trees that are not trees: the preflight checks, the glossary, the causes with their
+#: signatures, the Xid catalogue
+NOT_TREES = frozenset({"checks.yaml", "glossary.yaml", "causes.yaml", "xid.yaml"})
+
+
 def tree_files(directory: Path | None = None) -> list[Path]:
     d = directory or locations.trees_dir()
-    return sorted(p for p in d.glob("*.yaml") if p.name not in ("checks.yaml", "glossary.yaml", "causes.yaml"))
+    return sorted(p for p in d.glob("*.yaml") if p.name not in NOT_TREES)
 
 

@@ -24,7 +24,7 @@ import shlex
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)[\w+-]*\s*$")
 # launcher prefixes, one per line: Open MPI's [1,0]<stdout>:, srun -l's "0: ", pdsh's "host: " is left alone
-_RANK_PREFIXES = (re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?"), re.compile(r"^\s{0,3}\d{1,5}: (?=\S)"))
+_RANK_PREFIXES = (re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?"), re.compile(r"^\s{0,3}\d{1,5}: ?"))
 _QUOTE = re.compile(r"^>[ ]?")
 
 
@@ -44,7 +44,7 @@ def clean(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
     text = _ANSI.sub("", text)
     lines = text.split("\n")
-    lines = [ln for ln in lines if not _FENCE.match(ln)]
+    lines = ["" if _FENCE.match(ln) else ln for ln in lines]  # blank, not gone: line numbers stay the paste's
     lines = _strip_common_prefix(lines, _QUOTE)
     for pat in _RANK_PREFIXES:
         lines = _strip_common_prefix(lines, pat)

@@ -1,0 +1,100 @@
+"""Paste-proof intake (issue 15): the same real output, damaged the ways pasting damages it, gives the same
+facts as the clean output, and a transcript of several commands gives each command's facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from troubleshooter import parsers
+from troubleshooter.diagnosis import intake
+from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+from .corpus import DATA, load
+
+REAL = [
+    "ibstat/ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt",
+    "ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt",
+    "numa/vm-2node-uneven-cpus-free-191mb-numactl-numastat-c.txt",
+    "nvidia-smi/gh200-480gb-nvidia-smi-570.txt",
+    "nccl-tests/dgx-spark-gb10-all_gather-fec-none-slow-v2.18.3.txt",
+    "dmesg/rtx5090-xid79-fallen-off-bus-gsp-rpc-failed-open-kmod-595.txt",
+    "turbostat/epyc7313-milan-2s-acpi_idle-c1-c2-only-preamble.txt",
+]
+
+DAMAGE = {
+    "markdown fence": lambda t: "```text\n" + t + "```\n",
+    "CRLF line ends": lambda t: t.replace("\n", "\r\n"),
+    "colour escapes": lambda t: "\n".join(f"\x1b[0;32m{ln}\x1b[0m" if ln.strip() else ln for ln in t.split("\n")),
+    "mail quote": lambda t: "\n".join("> " + ln for ln in t.split("\n")),
+    "Open MPI rank prefix": lambda t: "\n".join("[1,0]<stdout>:" + ln for ln in t.split("\n")),
+    "srun -l prefix": lambda t: "\n".join("0: " + ln for ln in t.split("\n")),
+}
+
+
+def _facts(tmp_path: Path, text: str, name: str = "paste.txt") -> dict:
+    p = tmp_path / name
+    p.write_bytes(text.encode())
+    ef = EvidenceFacts.from_specs([str(p)])
+    return ef.factsets["target"].as_dict()
+
+
+@pytest.mark.parametrize("rel", REAL)
+@pytest.mark.parametrize("how", list(DAMAGE))
+def test_damaged_paste_reads_like_the_clean_one(tmp_path: Path, rel: str, how: str) -> None:
+    clean = load(rel)
+    want = parsers.run(parsers.detect(clean), clean)
+    got = _facts(tmp_path, DAMAGE[how](clean))
+    assert {k: got.get(k) for k in want} == want
+
+
+def test_a_transcript_gives_each_commands_facts(tmp_path: Path) -> None:
+    ibstat = load("ibstat/ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt")
+    numactl = load("numa/gh200-numactl-hardware-9nodes-gpu-mem-node1-distance-80-255.txt")
+    text = ("user@gpu-node-17:~$ sudo ibstat\n" + ibstat + "user@gpu-node-17:~$ numactl --hardware\n" + numactl
+            + "user@gpu-node-17:~$ exit\n")
+    p = tmp_path / "session.txt"
+    p.write_text(text)
+    ef = EvidenceFacts.from_specs([str(p)])
+    assert [(f.kind, f.how) for f in ef.files] == [("ibstat", "command"), ("numactl", "command")]
+    lines = text.split("\n")
+    for f in ef.files:  # each block's line number is the paste's own: the line after its command's prompt
+        n = int(f.where.split(":")[0].removeprefix("line "))
+        assert lines[n - 2].rstrip().endswith(f.where.split("`")[1])
+    fs = ef.factsets["target"].as_dict()
+    assert fs["ib.active_ports"] == parsers.run("ibstat", ibstat)["ib.active_ports"]
+    assert fs["numa.node_count"] == parsers.run("numactl", numactl)["numa.node_count"]
+
+
+def test_a_command_run_inside_a_container_is_the_jobs_side(tmp_path: Path) -> None:
+    text = ("user@host:~$ env | grep NCCL\nNCCL_TOPO_FILE=/etc/nccl/topo.xml\nNCCL_DEBUG=INFO\n"
+            "user@host:~$ docker exec trainer env | grep NCCL\nNCCL_DEBUG=INFO\n")
+    p = tmp_path / "both.txt"
+    p.write_text(text)
+    ef = EvidenceFacts.from_specs([f"host:{p}"])
+    assert [(f.side, f.kind) for f in ef.files] == [("host", "env"), ("target", "env")]
+    assert ef.lookup("env.var.NCCL_TOPO_FILE", "host") == "/etc/nccl/topo.xml"
+    assert "NCCL_TOPO_FILE" not in str(ef.lookup("env.names", "target"))
+
+
+def test_an_unreadable_block_is_reported_and_the_rest_used(tmp_path: Path) -> None:
+    ibstat = load("ibstat/ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt")
+    p = tmp_path / "mixed.txt"
+    p.write_text("$ sudo ibstat\n" + ibstat + "$ nvidia-smi topo -m\nthis is not what nvidia-smi prints\n")
+    ef = EvidenceFacts.from_specs([str(p)])
+    states = [(f.kind, bool(f.error)) for f in ef.files]
+    assert states == [("ibstat", False), ("nvidia-smi-topo", True)]
+    assert any("NOT USED" in line for line in ef.report_lines())
+
+
+@pytest.mark.parametrize("command,kind", [
+    ("sudo numastat -p 4391", "numastat"), ("srun --jobid 42 --overlap nvidia-smi -q -d PERFORMANCE", "nvidia-smi-q"),
+    ("kubectl exec -it trainer-0 -- nvidia-smi topo -m", "nvidia-smi-topo"), ("cat /proc/cmdline", "cmdline"),
+    ("mpirun -np 16 -x NCCL_DEBUG=INFO ./build/all_reduce_perf -b 8 -e 8G", "nccl-tests"),
+    ("dmesg -T | grep -i xid", "dmesg"), ("journalctl -k -b -1", "dmesg"), ("env | sort", "env"),
+    ("env NCCL_DEBUG=INFO python train.py", None), ("# nThread 1 nGpus 1 minBytes 8", None),
+    ("Collective test starting: all_gather_perf", None),
+])
+def test_commands_are_routed_past_their_wrappers(command: str, kind: str | None) -> None:
+    assert intake.tool_of(command) == kind

@@ -201,7 +201,9 @@ _DEBUG_LINES = [
     "h1:1:1 [0] NCCL INFO \u0663 coll channels", "h1:1:1 [0] NCCL INFO Channel 01/0 : 0 1", "NCCL version 2.18.3+cuda12.2",
     "h1:1:1 [0] NCCL INFO via NET/IB/0/GDRDMA", "h1:1:1 [0] NCCL INFO Connected all rings      [22/1819]",
     "ncclInternalError: internal error", "[rank0]: step 10 loss 2.3", "h1:1:1 [0] NCCL INFO P2P plugin IBext_v8",
-    "h1:1:1 [0] NCCL INFO Using internal network plugin.", "",
+    "h1:1:1 [0] NCCL INFO Using internal network plugin.", "", "h1:1:1 [0] NCCL TRACE comm 0x1 nranks 4",
+    "[W730 10:12:01.000 ProcessGroupNCCL.cpp:1168] Warning: TORCH_NCCL_AVOID_RECORD_STREAMS is the default now",
+    "  launcher: NCCL INFO Using network IB", "x NCCL WARN short", "NCCL error: ncclSystemError: System call failed",
 ]
 
 

@@ -35,8 +35,9 @@ Facts that the log does not show are omitted (an excerpt without a ``Using netwo
 from __future__ import annotations
 
 import re
-from collections import Counter, deque
-from typing import Any, Iterable, Iterator
+from collections import Counter
+from itertools import chain
+from typing import Any, Iterable
 
 from troubleshooter.parsers.base import STREAMS, ParseError, parser, require_text, to_number
 
@@ -163,16 +164,7 @@ def parse(text: str) -> dict[str, Any]:
     return parse_stream(text.splitlines())
 
 
-def _lookahead(lines: Iterable[str], n: int) -> Iterator[tuple[str, deque[str]]]:
-    """Each line with the (up to) ``n`` lines after it, reading ``lines`` once. The lines after are the window
-    itself, not a copy: read them before asking for the next line."""
-    window: deque[str] = deque()
-    for line in lines:
-        window.append(line)
-        if len(window) > n:
-            yield window.popleft(), window
-    while window:
-        yield window.popleft(), window
+_END = object()  # marks the two places after the last line in parse_stream's look-ahead
 
 
 def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
@@ -211,24 +203,43 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
     nccl_lines = 0
     blank = True
 
-    for raw, after in _lookahead(lines, 2):
-        line = raw.rstrip()
-        if blank and line.strip():
+    # each line is read with the two after it (a WARN message's wrapped tail), without a window object per line
+    ahead1: Any = _END
+    ahead2: Any = _END
+    for incoming in chain(lines, (_END, _END)):
+        raw, ahead1, ahead2 = ahead1, ahead2, incoming
+        if raw is _END:
+            continue
+        if blank and raw.strip():
             blank = False
         # cheap substring tests gate the regular expressions: a log is mostly lines none of them match
-        vm = _VERSION.search(line) if "NCCL version" in line else None
-        if vm and version is None:
-            version = vm.group(1)
-        if "NCCL" not in line and "ncclInternalError" not in line and "ncclSystemError" not in line:
-            continue  # neither prefix pattern, no error pattern, no version can match
-        m = _PREFIXED.match(line) or _PREFIXED.search(line)  # match: the usual line starts with its host
-        if m:
-            if len(hosts) < MAX_HOSTS:
-                hosts.add(m.group("host"))
+        if "NCCL" not in raw:
+            if "Error" not in raw or ("ncclInternalError" not in raw and "ncclSystemError" not in raw):
+                continue  # neither prefix pattern, no error pattern, no version can match
+            line = raw.rstrip()
+            vm = m = None
         else:
-            m = _BARE.search(line)
+            line = raw.rstrip()
+            vm = _VERSION.search(line) if "NCCL version" in line else None
+            if vm and version is None:
+                version = vm.group(1)
+            # both line patterns need "NCCL INFO" / "NCCL WARN" ("NCCL TRACE"): other lines naming NCCL (a job's
+            # ProcessGroupNCCL warnings, TORCH_NCCL_* variables) skip the expressions
+            if "NCCL INFO" in line or "NCCL WARN" in line:
+                m = _PREFIXED.match(line) or _PREFIXED.search(line)  # match: the usual line starts with its host
+                if m:
+                    if len(hosts) < MAX_HOSTS:
+                        hosts.add(m.group("host"))
+                else:
+                    m = _BARE.search(line)
+            elif "NCCL TRACE" in line:
+                m = _PREFIXED.match(line) or _PREFIXED.search(line)
+                if m and len(hosts) < MAX_HOSTS:
+                    hosts.add(m.group("host"))
+            else:
+                m = None
         if not m:
-            if "NCCL error" in line or "ncclInternalError" in line or "ncclSystemError" in line:
+            if "rror" in line and ("NCCL error" in line or "ncclInternalError" in line or "ncclSystemError" in line):
                 if _ERROR.search(line) and len(errors) < MAX_ERRORS:
                     e = _clip(line)
                     if e not in errors:
@@ -244,8 +255,8 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         low = msg.lower()
         err = ("error" in low or "exited" in low) and _ERROR.search(msg)
         if m.group("lvl") == "WARN":
-            for nxt in after:
-                if not _is_continuation(nxt):
+            for nxt in (ahead1, ahead2):
+                if nxt is _END or not _is_continuation(nxt):
                     break
                 msg = f"{msg} {nxt.strip()}"
             w = _clip(msg)

@@ -1,22 +1,24 @@
-"""Every benchmark of issue 7 in one run, each as a ratio against its target (docs/benchmarks.md).
+"""Every benchmark of issues 7 and 14 in one run: each figure against the simplest real alternative doing the same
+work, as a ratio against its target (docs/benchmarks.md).
 
-    .venv/bin/python bench/run.py            # full: 1 GB parse files, 1,024 fan-out nodes, 7 start-ups
-    .venv/bin/python bench/run.py --quick    # CI: small sizes; exits 1 when a ratio regresses past its bound
+    .venv/bin/python bench/run.py            # full: 7 rounds, 64 MB parse inputs, 1,024 fan-out nodes
+    .venv/bin/python bench/run.py --quick    # CI: small sizes; exit 1 when a figure misses its target by more
+                                             # than the noise margin (NOISE), or a known miss regresses
 
-Ratios, not absolute times: each figure is measured side by side with its reference in the same run on the
-same machine (a minimal Textual app, ``python -c pass``, the slowest single source, ``grep -c``).
+Honest by construction: whole processes where a user runs a whole process, the alternative run the same way in
+the same round (interleaved: a noisy neighbour hits both), medians of at least 5 rounds.
 
-- start-up: launch to first frame (first pty output containing the app's title), ``troubleshooter`` vs a
-  minimal Textual app run the same way; headless ``check --bundle ... --json`` vs ``python -c pass``;
-- sweep: ``collect.collect(LocalTarget())`` wall time vs its slowest source;
-- parsing: ``troubleshooter parse KIND FILE --json`` on a generated NCCL_DEBUG log and nccl-tests output
-  (corpus files repeated) vs ``grep -c`` on the same file, and the parse's peak RSS (``wait4``);
-- fan-out: ``bench/fanout_bench.py`` (another engineer's) when present;
-- UI: key press to the next repaint while ten probes run in thread workers, in a Pilot session.
-
---quick bounds are generous (well past today's figures, which miss some targets: docs/benchmarks.md): they catch
-a regression such as an eager import of a heavy module or a parser gone quadratic, not noise. (Peak memory of
-the streaming parsers is guarded at any size by tests/test_hardening.py::test_stream_memory_bounded.)
+- startup: launch to first frame on a pty, ``troubleshooter`` vs a minimal Textual app;
+- check: ``troubleshooter check --json`` (whole process) vs a bash script that runs the same probe commands with
+  ``&`` and ``wait`` (generated from ``troubleshooter sources --json``), and vs the slowest of those probes alone;
+- parse: each streaming parser vs a plain Python loop extracting the same numbers from the same lines
+  (bench/baselines.py): nccl-tests output, an NCCL_DEBUG log of NCCL lines only, and one as a training job
+  writes it (9 lines in 10 the job's own); and the peak RSS of ``troubleshooter parse`` on a file;
+- diagnose: ``diagnose --bundle`` on the healthy practice bundle with every text output 1x, 10x and 100x
+  longer: the cost per MB, and the marginal cost per MB from 10x to 100x against that from 1x to 10x (1.0 is
+  linear; a walk that re-parsed everything at every step grew faster);
+- fanout: bench/fanout_bench.py;
+- ui: key press to the next repaint while ten probes run in thread workers, in a Pilot session.
 """
 
 from __future__ import annotations
@@ -61,17 +63,47 @@ class Minimal(App):
 Minimal().run()
 '''
 
-rows: list[tuple[str, str, str, float, float, float]] = []  # name, figure, target, ratio, target ratio, quick bound
+NOISE = 1.25  # --quick fails a figure past target x NOISE: the spread of medians of 5 rounds on a shared 2-core VM
+# Figures that miss their target today, each with the measurement that explains it (docs/benchmarks.md); --quick
+# still fails them when they regress past their level today x NOISE.
+KNOWN_MISSES: dict[str, tuple[float, str]] = {}
+
+rows: list[tuple[str, float, float | None]] = []  # name, ratio, target (lower is better); None: a figure only
 
 
-def record(name: str, figure: str, target: str, ratio: float, goal: float, bound: float, higher_is_better: bool = False) -> None:
-    if higher_is_better:  # store as "lower is better" for the check: goal / ratio
-        rows.append((name, figure, target, ratio, goal, bound))
+def record(name: str, figure: str, alternative: str, ratio: float, target: float | None) -> None:
+    """One figure: what was measured, against what, the ratio (lower is better) and its target."""
+    rows.append((name, ratio, target))
+    if target is None:
+        verdict, tgt = "(figure)", "-"
     else:
-        rows.append((name, figure, target, ratio, goal, bound))
-    ok = ratio >= goal if higher_is_better else ratio <= goal
-    print(f"  {name:34} {figure:46} ratio {ratio:7.3f}  target {'>=' if higher_is_better else '<='} {goal:<5g} "
-          f"{'ok' if ok else 'MISSED'}", flush=True)
+        verdict, tgt = ("ok" if ratio <= target else "MISSED"), f"<= {target:g}x"
+    if verdict == "MISSED" and name in KNOWN_MISSES:
+        verdict += " (known: docs/benchmarks.md)"
+    print(f"  {name:30} {figure:44} vs {alternative:44} {ratio:6.2f}x  target {tgt:8} {verdict}", flush=True)
+
+
+def gate(quick: bool) -> list[str]:
+    """The figures --quick fails: past their target x NOISE, or a known miss past its level today x NOISE."""
+    bad = []
+    for name, ratio, target in rows:
+        if target is None:
+            continue
+        limit = max(target, KNOWN_MISSES[name][0]) if name in KNOWN_MISSES else target
+        if ratio > limit * NOISE:
+            bad.append(f"{name}: {ratio:.2f}x, past {limit:g}x x {NOISE} noise margin")
+    return bad
+
+
+def rounds(n: int, *fns):
+    """Run ``fns`` in turn ``n`` times (interleaved) and return each one's median seconds."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(n):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            times[i].append(time.perf_counter() - t0)
+    return [statistics.median(t) for t in times]
 
 
 def machine() -> str:
@@ -129,12 +161,6 @@ def first_frame(argv: list[str], title: bytes, env: dict[str, str], timeout: flo
     return found
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
-    t0 = time.monotonic()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.monotonic() - t0
-
-
 def compile_package() -> None:
     """Write the package's bytecode, as an install has it (pip compiles at install time; Textual's, the reference's,
     is in site-packages already). A checkout run with PYTHONDONTWRITEBYTECODE=1 would otherwise compile ~20 of our
@@ -146,11 +172,15 @@ def compile_package() -> None:
         compileall.compile_dir(str(pkg), quiet=1)
 
 
+def bench_env(tmp: Path) -> dict[str, str]:
+    return dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="30",
+                XDG_CONFIG_HOME=str(tmp / "cfg"), XDG_DATA_HOME=str(tmp / "data"), XDG_STATE_HOME=str(tmp / "state"),
+                XDG_CACHE_HOME=str(tmp / "cache"), TROUBLESHOOTER_DATA_DIR=str(tmp / "tsdata"))
+
+
 def bench_startup(n: int, tmp: Path) -> None:
     compile_package()
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS="100", LINES="30",
-               XDG_CONFIG_HOME=str(tmp / "cfg"), XDG_DATA_HOME=str(tmp / "data"), XDG_STATE_HOME=str(tmp / "state"),
-               XDG_CACHE_HOME=str(tmp / "cache"))
+    env = bench_env(tmp)
     minimal = tmp / "minimal_app.py"
     minimal.write_text(MINIMAL_APP)
     app_t, min_t = [], []
@@ -158,74 +188,178 @@ def bench_startup(n: int, tmp: Path) -> None:
         min_t.append(first_frame([sys.executable, str(minimal)], b"minimalbench", env))
         app_t.append(first_frame([TS], b"troubleshooter", env))
     a, m = statistics.median(app_t), statistics.median(min_t)
-    record("start-up: first frame", f"{a * 1000:.0f} ms vs minimal app {m * 1000:.0f} ms", "<= 1.5x", a / m, 1.5, 3.5)
-    bundle = ROOT / "decision_trees" / "practice" / "healthy" / "bundle"
-    chk, nop = [], []
+    record("startup: first frame", f"troubleshooter {a * 1000:.0f} ms", f"minimal Textual app {m * 1000:.0f} ms",
+           a / m, 1.5)
+
+
+# ------------------------------------------------------------------ check, whole process
+def probe_script(tmp: Path) -> tuple[Path, list[tuple[str, list[str]]], list[str]]:
+    """A bash script running every probe command `check` runs here, all at once with & and wait, each one's output
+    to a file (as the tool keeps it): generated from `troubleshooter sources --json`, placeholders filled as
+    `check` fills them with no options. In-process queries (NVML) have no command: they are listed, not run."""
+    import json
+    import shlex
+
+    from troubleshooter.sources.base import Params
+
+    out = subprocess.run([TS, "sources", "--json"], capture_output=True, text=True, check=True).stdout
+    values = {k: str(v) for k, v in Params().as_dict().items() if v is not None}
+    probes, in_process = [], []
+    for src in json.loads(out):
+        if src["active"]:
+            continue  # `check` runs passive sources only (active ones with --measure)
+        if src["argv"] == ["(in-process)"]:
+            in_process.append(src["id"])
+            continue
+        argv, missing = [], False
+        for arg in src["argv"]:
+            def fill(m: re.Match) -> str:
+                nonlocal missing
+                if m.group(0) in ("{{", "}}"):
+                    return m.group(0)[0]
+                if m.group(1) not in values:
+                    missing = True
+                return values.get(m.group(1), m.group(0))
+            argv.append(re.sub(r"\{\{|\}\}|(?<![$\w{])\{([a-z_][a-z0-9_]*)\}(?!\})", fill, arg))
+        if not missing:  # `check` skips a source whose placeholder has no value (no --pid)
+            probes.append((src["id"], argv))
+    lines = ["#!/usr/bin/env bash", f"out=$(mktemp -d {shlex.quote(str(tmp))}/probes.XXXXXX)"]
+    for sid, argv in probes:
+        lines.append(f"LC_ALL=C {shlex.join(argv)} >\"$out/{sid}.out\" 2>\"$out/{sid}.err\" </dev/null &")
+    lines += ["wait", 'rm -rf "$out"']
+    script = tmp / "probes.sh"
+    script.write_text("\n".join(lines) + "\n")
+    return script, probes, in_process
+
+
+def bench_check(n: int, tmp: Path) -> None:
+    env = bench_env(tmp)
+    script, probes, in_process = probe_script(tmp)
+
+    def run(argv: list[str]) -> float:
+        t0 = time.perf_counter()
+        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        return time.perf_counter() - t0
+
+    alone = {sid: statistics.median(run(["env", "LC_ALL=C", *argv]) for _ in range(3)) for sid, argv in probes}
+    slow_id = max(alone, key=alone.__getitem__)
+    slow = ["env", "LC_ALL=C", *dict(probes)[slow_id]]
+    check = [TS, "check", "--json"]
+    run(check)  # first run: trees cache, page cache
+    c_t, b_t, s_t = [], [], []
     for _ in range(n):
-        nop.append(timed([sys.executable, "-c", "pass"], env))
-        chk.append(timed([TS, "check", "--bundle", str(bundle), "--json"], env))
-    c, p = statistics.median(chk), statistics.median(nop)
-    record("start-up: check --bundle --json", f"{c * 1000:.0f} ms vs python -c pass {p * 1000:.0f} ms", "(figure)", c / p, float("inf"), float("inf"))
-
-
-# ------------------------------------------------------------------ sweep
-def bench_sweep(runs: int) -> None:
-    """Median over ``runs`` sweeps: without a GPU the slowest source takes ~50 ms, so one sweep's ratio is
-    mostly scheduling noise on 2 cores."""
-    from troubleshooter.probe import collect
-    from troubleshooter.probe.targets import LocalTarget
-
-    samples = []
-    for _ in range(runs):
-        coll = collect.collect(LocalTarget())
-        slow = max(coll.evidence.values(), key=lambda e: e.duration_s)
-        samples.append((coll.wall_s / max(slow.duration_s, 1e-3), coll, slow))
-    ratio, coll, slow = sorted(samples, key=lambda s: s[0])[len(samples) // 2]
-    record("sweep: preflight wall / slowest", f"{coll.wall_s:.2f} s vs {slow.source_id} {slow.duration_s:.2f} s "
-           f"({len(coll.evidence)} sources, median of {runs})", "<= 1.3x", ratio, 1.3, 5.0)
+        c_t.append(run(check))
+        b_t.append(run(["bash", str(script)]))
+        s_t.append(run(slow))
+    c, bsh, sl = statistics.median(c_t), statistics.median(b_t), statistics.median(s_t)
+    extra = f", {len(in_process)} in-process not in it" if in_process else ""
+    record("check: --json vs probes script", f"check --json {c * 1000:.0f} ms",
+           f"bash & + wait, {len(probes)} probes {bsh * 1000:.0f} ms{extra}", c / bsh, 1.5)
+    record("check: --json vs slowest probe", f"check --json {c * 1000:.0f} ms", f"{slow_id} alone {sl * 1000:.0f} ms",
+           c / sl, None)
 
 
 # ------------------------------------------------------------------ parsing
-def make_file(kind_dir: str, size: int, dest: Path) -> int:
-    corpus = b""
-    for f in sorted((ROOT / "tests" / "data" / kind_dir).iterdir()):
-        if f.is_file():
-            data = f.read_bytes()
-            corpus += data if data.endswith(b"\n") else data + b"\n"
-    with dest.open("wb") as out:
-        written = 0
-        while written < size:
-            out.write(corpus)
-            written += len(corpus)
-    return written
-
-
-def run_rusage(argv: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MB, rc) of one child, measured with wait4."""
+def run_rusage(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS MB) of one child, measured with wait4."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # not DEVNULL: grep then stops at the first match
-    out, err_b = proc.communicate() if False else (proc.stdout.read(), b"")  # type: ignore[union-attr]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read()  # type: ignore[union-attr]
+    err = proc.stderr.read().decode(errors="replace")  # type: ignore[union-attr]
     _, status, ru = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.returncode != 0:
-        raise RuntimeError(f"{argv}: exit {proc.returncode}: {err[-500:]}")
-    return wall, ru.ru_maxrss / 1024, proc.returncode
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{argv}: exit {os.waitstatus_to_exitcode(status)}: {err[-500:]} {out[-200:]!r}")
+    return wall, ru.ru_maxrss / 1024
 
 
-def bench_parse(size: int, tmp: Path) -> None:
-    for kind, d, pattern in (("nccl-debug", "nccl-debug", "NCCL"), ("nccl-tests", "nccl-tests", "bandwidth")):
+def bench_parse(size: int, n: int, tmp: Path) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import baselines
+
+    from troubleshooter.parsers import nccl_debug, nccl_tests
+
+    def sized(make, *args) -> list[str]:
+        probe = make(1000, *args)
+        per_line = sum(len(x) + 1 for x in probe) / len(probe)
+        return make(max(1000, int(size / per_line)), *args)
+
+    inputs = [
+        ("parse nccl-tests", "nccl-tests output", sized(baselines.nccl_tests_lines), nccl_tests.parse_stream,
+         baselines.nccl_tests_loop),
+        ("parse nccl-debug, NCCL lines", "NCCL lines only", sized(baselines.nccl_debug_lines, 1.0),
+         nccl_debug.parse_stream, baselines.nccl_debug_loop),
+        ("parse nccl-debug, job log", "1 line in 10 NCCL's", sized(baselines.nccl_debug_lines, 0.1),
+         nccl_debug.parse_stream, baselines.nccl_debug_loop),
+    ]
+    for name, what, lines, parse, loop in inputs:
+        mb = sum(len(x) + 1 for x in lines) / 2**20
+        parse(lines), loop(lines)  # warm
+        t_loop, t_parse = rounds(n, lambda: loop(lines), lambda: parse(lines))
+        record(name, f"parser {mb / t_parse:.0f} MB/s ({what}, {mb:.0f} MB)", f"plain loop {mb / t_loop:.0f} MB/s",
+               t_parse / t_loop, 1.2)
+    # memory: the whole process on a file, and one line as long as the file (bounded by parsers.MAX_LINE)
+    for kind, make in (("nccl-debug", lambda k: baselines.nccl_debug_lines(k, 0.1)), ("nccl-tests", baselines.nccl_tests_lines)):
         f = tmp / f"{kind}.log"
-        n = make_file(d, size, f)
-        subprocess.run(["cat", str(f)], stdout=subprocess.DEVNULL, check=True)  # same page cache for both
-        g, _, _ = run_rusage(["grep", "-c", pattern, str(f)])
-        t, rss, _ = run_rusage([TS, "parse", kind, str(f), "--json"])
-        mb = n / 2**20
-        record(f"parse {kind}: throughput vs grep -c", f"{mb / t:.0f} MB/s vs grep {mb / g:.0f} MB/s ({mb:.0f} MB)",
-               ">= 0.1x", g / t, 0.1, 0.001, higher_is_better=True)
-        record(f"parse {kind}: peak RSS / 100 MB", f"{rss:.0f} MB for {mb:.0f} MB", "<= 100 MB", rss / 100, 1.0, 1.5)
+        lines = sized(make)
+        f.write_text("\n".join(lines) + "\n")
+        mb = f.stat().st_size / 2**20
+        _, rss = run_rusage([TS, "parse", kind, str(f), "--json"])
+        _, base = run_rusage([sys.executable, "-c", "import troubleshooter.parsers as p; p.load_all()"])
+        record(f"parse {kind}: peak RSS", f"{rss:.0f} MB for a {mb:.0f} MB file", f"importing the parsers {base:.0f} MB",
+               rss / base, 2.0)
         f.unlink()
+
+
+# ------------------------------------------------------------------ diagnose
+def scaled_bundle(src: Path, dest: Path, k: int) -> int:
+    """A copy of bundle ``src`` with every text output repeated ``k`` times (JSON outputs kept whole: repeated,
+    they would not parse). Returns the bytes of output it holds."""
+    import json
+
+    shutil.copytree(src, dest)
+    manifest = json.loads((dest / "manifest.json").read_text())
+    total = 0
+    for rec in manifest["evidence"]:
+        f = dest / rec.get("stdout_file", "")
+        if not rec.get("stdout_file") or not f.is_file():
+            continue
+        data = f.read_bytes()
+        if k > 1 and not data.lstrip()[:1] in (b"{", b"["):
+            data = (data if data.endswith(b"\n") else data + b"\n") * k
+            f.write_bytes(data)
+            rec["stdout_bytes"] = len(data)
+        total += len(data)
+    (dest / "manifest.json").write_text(json.dumps(manifest))
+    return total
+
+
+def bench_diagnose(n: int, tmp: Path, scales: tuple[int, ...] = (1, 10, 100)) -> None:
+    import contextlib
+    import io
+
+    from troubleshooter import cli
+
+    os.environ["TROUBLESHOOTER_DATA_DIR"] = str(tmp / "tsdata")
+    src = ROOT / "decision_trees" / "practice" / "healthy" / "bundle"
+    sizes, argvs = {}, {}
+    for k in scales:
+        sizes[k] = scaled_bundle(src, tmp / f"healthy-x{k}", k)
+        argvs[k] = ["diagnose", "--bundle", str(tmp / f"healthy-x{k}"), "--symptom", "below-reference",
+                    "--answer", "intro=yes", "--json"]
+
+    def walk(k: int) -> None:
+        with contextlib.redirect_stdout(io.StringIO()):
+            cli.main(argvs[k])
+
+    walk(scales[-1])  # warm: imports, trees
+    med = dict(zip(scales, rounds(n, *[(lambda k=k: walk(k)) for k in scales])))
+    per = "; ".join(f"{k}x {sizes[k] / 2**20:.2f} MB {med[k] * 1000:.0f} ms" for k in scales)
+    lo, mid, hi = scales[0], scales[1], scales[-1]
+    m_low = (med[mid] - med[lo]) / max(sizes[mid] - sizes[lo], 1) * 2**20
+    m_high = (med[hi] - med[mid]) / max(sizes[hi] - sizes[mid], 1) * 2**20
+    record("diagnose: cost per MB, 10x-100x", f"{m_high * 1000:.0f} ms/MB from {mid}x to {hi}x ({per})",
+           f"{m_low * 1000:.0f} ms/MB from {lo}x to {mid}x", m_high / max(m_low, 1e-9), 1.3)
 
 
 # ------------------------------------------------------------------ fan-out
@@ -237,16 +371,16 @@ def bench_fanout(nodes: int) -> None:
     res = subprocess.run([sys.executable, str(script), "--nodes", str(nodes)], capture_output=True, text=True)
     if res.returncode != 0:
         print(f"  fan-out: fanout_bench.py failed (exit {res.returncode}): {res.stderr.strip()[-400:]}")
-        rows.append(("fan-out", "failed", "", float("inf"), 1.0, 2.0))
+        rows.append(("fanout", float("inf"), 1.0))
         return
     scale = 1024 / nodes
     for line in res.stdout.splitlines():
         m = re.match(r"(cold|sidecar)\s+(\d+) nodes: ([\d.]+)s .*\(total (\d+) MB", line)
         if m:
             s, mb = float(m.group(3)), float(m.group(4))
-            record(f"fan-out {m.group(1)}: {m.group(2)} nodes / 5 s", f"{s:.2f} s, {mb:.0f} MB peak", "<= 5 s",
-                   s * scale / 5.0, 1.0, 2.0)
-            record(f"fan-out {m.group(1)}: peak / 500 MB", f"{mb:.0f} MB", "<= 500 MB", mb / 500, 1.0, 2.0)
+            record(f"fanout {m.group(1)}: {m.group(2)} nodes", f"{s:.2f} s, {mb:.0f} MB peak (x{scale:g} for 1,024)",
+                   "5 s for 1,024 nodes", s * scale / 5.0, 1.0)
+            record(f"fanout {m.group(1)}: peak memory", f"{mb:.0f} MB", "500 MB", mb / 500, 1.0)
 
 
 # ------------------------------------------------------------------ UI latency
@@ -297,45 +431,52 @@ async def _ui_latency(presses: int, workers: int) -> list[float]:
 def bench_ui(presses: int) -> None:
     lat = sorted(asyncio.run(_ui_latency(presses, 10)))
     p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))]
-    record("UI: key to repaint p95 / 50 ms", f"p95 {p95 * 1000:.1f} ms, median {statistics.median(lat) * 1000:.1f} ms "
-           f"({presses} keys, 10 probes)", "<= 50 ms", p95 / 0.050, 1.0, 3.0)
+    record("ui: key to repaint p95", f"p95 {p95 * 1000:.1f} ms, median {statistics.median(lat) * 1000:.1f} ms "
+           f"({presses} keys, 10 probes)", "50 ms", p95 / 0.050, 1.0)
 
 
 # ------------------------------------------------------------------ main
+GROUPS = ("startup", "check", "parse", "diagnose", "fanout", "ui")
+ALIASES = {"sweep": "check"}  # the figure's name before issue 14
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="small sizes; exit 1 when a ratio passes its regression bound")
-    ap.add_argument("--size", type=float, help="parse file size in MB (default 1024, --quick 16)")
-    ap.add_argument("--runs", type=int, help="start-up and sweep runs (median; default 7, --quick 3)")
+    ap.add_argument("--quick", action="store_true",
+                    help=f"small sizes; exit 1 when a figure misses its target x {NOISE} (the noise margin)")
+    ap.add_argument("--size", type=float, help="parse input size in MB (default 64, --quick 4)")
+    ap.add_argument("--runs", type=int, help="rounds per figure, medians (default 7, --quick 5; at least 5)")
     ap.add_argument("--nodes", type=int, help="fan-out nodes (default 1024, --quick 128)")
-    ap.add_argument("--only", help="comma-separated: startup,sweep,parse,fanout,ui")
+    ap.add_argument("--only", help="comma-separated: " + ",".join(GROUPS))
     args = ap.parse_args()
-    size = int((args.size or (16 if args.quick else 1024)) * 2**20)
-    runs = args.runs or (3 if args.quick else 7)
+    size = int((args.size or (4 if args.quick else 64)) * 2**20)
+    runs = max(5, args.runs or (5 if args.quick else 7))
     nodes = args.nodes or (128 if args.quick else 1024)
-    only = set((args.only or "startup,sweep,parse,fanout,ui").split(","))
+    only = {ALIASES.get(x, x) for x in (args.only or ",".join(GROUPS)).split(",")}
+    unknown = only - set(GROUPS)
+    if unknown:
+        ap.error(f"unknown --only names: {', '.join(sorted(unknown))} (known: {', '.join(GROUPS)})")
     print(f"machine: {machine()}")
+    print(f"rounds {runs} (medians, interleaved); --quick fails a figure past its target x {NOISE}")
     tmp = Path(tempfile.mkdtemp(prefix="ts-bench-"))
     try:
         if "startup" in only:
             bench_startup(runs, tmp)
-        if "sweep" in only:
-            bench_sweep(runs)
+        if "check" in only:
+            bench_check(runs, tmp)
         if "parse" in only:
-            bench_parse(size, tmp)
+            bench_parse(size, runs, tmp)
+        if "diagnose" in only:
+            bench_diagnose(runs, tmp, (1, 10, 30) if args.quick else (1, 10, 100))
         if "fanout" in only:
             bench_fanout(nodes)
         if "ui" in only:
             bench_ui(40 if args.quick else 100)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    bad = []
-    for name, _fig, _t, ratio, goal, bound in rows:
-        higher = goal < 1 and bound < goal  # throughput ratios: higher is better
-        if (ratio < bound) if higher else (ratio > bound):
-            bad.append(f"{name}: ratio {ratio:.3f} past the regression bound {bound:g}")
+    bad = gate(args.quick)
     for b in bad:
-        print(f"REGRESSION {b}", file=sys.stderr)
+        print(f"{'FAILED' if args.quick else 'past the noise margin'}: {b}", file=sys.stderr)
     return 1 if (bad and args.quick) else 0
 
 

@@ -127,3 +127,29 @@ def test_stream_memory_bounded(tmp_path: Path) -> None:
 def test_run_file_missing_is_parse_error(tmp_path: Path) -> None:
     with pytest.raises(ParseError):
         parsers.run_file("nccl-debug", tmp_path / "nope.log")
+
+
+def test_stream_memory_bounded_by_the_longest_line(tmp_path: Path) -> None:
+    """A file of one huge line (no newline anywhere) streams in memory bounded by the longest line read, not the
+    file: each streaming kind gets the line's head and the same answer as for that head alone (issue 14)."""
+    import tracemalloc
+
+    big = tmp_path / "one-line.log"
+    head = "h1:1:1 [0] NCCL INFO Using network IB " + "x" * 100
+    with big.open("w") as out:
+        out.write(head)
+        chunk = "y" * (1 << 20)
+        for _ in range(24):  # 24 MiB on one line
+            out.write(chunk)
+        out.write("\nh1:1:1 [0] NCCL INFO Using network Socket\n")
+    lines = list(parsers.iter_lines(big, max_line=4096))
+    assert len(lines) == 2 and lines[0] == (head + "y" * 4096)[:4096] and lines[1].endswith("Socket")
+    for kind in sorted(parsers.STREAMS):
+        tracemalloc.start()
+        try:
+            parsers.run_file(kind, big)
+        except ParseError:
+            pass
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 12 * parsers.MAX_LINE + (4 << 20), (kind, peak)

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.corpus import files, strip_header
-from tests.parsers import nvidia_smi_q_reference, turbostat_reference
-from troubleshooter.parsers import nvidia_smi_q, turbostat
+from tests.parsers import nccl_debug_reference, nccl_tests_reference, nvidia_smi_q_reference, turbostat_reference
+from troubleshooter.parsers import nccl_debug, nccl_tests, nvidia_smi_q, turbostat
 from troubleshooter.parsers.base import ParseError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +34,8 @@ def _texts(kind_dir: str, practice_name: str) -> list[tuple[str, str]]:
 
 NSQ = _texts("nvidia-smi", "nvidia-smi-q.txt")
 TURBO = _texts("turbostat", "turbostat.txt")
+NTESTS = _texts("nccl-tests", "nccl-allgather.txt")
+NDEBUG = _texts("nccl-debug", "nccl-debug-log.txt")
 
 
 def _outcome(func, text: str):
@@ -159,3 +161,92 @@ def test_turbostat_is_value_matches_the_expression() -> None:
               "+inf", "0x1F", "0xZZ", "1e5", "", "١٢", "1.٢", "²", "Avg_MHz", "3577\u00a0", "0.00", "100.0.0"]
     for t in tokens:
         assert turbostat._is_value(t) == bool(turbostat._VALUE.match(t)), repr(t)
+
+
+# ---------------------------------------------------------------- nccl-tests and nccl-debug (issue 14)
+def test_the_nccl_corpus_is_there() -> None:
+    assert len(NTESTS) >= 10 and len(NDEBUG) >= 9
+
+
+def _both(fast, ref, text: str) -> None:
+    assert _outcome(fast.parse, text) == _outcome(ref.parse, text)
+    lines = text.split("\n")
+    assert _outcome(fast.parse_stream, lines) == _outcome(ref.parse_stream, lines)
+
+
+@pytest.mark.parametrize("name,text", NTESTS, ids=[n for n, _ in NTESTS])
+def test_nccl_tests_same_as_before(name: str, text: str) -> None:
+    _both(nccl_tests, nccl_tests_reference, text)
+    _both(nccl_tests, nccl_tests_reference, "\n".join(t for _, t in NTESTS))  # many runs in one text
+    _both(nccl_tests, nccl_tests_reference, "\n".join("> " + ln for ln in text.split("\n")))  # mail quoting
+
+
+@pytest.mark.parametrize("name,text", NDEBUG, ids=[n for n, _ in NDEBUG])
+def test_nccl_debug_same_as_before(name: str, text: str) -> None:
+    _both(nccl_debug, nccl_debug_reference, text)
+    _both(nccl_debug, nccl_debug_reference, "\n".join(t for _, t in NDEBUG))
+
+
+# rows and lines built to reach every branch of the fast paths: odd types and reductions, nan/inf, N/A, commas,
+# signs, unicode digits, the old error column, roots, truncated rows, WARN continuations, channel/ring/tree prints
+_ROW_TOKENS = ["1024", "8589934592", "-1", "0", "3", "float", "half", "bfloat16", "sum", "none", "avg", "weird",
+               "N/A", "nan", "-nan", "inf", "1e308", "2e-07", "0.5*", "1,024", "+5", "\u0663", "\u00b2", "12.5", "1_0",
+               "Test", "FAILED", "size", "Rank", "_x"]
+_DEBUG_LINES = [
+    "h1:1:1 [0] NCCL INFO Using network IB", "h2:2:2 [1] NCCL INFO Using network Socket",
+    "h1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE ; OOB eth0:10.0.0.1<0>",
+    "h1:1:1 [0] NCCL INFO NET/IB : No device found.", "h1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
+    "h1:1:1 [0] NCCL INFO NET/OFI Selected provider is efa", "h1:1:1 [0] NCCL INFO 24 coll channels, 32 p2p channels",
+    "h1:1:1 [0] NCCL INFO Channel 00/24 :    0   1   2   3", "h1:1:1 [0] NCCL INFO Ring 01 : 0 -> 1 -> 2",
+    "h1:1:1 [0] NCCL INFO Ring 02 : 3[3] -> 4[4] via P2P/IPC", "h1:1:1 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1 [1] 2/-1/-1->0->-1",
+    "h1:1:1 [0] NCCL INFO === System : maxBw 48.0 totalBw 370.8 ===", "h1:1:1 [0] NCCL INFO + PCI[0.2] - PCI/0-65000",
+    "h1:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 16 cudaDev 0 - Init COMPLETE", "h1:1:1 [0] NCCL INFO Init START",
+    "h1:1:1 [0] NCCL INFO init.cc:1234 -> 3", "h1:1:1 [0] NCCL INFO NCCL_IB_HCA set by environment to mlx5_0.",
+    "h1:1:1 [0] NCCL INFO NCCL_IB_QPS_PER_CONNECTION set to 4.", "h1:1:1 [0] NCCL INFO Loading topology file /t.xml",
+    "h1:1:1 [0] misc/xml.cc:1 NCCL WARN Could not open XML topology file /t.xml : No such file",
+    "h1:1:1 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer 1 with error 12, opcode 0",
+    "   wrapped tail of the warning", "h1:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin AWS Libfabric (v6)",
+    "h1:1:1 [0] NCCL INFO NET/Plugin : Plugin name set by env to libnccl-net-x.so", "h1:1:1 [0] NCCL INFO Failed to open libibverbs.so",
+    "h1:1:1 [0] NCCL INFO \u0663 coll channels", "h1:1:1 [0] NCCL INFO Channel 01/0 : 0 1", "NCCL version 2.18.3+cuda12.2",
+    "h1:1:1 [0] NCCL INFO via NET/IB/0/GDRDMA", "h1:1:1 [0] NCCL INFO Connected all rings      [22/1819]",
+    "ncclInternalError: internal error", "[rank0]: step 10 loss 2.3", "h1:1:1 [0] NCCL INFO P2P plugin IBext_v8",
+    "h1:1:1 [0] NCCL INFO Using internal network plugin.", "", "h1:1:1 [0] NCCL TRACE comm 0x1 nranks 4",
+    "[W730 10:12:01.000 ProcessGroupNCCL.cpp:1168] Warning: TORCH_NCCL_AVOID_RECORD_STREAMS is the default now",
+    "  launcher: NCCL INFO Using network IB", "x NCCL WARN short", "NCCL error: ncclSystemError: System call failed",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(NTESTS), st.lists(st.tuples(st.integers(0, 10_000), st.lists(st.sampled_from(_ROW_TOKENS), min_size=3,
+                                                                                    max_size=14)), max_size=8), _EDITS)
+def test_nccl_tests_same_as_before_on_odd_rows(sample, inserts, edits) -> None:
+    lines = _mutate(sample[1], edits).split("\n")
+    for pos, toks in inserts:
+        lines.insert(pos % (len(lines) + 1), "  ".join(toks))
+    _both(nccl_tests, nccl_tests_reference, "\n".join(lines))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(NDEBUG), st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(_DEBUG_LINES)), max_size=12), _EDITS)
+def test_nccl_debug_same_as_before_on_odd_lines(sample, inserts, edits) -> None:
+    lines = _mutate(sample[1], edits).split("\n")
+    for pos, line in inserts:
+        lines.insert(pos % (len(lines) + 1), line)
+    _both(nccl_debug, nccl_debug_reference, "\n".join(lines))
+
+
+def test_nccl_tests_fast_row_agrees_with_the_general_path() -> None:
+    """Every row _fast_row takes, the general path reads the same; on the rest it declines."""
+    import itertools
+
+    checked = 0
+    for n in (7, 8, 9, 11, 12, 13):
+        for combo in itertools.islice(itertools.product(_ROW_TOKENS, repeat=3), 0, None, 7):
+            for fill in ("1", "2e-07", "N/A", "nan", "0.5*"):
+                toks = ["1024", "256", "float", *combo] + [fill] * (n - 6)
+                for error_col in (False, True):
+                    fast = nccl_tests._fast_row(toks, error_col)
+                    if fast is not None:
+                        assert fast == nccl_tests._parse_row(" ".join(toks), error_col), toks
+                        checked += 1
+    assert checked > 100

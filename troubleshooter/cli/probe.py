@@ -13,8 +13,6 @@ from troubleshooter.cli.common import (EXIT_OK, CliError, _err, add_target_optio
 
 # ------------------------------------------------------------------ check
 def cmd_check(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from troubleshooter.diagnosis.profiles import ProfileError
     from troubleshooter.output import report
     from troubleshooter.service.check import run_check
@@ -34,6 +32,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         print(report.check_json(run.results, run.context, target.describe(), run.profile.id, run.evidence))
     else:
+        from rich.console import Console  # only to draw (~30 ms of start-up that --json does not pay)
+
         report.print_check(Console(), run.results, run.context, run.profile.id, run.wall_s)
     if run.problem:
         _err(run.problem)

@@ -27,6 +27,8 @@ class LiveFacts(FactSource):
         self.measure = measure
         self.evidence: dict[str, dict[str, Evidence]] = {side: {} for side in self.targets}
         self.factsets: dict[str, FactSet] = {side: FactSet(side) for side in self.targets}
+        # each output is parsed once; a step merges only the new ones (see collect.IncrementalFacts)
+        self._incremental = {side: collect.IncrementalFacts(side, t.label) for side, t in self.targets.items()}
         self.cancel = threading.Event()
         self._lock = threading.Lock()
 
@@ -79,8 +81,8 @@ class LiveFacts(FactSource):
         return before
 
     def _reparse(self, side: str) -> None:
-        fs = collect.facts_from(self.evidence[side], side=side, target_label=self.targets[side].label)
-        self.factsets[side] = fs
+        with self._lock:
+            self.factsets[side] = self._incremental[side].update(self.evidence[side], self.targets[side].label)
 
     def lookup(self, name: str, side: str = "target") -> Any:
         fs = self.factsets.get(side)

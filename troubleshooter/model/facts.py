@@ -135,6 +135,14 @@ class FactSet(Mapping[str, Fact]):
     def add(self, fact: Fact) -> None:
         self._facts[fact.name] = fact
 
+    def copy(self) -> "FactSet":
+        """A shallow copy (facts are immutable values): adding to it leaves this set as it was."""
+        other = FactSet(self.side)
+        other._facts = dict(self._facts)
+        other._why_missing = dict(self._why_missing)
+        other.parse_errors = dict(self.parse_errors)
+        return other
+
     def update_from(self, values: Mapping[str, Any], *, source: str, target: str = "", at: float | None = None) -> None:
         stamp = time.time() if at is None else at
         for name, value in values.items():

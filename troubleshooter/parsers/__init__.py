@@ -89,10 +89,25 @@ def streams(kind: str) -> bool:
     return kind in STREAMS
 
 
-def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
-    """The lines of a file as the str path sees them: decoded with replacement, CR/CRLF as newlines, no NULs."""
+MAX_LINE = 1 << 20  # characters of one line a streamed parse reads; the rest of a longer line is skipped
+
+
+def iter_lines(path: str | os.PathLike[str], max_line: int = MAX_LINE) -> Iterator[str]:
+    """The lines of a file as the str path sees them: decoded with replacement, CR/CRLF as newlines, no NULs.
+
+    A line longer than ``max_line`` characters yields its first ``max_line`` only (the rest is read in pieces
+    of that size and dropped), so memory is bounded by ``max_line`` whatever the file holds: no tool prints a
+    meaningful line of a megabyte, and a file of one 1 GB line must not take gigabytes to refuse."""
     with open(path, encoding="utf-8", errors="replace", newline=None) as f:
-        for line in f:
+        readline = f.readline
+        while True:
+            line = readline(max_line)
+            if not line:
+                return
+            if len(line) == max_line and not line.endswith("\n"):
+                rest = readline(max_line)
+                while rest and not rest.endswith("\n"):
+                    rest = readline(max_line)
             if "\x00" in line:
                 line = line.replace("\x00", "")
             yield line[:-1] if line.endswith("\n") else line

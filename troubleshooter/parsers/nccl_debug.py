@@ -35,8 +35,9 @@ Facts that the log does not show are omitted (an excerpt without a ``Using netwo
 from __future__ import annotations
 
 import re
-from collections import Counter, deque
-from typing import Any, Iterable, Iterator
+from collections import Counter
+from itertools import chain
+from typing import Any, Iterable
 
 from troubleshooter.parsers.base import STREAMS, ParseError, parser, require_text, to_number
 
@@ -113,6 +114,12 @@ _TESTS_TABLE = re.compile(
     r"^\s*#?\s*(?:Avg bus bandwidth|size\s+count\s+type|nThread\s+\d+\s+nGpus|Out of bounds values)", re.MULTILINE
 )
 _ANY_NCCL = re.compile(r"NCCL (?:INFO|WARN)\b")
+_TRAILING_DOT = re.compile(r"-?\d+\.")
+_TREE_IDX = re.compile(r"\[(\d+)\]")
+_INIT_FAILED = re.compile(r"^init\.cc:\d+ -> [1-9]")
+_SCROLLBACK = re.compile(r"\s{2,}\[\d+/\d+\]$")
+_WARN_LOC = re.compile(r"^\S+\.cc:\d+ -> \d+")
+_XML_OR_TOPO = re.compile(r"\bXML\b|topology file", re.IGNORECASE)
 
 
 def _detect(text: str) -> float:
@@ -157,17 +164,7 @@ def parse(text: str) -> dict[str, Any]:
     return parse_stream(text.splitlines())
 
 
-def _lookahead(lines: Iterable[str], n: int) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """Each line with the (up to) ``n`` lines after it, reading ``lines`` once."""
-    window: deque[str] = deque()
-    for line in lines:
-        window.append(line)
-        if len(window) > n:
-            first = window.popleft()
-            yield first, tuple(window)
-    while window:
-        first = window.popleft()
-        yield first, tuple(window)
+_END = object()  # marks the two places after the last line in parse_stream's look-ahead
 
 
 def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
@@ -206,24 +203,43 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
     nccl_lines = 0
     blank = True
 
-    for raw, after in _lookahead(lines, 2):
-        line = raw.rstrip()
-        if blank and line.strip():
+    # each line is read with the two after it (a WARN message's wrapped tail), without a window object per line
+    ahead1: Any = _END
+    ahead2: Any = _END
+    for incoming in chain(lines, (_END, _END)):
+        raw, ahead1, ahead2 = ahead1, ahead2, incoming
+        if raw is _END:
+            continue
+        if blank and raw.strip():
             blank = False
         # cheap substring tests gate the regular expressions: a log is mostly lines none of them match
-        vm = _VERSION.search(line) if "NCCL version" in line else None
-        if vm and version is None:
-            version = vm.group(1)
-        if "NCCL" not in line and "ncclInternalError" not in line and "ncclSystemError" not in line:
-            continue  # neither prefix pattern, no error pattern, no version can match
-        m = _PREFIXED.match(line) or _PREFIXED.search(line)  # match: the usual line starts with its host
-        if m:
-            if len(hosts) < MAX_HOSTS:
-                hosts.add(m.group("host"))
+        if "NCCL" not in raw:
+            if "Error" not in raw or ("ncclInternalError" not in raw and "ncclSystemError" not in raw):
+                continue  # neither prefix pattern, no error pattern, no version can match
+            line = raw.rstrip()
+            vm = m = None
         else:
-            m = _BARE.search(line)
+            line = raw.rstrip()
+            vm = _VERSION.search(line) if "NCCL version" in line else None
+            if vm and version is None:
+                version = vm.group(1)
+            # both line patterns need "NCCL INFO" / "NCCL WARN" ("NCCL TRACE"): other lines naming NCCL (a job's
+            # ProcessGroupNCCL warnings, TORCH_NCCL_* variables) skip the expressions
+            if "NCCL INFO" in line or "NCCL WARN" in line:
+                m = _PREFIXED.match(line) or _PREFIXED.search(line)  # match: the usual line starts with its host
+                if m:
+                    if len(hosts) < MAX_HOSTS:
+                        hosts.add(m.group("host"))
+                else:
+                    m = _BARE.search(line)
+            elif "NCCL TRACE" in line:
+                m = _PREFIXED.match(line) or _PREFIXED.search(line)
+                if m and len(hosts) < MAX_HOSTS:
+                    hosts.add(m.group("host"))
+            else:
+                m = None
         if not m:
-            if "NCCL error" in line or "ncclInternalError" in line or "ncclSystemError" in line:
+            if "rror" in line and ("NCCL error" in line or "ncclInternalError" in line or "ncclSystemError" in line):
                 if _ERROR.search(line) and len(errors) < MAX_ERRORS:
                     e = _clip(line)
                     if e not in errors:
@@ -235,12 +251,12 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         msg = m.group("msg").strip()
         # drop a terminal scrollback marker glued to the end ("... 512/640/512      [22/1819]")
         if msg.endswith("]"):
-            msg = re.sub(r"\s{2,}\[\d+/\d+\]$", "", msg)
+            msg = _SCROLLBACK.sub("", msg)
         low = msg.lower()
         err = ("error" in low or "exited" in low) and _ERROR.search(msg)
         if m.group("lvl") == "WARN":
-            for nxt in after:
-                if not _is_continuation(nxt):
+            for nxt in (ahead1, ahead2):
+                if nxt is _END or not _is_continuation(nxt):
                     break
                 msg = f"{msg} {nxt.strip()}"
             w = _clip(msg)
@@ -248,32 +264,37 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
                 warnings.append(w)
             if err and w not in errors and len(errors) < MAX_ERRORS:
                 errors.append(w)
-            if topo_error is None and ("xml" in low or "topology file" in low) and (re.search(r"\bXML\b|topology file", msg, re.IGNORECASE)):
+            if topo_error is None and ("xml" in low or "topology file" in low) and _XML_OR_TOPO.search(msg):
                 topo_error = w
-        elif err and not re.match(r"^\S+\.cc:\d+ -> \d+", msg):
+        elif err and not _WARN_LOC.match(msg):
             e = _clip(msg)
             if e not in errors and len(errors) < MAX_ERRORS:
                 errors.append(e)
 
-        u = _USING_NET.match(msg) if msg.startswith("Using") else None
-        if u:
-            nets[u.group(1)] += 1
+        c = msg[:1]  # the tests below gate on the message's first character where the pattern is anchored
+        if c == "U":
+            u = _USING_NET.match(msg)
+            if u:
+                nets[u.group(1)] += 1
         v = _VIA_NET.search(msg) if "via NET/" in msg else None
         if v:
             via_nets[v.group(1)] += 1
-        ib = _IB_USING.match(msg) if msg.startswith("NET/IB") else None
-        if ib:
-            saw_ib_using = True
-            for dev, port, kind in _HCA.findall(ib.group(1).split(";")[0]):
-                key = f"{dev}:{port}"
-                if key not in hca_transports:
-                    hcas.append(key)
-                hca_transports[key] = kind
-        if msg.startswith("NET/Socket") and "Using" in msg:
-            saw_socket_using = True
-        if msg.startswith("NET/OFI"):
-            saw_ofi = True
-        if msg.startswith("NET/IB : No device found") or msg.startswith("NET/IB: No device found") or "Failed to open libibverbs" in msg:
+        if c == "N" and msg.startswith("NET/"):
+            ib = _IB_USING.match(msg) if msg.startswith("NET/IB") else None
+            if ib:
+                saw_ib_using = True
+                for dev, port, kind in _HCA.findall(ib.group(1).split(";")[0]):
+                    key = f"{dev}:{port}"
+                    if key not in hca_transports:
+                        hcas.append(key)
+                    hca_transports[key] = kind
+            if msg.startswith("NET/Socket") and "Using" in msg:
+                saw_socket_using = True
+            if msg.startswith("NET/OFI"):
+                saw_ofi = True
+            if msg.startswith("NET/IB : No device found") or msg.startswith("NET/IB: No device found"):
+                ib_no_device = True
+        if "Failed to open libibverbs" in msg:
             ib_no_device = True
 
         if "plugin" in low or "libnccl-net" in low or "internal" in low or "dlerror" in low:
@@ -298,31 +319,37 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         e = _ENV_SET.search(msg) if " set " in msg else None
         if e:
             value = e.group(2)
-            if re.fullmatch(r"-?\d+\.", value):
+            if _TRAILING_DOT.fullmatch(value):
                 value = value[:-1]
             env[e.group(1)] = value
-        t = _TOPO_LOADING.search(msg) if "Loading topology file" in msg else None
-        if t:
-            topo_loading = t.group(1)
-        tf = _TOPO_OPEN_FAIL.search(msg) if "Could not open XML" in msg else None
-        if tf and topo_error is None:
-            topo_error = _clip(f"Could not open XML topology file {tf.group(1)} : {tf.group(2)}")
+        if "topology file" in msg:
+            t = _TOPO_LOADING.search(msg) if "Loading topology file" in msg else None
+            if t:
+                topo_loading = t.group(1)
+            tf = _TOPO_OPEN_FAIL.search(msg) if "Could not open XML" in msg else None
+            if tf and topo_error is None:
+                topo_error = _clip(f"Could not open XML topology file {tf.group(1)} : {tf.group(2)}")
 
-        cc = _COLL_CHANNELS.match(msg)
-        if cc:
-            max_channels = max(int(cc.group(1)), max_channels or 0)
-        rp = _RING_PRINT.match(msg)
-        if rp:
-            ring_ids.add(int(rp.group(1)))
-            if rp.group(2) and int(rp.group(2)) > 0:
-                max_channels = max(int(rp.group(2)), max_channels or 0)
-        else:
-            rc = _RING_CONN.match(msg)
-            if rc:
-                ring_conn_ids.add(int(rc.group(1)))
-        tr = _TREES.match(msg)
-        if tr:
-            tree_ids.update(int(x) for x in re.findall(r"\[(\d+)\]", tr.group(1)))
+        if c.isdecimal():  # what \d matches
+            cc = _COLL_CHANNELS.match(msg)
+            if cc:
+                max_channels = max(int(cc.group(1)), max_channels or 0)
+        elif c == "C" or c == "R":
+            rp = _RING_PRINT.match(msg)
+            if rp:
+                ring_ids.add(int(rp.group(1)))
+                if rp.group(2) and int(rp.group(2)) > 0:
+                    max_channels = max(int(rp.group(2)), max_channels or 0)
+            elif c == "R":
+                rc = _RING_CONN.match(msg)
+                if rc:
+                    ring_conn_ids.add(int(rc.group(1)))
+        elif c == "T":
+            tr = _TREES.match(msg)
+            if tr:
+                tree_ids.update(int(x) for x in _TREE_IDX.findall(tr.group(1)))
+        elif c == "i" and msg.startswith("init.cc") and _INIT_FAILED.match(msg):
+            init_failed = True  # an error returned through ncclCommInitRank
         sb = _SYSTEM.search(msg) if "=== System" in msg else None
         if sb:
             mx, tot = to_number(sb.group(1)), to_number(sb.group(2))
@@ -334,12 +361,11 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             min_pci_bw = float(bw) if min_pci_bw is None else min(min_pci_bw, float(bw))
         for n in (_NRANKS.findall(msg) if "nranks" in low else ()):
             max_nranks = int(n) if max_nranks is None else max(max_nranks, int(n))
-        if msg.startswith("init.cc") and re.match(r"^init\.cc:\d+ -> [1-9]", msg):
-            init_failed = True  # an error returned through ncclCommInitRank
-        if "Init START" in msg:
-            init_start = True
-        if "Init COMPLETE" in msg:
-            init_complete = True
+        if "Init " in msg:
+            if "Init START" in msg:
+                init_start = True
+            if "Init COMPLETE" in msg:
+                init_complete = True
 
     if blank:
         raise ParseError("empty input: expected an NCCL_DEBUG=INFO log")

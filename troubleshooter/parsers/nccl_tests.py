@@ -95,6 +95,19 @@ def _detect(text: str) -> float:
     return 0.0
 
 
+ROW_KEYS = ("size_bytes", "count", "type", "redop", "root", "oop_time_us", "oop_algbw_gbps", "oop_busbw_gbps",
+            "oop_wrong", "oop_error", "ip_time_us", "ip_algbw_gbps", "ip_busbw_gbps", "ip_wrong", "ip_error")
+# positions in a row tuple (a row becomes a dict only when it is reported: the last run's first MAX_ROWS rows)
+_SIZE, _OOP_BUSBW, _OOP_WRONG, _IP_BUSBW, _IP_WRONG = 0, 7, 8, 12, 13
+# the data types and reduction ops nccl-tests / rccl-tests print; a row naming others takes the general path
+_TYPES = frozenset(("int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
+                    "f8e4m3", "f8e5m2", "fp8_e4m3", "fp8_e5m2"))
+_REDOPS = frozenset(("sum", "prod", "max", "min", "avg", "mulsum", "premulsum", "none"))
+_QUOTE = re.compile(r"^(?:>\s?)+")
+_ERROR_WORD = re.compile(r"\berror\b")
+_ROOT = re.compile(r"^-?\d+$")
+
+
 def _num(tok: str) -> float | None:
     v = to_number(tok)
     return None if v is None else float(v)
@@ -107,7 +120,60 @@ def _wrong(tok: str) -> int | None:
     return int(round(v))
 
 
-def _parse_row(line: str, error_col: bool) -> dict[str, Any] | None:
+def _fast_row(toks: list[str], error_col: bool) -> tuple | None:
+    """The row of a well-formed table line (known type and reduction, finite numbers, integer ``#wrong``) without
+    :func:`to_number`; ``None`` sends the line down the general path (which gives the same row when there is one).
+    A line accepted here cannot match any of the general path's earlier tests: it holds only numbers and the
+    words of :data:`_TYPES` and :data:`_REDOPS`."""
+    n = len(toks)
+    if n < 7 or toks[2] not in _TYPES or not toks[0].isdecimal() or not toks[1].isdecimal():
+        return None
+    i = 3
+    redop = None
+    t3 = toks[3]
+    if t3 in _REDOPS:
+        redop, i = t3, 4
+    elif t3[0].isalpha() or t3[0] == "_":
+        return None
+    root = None
+    if n - i in (5, 9):
+        r = toks[i]
+        if not (r.isdecimal() or (r[0] == "-" and r[1:].isdecimal())):
+            return None
+        root, i = int(r), i + 1
+    try:
+        if n - i == 8:
+            t, a, b, w, t2, a2, b2, w2 = toks[i:]
+            ft, fa, fb, ft2, fa2, fb2 = float(t), float(a), float(b), float(t2), float(a2), float(b2)
+            if error_col:
+                ew, ew2 = float(w.rstrip("*")), float(w2.rstrip("*"))
+                x = ft + fa + fb + ft2 + fa2 + fb2 + ew + ew2
+                if x - x != 0:  # nan or inf somewhere: to_number makes those None
+                    return None
+                return (int(toks[0]), int(toks[1]), toks[2], redop, root, ft, fa, fb, None, ew, ft2, fa2, fb2, None, ew2)
+            x = ft + fa + fb + ft2 + fa2 + fb2
+            if x - x != 0:
+                return None
+            return (int(toks[0]), int(toks[1]), toks[2], redop, root, ft, fa, fb, int(w), None, ft2, fa2, fb2, int(w2), None)
+        if n - i == 4:
+            t, a, b, w = toks[i:]
+            ft, fa, fb = float(t), float(a), float(b)
+            if error_col:
+                ew = float(w.rstrip("*"))
+                x = ft + fa + fb + ew
+                if x - x != 0:
+                    return None
+                return (int(toks[0]), int(toks[1]), toks[2], redop, root, ft, fa, fb, None, ew, None, None, None, None, None)
+            x = ft + fa + fb
+            if x - x != 0:
+                return None
+            return (int(toks[0]), int(toks[1]), toks[2], redop, root, ft, fa, fb, int(w), None, None, None, None, None, None)
+    except ValueError:
+        return None
+    return None
+
+
+def _parse_row(line: str, error_col: bool) -> tuple | None:
     toks = line.split()
     if len(toks) < 7 or not _INT.match(toks[0]) or not _INT.match(toks[1]) or not _WORD.match(toks[2]):
         return None
@@ -116,7 +182,7 @@ def _parse_row(line: str, error_col: bool) -> dict[str, Any] | None:
     if rest and _WORD.match(rest[0]):
         row["redop"] = rest[0]
         rest = rest[1:]
-    if len(rest) in (5, 9) and re.match(r"^-?\d+$", rest[0]):
+    if len(rest) in (5, 9) and _ROOT.match(rest[0]):
         row["root"] = int(rest[0])
         rest = rest[1:]
     if len(rest) not in (4, 8):
@@ -140,7 +206,7 @@ def _parse_row(line: str, error_col: bool) -> dict[str, Any] | None:
             row[f"{prefix}_error"] = None
     if row["oop_busbw_gbps"] is None and row["ip_busbw_gbps"] is None:
         return None
-    return row
+    return tuple(row[k] for k in ROW_KEYS)
 
 
 class _Run:
@@ -149,9 +215,9 @@ class _Run:
         self.version: str | None = None
         self.nccl_version: str | None = None
         self.ranks: dict[int, tuple[str, str]] = {}
-        self.rows: list[dict[str, Any]] = []  # the first MAX_ROWS rows
+        self.rows: list[tuple] = []  # the first MAX_ROWS rows (tuples in ROW_KEYS order)
         self.n_rows = 0
-        self.big: dict[str, Any] | None = None  # first row of the largest size
+        self.big: tuple | None = None  # first row of the largest size
         self.max_bw: float | None = None
         self.wrong_total: int | None = None
         self.avg: float | None = None
@@ -163,18 +229,24 @@ class _Run:
         self.header_seen = False
         self.elided = False
 
-    def add_row(self, row: dict[str, Any]) -> None:
+    def add_row(self, row: tuple) -> None:
         self.n_rows += 1
         if len(self.rows) < MAX_ROWS:
             self.rows.append(row)
-        if self.big is None or row["size_bytes"] > self.big["size_bytes"]:
+        if self.big is None or row[_SIZE] > self.big[_SIZE]:
             self.big = row
-        for b in (row["oop_busbw_gbps"], row["ip_busbw_gbps"]):
-            if b is not None and (self.max_bw is None or b > self.max_bw):
-                self.max_bw = b
-        for w in (row["oop_wrong"], row["ip_wrong"]):
-            if w is not None:
-                self.wrong_total = (self.wrong_total or 0) + w
+        b = row[_OOP_BUSBW]
+        if b is not None and (self.max_bw is None or b > self.max_bw):
+            self.max_bw = b
+        b = row[_IP_BUSBW]
+        if b is not None and (self.max_bw is None or b > self.max_bw):
+            self.max_bw = b
+        w = row[_OOP_WRONG]
+        if w is not None:
+            self.wrong_total = (self.wrong_total or 0) + w
+        w = row[_IP_WRONG]
+        if w is not None:
+            self.wrong_total = (self.wrong_total or 0) + w
 
     @property
     def closed(self) -> bool:
@@ -202,10 +274,10 @@ class _Run:
             s["n_rows"] = self.n_rows
         if self.big is not None:
             big = self.big
-            s["max_size_bytes"] = big["size_bytes"]
+            s["max_size_bytes"] = big[_SIZE]
             if self.max_bw is not None:
                 s["max_busbw_gbps"] = self.max_bw
-            at = big["oop_busbw_gbps"] if big["oop_busbw_gbps"] is not None else big["ip_busbw_gbps"]
+            at = big[_OOP_BUSBW] if big[_OOP_BUSBW] is not None else big[_IP_BUSBW]
             if at is not None:
                 s["busbw_at_max_size_gbps"] = at
             if not self.error_col and self.wrong_total is not None:
@@ -225,7 +297,8 @@ class _Run:
 
 
 def _clean(line: str) -> str:
-    line = re.sub(r"^(?:>\s?)+", "", line)  # mail quoting
+    if line[:1] == ">":
+        line = _QUOTE.sub("", line)  # mail quoting
     return line.rstrip()
 
 
@@ -271,12 +344,19 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         return runs[-1]
 
     for raw in lines:
-        line = _clean(raw)
-        s = line.strip()
+        if raw[:1] == ">":
+            raw = _QUOTE.sub("", raw)  # mail quoting
+        s = raw.strip()
         if not s:
             continue
         blank = False
-        # cheap substring tests gate the regular expressions (most lines are table rows)
+        # most lines are table rows: a well-formed one is taken at once (see _fast_row)
+        if structure and s[0] in "0123456789" and "NCCL " not in s:
+            row = _fast_row(s.split(), runs[-1].error_col)
+            if row is not None:
+                runs[-1].add_row(row)
+                continue
+        # cheap substring tests gate the regular expressions
         if "NCCL " in s and _NCCL_LOG.search(s):
             continue  # NCCL INFO/WARN lines interleaved with the table
         body = s.lstrip("#").strip()
@@ -313,7 +393,7 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         if "size" in body and _HEADER.search(body):
             run = new_run_if_closed()
             run.header_seen = True
-            run.error_col = bool(re.search(r"\berror\b", body)) and "#wrong" not in body
+            run.error_col = bool(_ERROR_WORD.search(body)) and "#wrong" not in body
             structure = True
             continue
         m = _OOB.search(body) if "out of bounds" in low else None
@@ -360,6 +440,8 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
     summaries = [summ for summ, _ in done]
     s, last = done[-1]
     facts: dict[str, Any] = {}
+    if "rows" in s:
+        s["rows"] = [dict(zip(ROW_KEYS, row)) for row in s["rows"]]
     for key in ("collective", "rows", "avg_busbw_gbps", "max_busbw_gbps", "busbw_at_max_size_gbps",
                 "max_size_bytes", "wrong_total", "out_of_bounds", "ranks", "nodes", "gpus", "failed"):
         if key in s:

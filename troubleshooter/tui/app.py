@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
@@ -40,6 +40,8 @@ class TroubleshooterApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "troubleshooter"
     BINDINGS = [
+        Binding("escape", "home", "Symptoms", id="app.home",
+                tooltip="Back to the symptom list; the walk is saved and stays resumable"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit; the session is saved as you go"),
         Binding("question_mark", "help", "Help", id="app.help", tooltip="Keys and what they do"),
         Binding("g", "glossary", "Glossary", id="app.glossary", tooltip="Terms used by the steps"),
@@ -65,6 +67,7 @@ class TroubleshooterApp(App[int]):
         prof = profiles.choose(self.settings.profile or None)
         self.engine = eng.Engine(profile=prof.thresholds)
         self.guide: Guide | None = None
+        self.walk_story = ""  # the practice intro shown above the walk, again when it is reopened
         if self.settings.theme:
             self.theme = self.settings.theme
         if self.settings.keymap:
@@ -160,6 +163,7 @@ class TroubleshooterApp(App[int]):
             self.show_error("cannot start", str(exc))
             return
         self.guide = g
+        self.walk_story = story
         self.sub_title = g.target.label
         self.push_screen(WalkScreen(g, story))
 
@@ -192,8 +196,9 @@ class TroubleshooterApp(App[int]):
 
     def _resumed(self, g: Guide) -> None:
         self.guide = g
+        self.walk_story = f"Resumed session {g.session.id if g.session else ''}"
         self.sub_title = g.target.label
-        self.push_screen(WalkScreen(g, f"Resumed session {g.session.id if g.session else ''}"))
+        self.push_screen(WalkScreen(g, self.walk_story))
 
     def open_path(self, path: str) -> None:
         p = Path(path).expanduser()
@@ -213,6 +218,29 @@ class TroubleshooterApp(App[int]):
         self.gather_context()
 
     # -- actions
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "home" and isinstance(self.screen, (StartScreen, ModalScreen)):
+            return False  # already there, or a dialog whose esc closes it: not in the footer
+        return True
+
+    def action_home(self, note: str = "") -> None:
+        """Back to the symptom list from anywhere (dialogs close on esc first). Nothing is lost: the walk's
+        journal is written as it goes, "Back to the walk" on the list reopens it, and s resumes it later."""
+        if isinstance(self.screen, StartScreen):
+            return
+        left_walk = any(isinstance(s, (WalkScreen, ResultsScreen)) for s in self.screen_stack)
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, StartScreen):
+            self.pop_screen()
+        if left_walk and self.guide is not None:
+            self.notify(note or "back at the symptom list; the walk is saved: \"Back to the walk\" reopens it, "
+                        "s resumes it later", title="symptoms")
+
+    def reopen_walk(self) -> None:
+        """The walk left with esc, where it was (or its results if it had ended)."""
+        if self.guide is None or self.guide.walk is None:
+            return
+        self.push_screen(WalkScreen(self.guide, self.walk_story))
+
     def copy_command(self, cmd: str) -> None:
         """OSC 52 through Textual's clipboard support, plus a file for terminals without it."""
         self.copy_to_clipboard(cmd)

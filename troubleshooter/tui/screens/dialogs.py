@@ -128,7 +128,9 @@ HELP = """\
 | key | where | what |
 |---|---|---|
 | ↑ ↓ enter | lists | choose |
-| b | a walk | back to the previous question, to take another branch |
+| esc | anywhere | back to the symptom list (a dialog closes first); the walk is saved: "Back to the walk" on the list reopens it |
+| b | a walk | back to the previous question, to take another branch; at the first question, the symptom list |
+| b | results, raw output | back to the walk |
 | c | a walk | cancel the probes running now (their facts become unknown; the walk goes on) |
 | w | a walk | show or hide the *why* of each step |
 | l | anywhere | learn mode: explain every branch in full |

@@ -119,6 +119,7 @@ class StartScreen(Screen[None]):
                 self.app.open_path(path)  # type: ignore[attr-defined]
 
         self.app.push_screen(InputScreen("Open a bundle (directory or .tar.gz), or a folder / file of tool outputs",
-                                         "/path/to/node17.bundle.tar.gz"), opened)
+                                         "/path/to/node17.bundle.tar.gz",
+                                         check=self.app.open_problem), opened)  # type: ignore[attr-defined]
 
 

@@ -7,6 +7,7 @@ of its own. Everything that changes the walk is journaled before it returns.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -51,6 +52,8 @@ class Guide:
         # where the gap went: the metric before any fix, the reference, and the value after each fix
         self.metric: dict[str, Any] = {}
         self.measurements: list[tuple[str, float]] = []
+        # one thread drives the walk at a time: a walk screen left mid-probe (esc) and opened again waits for it
+        self.driving = threading.RLock()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -126,6 +129,11 @@ class Guide:
 
     def run_to_question(self, on_step: Callable[[Step], None] | None = None,
                         cancelled: Callable[[], bool] | None = None) -> None:
+        with self.driving:
+            self._run_to_question(on_step, cancelled)
+
+    def _run_to_question(self, on_step: Callable[[Step], None] | None,
+                         cancelled: Callable[[], bool] | None) -> None:
         for _ in range(1000):
             cur = self.current()
             if cur is None or cur[2]["kind"] == "ask":
@@ -135,8 +143,13 @@ class Guide:
             self.advance(on_step)
 
     def back(self) -> bool:
-        """Back to the previous question (undoing the probes and conclusions after it)."""
+        """Back to the previous question (undoing the probes and conclusions after it).
+
+        False when no question has been answered on this walk (at the first question, or a tree that asks
+        none): there is nothing to go back to inside the walk, and the walk is left as it is."""
         if not self.walk or not self.walk.can_go_back():
+            return False
+        if not any(s.kind == "ask" for s in self.walk.steps):
             return False
         self.walk.back_to_last_question()
         self._journal({"event": "back", "answers": self.answers()})

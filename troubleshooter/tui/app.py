@@ -9,13 +9,14 @@ core (:mod:`troubleshooter.service.guide`) and post messages; one handler turns 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
@@ -40,6 +41,8 @@ class TroubleshooterApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "troubleshooter"
     BINDINGS = [
+        Binding("escape", "home", "Symptoms", id="app.home",
+                tooltip="Back to the symptom list; the walk is saved and stays resumable"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit; the session is saved as you go"),
         Binding("question_mark", "help", "Help", id="app.help", tooltip="Keys and what they do"),
         Binding("g", "glossary", "Glossary", id="app.glossary", tooltip="Terms used by the steps"),
@@ -65,6 +68,7 @@ class TroubleshooterApp(App[int]):
         prof = profiles.choose(self.settings.profile or None)
         self.engine = eng.Engine(profile=prof.thresholds)
         self.guide: Guide | None = None
+        self.walk_story = ""  # the practice intro shown above the walk, again when it is reopened
         if self.settings.theme:
             self.theme = self.settings.theme
         if self.settings.keymap:
@@ -141,9 +145,12 @@ class TroubleshooterApp(App[int]):
             from troubleshooter.probe import collect
             from troubleshooter.output import report
 
-            target = self.spec.make()
-            coll = collect.collect(target, ids=CONTEXT_SOURCES, params=self.spec.params())
-            lines = report.context_lines(coll.facts, target.describe())
+            try:
+                target = self.spec.make()
+                coll = collect.collect(target, ids=CONTEXT_SOURCES, params=self.spec.params())
+                lines = report.context_lines(coll.facts, target.describe())
+            except Exception as exc:  # noqa: BLE001 - in the target box, not a crash dialog
+                lines = [f"target: {self._target_label()}", f"cannot read it: {str(exc).splitlines()[0] if str(exc) else exc!r}"]
         self.call_from_thread(self._context_ready, lines)
 
     def _context_ready(self, lines: list[str]) -> None:
@@ -160,6 +167,7 @@ class TroubleshooterApp(App[int]):
             self.show_error("cannot start", str(exc))
             return
         self.guide = g
+        self.walk_story = story
         self.sub_title = g.target.label
         self.push_screen(WalkScreen(g, story))
 
@@ -192,19 +200,43 @@ class TroubleshooterApp(App[int]):
 
     def _resumed(self, g: Guide) -> None:
         self.guide = g
+        self.walk_story = f"Resumed session {g.session.id if g.session else ''}"
         self.sub_title = g.target.label
-        self.push_screen(WalkScreen(g, f"Resumed session {g.session.id if g.session else ''}"))
+        self.push_screen(WalkScreen(g, self.walk_story))
 
-    def open_path(self, path: str) -> None:
+    def _resolve_open(self, path: str) -> tuple[TargetSpec | None, list[str] | None]:
+        """The target a path opens, read once to be sure it can be (raises with what is wrong)."""
         p = Path(path).expanduser()
         if (p / "manifest.json").exists() or p.name.endswith((".tar.gz", ".tgz")):
-            self.spec = TargetSpec(bundle=str(p))
-            self.evidence = None
-        elif p.exists():
-            self.evidence = [str(p)]
-        else:
-            self.show_error("cannot open", f"{p}: no such file or directory")
+            spec = TargetSpec(bundle=str(p))
+            spec.make()  # BundleError: no such bundle, not a bundle archive ...
+            return spec, None
+        if not p.exists():
+            raise FileNotFoundError(f"{p}: no such file or directory")
+        from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+        EvidenceFacts.from_specs([str(p)])  # PastedError: nothing in it could be read
+        return None, [str(p)]
+
+    def open_problem(self, path: str) -> str:
+        """What keeps ``path`` from opening, in one line ("" if it opens): shown in the open dialog."""
+        try:
+            self._resolve_open(path)
+        except Exception as exc:  # noqa: BLE001 - said as what it is; the current target stays
+            lines = str(exc).splitlines()
+            return (lines[0] if lines else type(exc).__name__) + "  (the current target is kept)"
+        return ""
+
+    def open_path(self, path: str) -> None:
+        try:
+            spec, evidence = self._resolve_open(path)
+        except Exception as exc:  # noqa: BLE001 - a notice, and the current target stays as it was
+            self.notify(str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+                        title="cannot open; the current target is kept", severity="error", timeout=8)
             return
+        if spec is not None:
+            self.spec = spec
+        self.evidence = evidence
         self.sub_title = self._target_label()
         self.fixed_context = None
         start = next((s for s in self.screen_stack if isinstance(s, StartScreen)), None)
@@ -213,6 +245,29 @@ class TroubleshooterApp(App[int]):
         self.gather_context()
 
     # -- actions
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "home" and isinstance(self.screen, (StartScreen, ModalScreen)):
+            return False  # already there, or a dialog whose esc closes it: not in the footer
+        return True
+
+    def action_home(self, note: str = "") -> None:
+        """Back to the symptom list from anywhere (dialogs close on esc first). Nothing is lost: the walk's
+        journal is written as it goes, "Back to the walk" on the list reopens it, and s resumes it later."""
+        if isinstance(self.screen, StartScreen):
+            return
+        left_walk = any(isinstance(s, (WalkScreen, ResultsScreen)) for s in self.screen_stack)
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, StartScreen):
+            self.pop_screen()
+        if left_walk and self.guide is not None:
+            self.notify(note or "back at the symptom list; the walk is saved: \"Back to the walk\" reopens it, "
+                        "s resumes it later", title="symptoms")
+
+    def reopen_walk(self) -> None:
+        """The walk left with esc, where it was (or its results if it had ended)."""
+        if self.guide is None or self.guide.walk is None:
+            return
+        self.push_screen(WalkScreen(self.guide, self.walk_story))
+
     def copy_command(self, cmd: str) -> None:
         """OSC 52 through Textual's clipboard support, plus a file for terminals without it."""
         self.copy_to_clipboard(cmd)
@@ -282,6 +337,38 @@ class TroubleshooterApp(App[int]):
             self.show_error("something went wrong", f"{type(err).__name__}: {err}\n\nThe session journal keeps what happened so far.")
 
 
+def argument_error(args: argparse.Namespace, spec: TargetSpec, session_dir: Path | None = None) -> str:
+    """What is wrong with the command line, in one line ("" if nothing): checked before the app starts, so a
+    bad argument is exit 2 and a message, never the app opening on an error dialog."""
+    try:
+        spec.make()
+    except Exception as exc:  # noqa: BLE001 - a bad bundle, job, container: said as what it is
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if getattr(args, "demo", None):
+        from troubleshooter.service.practice import PracticeError, practice_bundle_path, practice_case
+
+        try:
+            practice_bundle_path(practice_case(args.demo))
+        except PracticeError as exc:
+            return f"--demo: {exc}"
+    if getattr(args, "resume", None):
+        from troubleshooter.session import Session, SessionError
+
+        try:
+            Session.open(args.resume, session_dir).start_event()
+        except (SessionError, OSError, ValueError, KeyError, IndexError) as exc:
+            return f"--resume: {exc} (`troubleshooter sessions` lists them)"
+    if getattr(args, "symptom", None):
+        try:
+            tree = eng.Engine().tree(args.symptom)
+        except Exception:  # noqa: BLE001 - TreeError: no such tree
+            tree = None
+        if tree is None or tree.kind != "entry":
+            ids = ", ".join(t.id for t in eng.Engine().symptoms())
+            return f"--symptom: unknown symptom {args.symptom!r}; symptoms: {ids}"
+    return ""
+
+
 def main(args: argparse.Namespace) -> int:
     from troubleshooter import settings as settings_mod
 
@@ -303,10 +390,9 @@ def main(args: argparse.Namespace) -> int:
         cfg.profile = args.profile
     if args.learn:
         cfg.learn_mode = True
-    try:
-        spec.make()
-    except Exception as exc:  # noqa: BLE001
-        print(f"troubleshooter: {exc}")
+    problem = argument_error(args, spec)
+    if problem:
+        print(f"troubleshooter: {problem}", file=sys.stderr)
         return 2
     app = TroubleshooterApp(spec, settings=cfg, symptom=args.symptom, resume=args.resume, practice=args.demo,
                             evidence=getattr(args, "evidence", None))

@@ -9,7 +9,6 @@ from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
@@ -18,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from troubleshooter.tui.app import TroubleshooterApp
 
 class ChecksScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="checks.back")]
+    # esc: the app's "Symptoms" (back to the symptom list), as on every screen
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
@@ -21,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 class CompareScreen(Screen[None]):
     """Host vs the job's container (or step): what the job does not see."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back")]
+    # esc: the app's "Symptoms" (back to the symptom list), as on every screen
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -60,7 +59,7 @@ class CompareScreen(Screen[None]):
 class FanoutScreen(Screen[None]):
     """Every node of the job captured in one srun step, and the nodes that stand out."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="fanout.back")]
+    # esc: the app's "Symptoms" (back to the symptom list), as on every screen
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
+
+from rich.text import Text
 
 from textual import on
 from textual.app import ComposeResult
@@ -44,21 +46,30 @@ class ErrorScreen(MessageScreen):
 
 
 class InputScreen(ModalScreen[str | None]):
+    """One line of input. ``check`` (value -> what is wrong, "" if nothing) keeps the dialog open with the
+    problem shown under the field, so a typo is fixed in place instead of ending in an error dialog."""
+
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="cancel")]
 
-    def __init__(self, prompt: str, placeholder: str = "") -> None:
+    def __init__(self, prompt: str, placeholder: str = "", check: Callable[[str], str] | None = None) -> None:
         super().__init__()
-        self.prompt, self.placeholder = prompt, placeholder
+        self.prompt, self.placeholder, self.check = prompt, placeholder, check
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
             yield Static(self.prompt, classes="dialog-title")
             yield Input(placeholder=self.placeholder, id="path")
+            yield Static("", id="input-error")
             yield Static("[dim]enter to open, esc to cancel[/]")
 
     @on(Input.Submitted)
     def submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip() or None)
+        value = event.value.strip()
+        problem = self.check(value) if (self.check and value) else ""
+        if problem:
+            self.query_one("#input-error", Static).update(Text(problem, style="bold red"))
+            return
+        self.dismiss(value or None)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -128,7 +139,9 @@ HELP = """\
 | key | where | what |
 |---|---|---|
 | ↑ ↓ enter | lists | choose |
-| b | a walk | back to the previous question, to take another branch |
+| esc | anywhere | back to the symptom list (a dialog closes first); the walk is saved: "Back to the walk" on the list reopens it |
+| b | a walk | back to the previous question, to take another branch; at the first question, the symptom list |
+| b | results, raw output | back to the walk |
 | c | a walk | cancel the probes running now (their facts become unknown; the walk goes on) |
 | w | a walk | show or hide the *why* of each step |
 | l | anywhere | learn mode: explain every branch in full |

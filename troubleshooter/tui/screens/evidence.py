@@ -34,7 +34,7 @@ def captured(render, width: int) -> Text:
 class EvidenceScreen(Screen[None]):
     """The raw output of the probes behind a step: what the tool read, exactly as printed."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="evidence.back")]
+    BINDINGS = [Binding("b", "app.pop_screen", "Back", id="evidence.back", tooltip="Back (esc: the symptom list)")]
 
     def __init__(self, guide: Guide, step: eng.Step | None) -> None:
         super().__init__()

@@ -21,6 +21,29 @@ from troubleshooter.tui.render import _markdown, conclusion_markdown
 if TYPE_CHECKING:  # pragma: no cover
     from troubleshooter.service.guide import Guide
 
+def no_cause_text(hyps, *, done: bool = True) -> str:
+    """What a result with no cause says: only what is true of the hypotheses (none named, some untested,
+    some ruled in without a conclusion, or really every one ruled out)."""
+    untested = [h for h in hyps if h.state == "untested"]
+    ruled_in = [h for h in hyps if h.state == "ruled-in"]
+    ruled_out = [h for h in hyps if h.state == "ruled-out"]
+    lines = ["No cause was ruled in." if done else "No cause ruled in yet: the walk is not finished."]
+    if untested:
+        lines += ["", "Still untested, and what would settle it:", ""]
+        lines += [f"- **{h.title}**: `{h.settle}`" if h.settle else f"- **{h.title}**: nothing on this path settles it"
+                  for h in untested]
+    if ruled_in:
+        lines += ["", "Ruled in by an answer, but no cause concluded:", ""]
+        lines += [f"- **{h.title}**: {h.evidence}" for h in ruled_in]
+    if not hyps:
+        lines += ["", "This path names no hypotheses, so none was tested or ruled out."]
+    elif ruled_out and len(ruled_out) == len(hyps):
+        lines += ["", f"Every hypothesis on this path ({len(hyps)}) was ruled out."]
+    elif ruled_out:
+        lines += ["", f"Ruled out: {', '.join(h.title for h in ruled_out)}."]
+    return "\n".join(lines)
+
+
 class ResultsScreen(Screen[None]):
     BINDINGS = [
         Binding("c", "copy", "Copy", id="results.copy", tooltip="Copy the selected command"),
@@ -28,7 +51,7 @@ class ResultsScreen(Screen[None]):
         Binding("e", "export", "Export", id="results.export", tooltip="Export the ticket"),
         Binding("m", "measure", "Record a measurement", id="results.measure",
                 tooltip="Record the step time (or throughput) after a fix: the ticket shows where the gap went"),
-        Binding("escape", "app.pop_screen", "Back to walk", id="results.back"),
+        Binding("b", "app.pop_screen", "Back to walk", id="results.back", tooltip="The walk's steps (esc: the symptom list)"),
     ]
 
     def __init__(self, guide: Guide) -> None:
@@ -42,7 +65,8 @@ class ResultsScreen(Screen[None]):
         with Horizontal(id="results-body"):
             with Vertical(id="results-left"):
                 yield Static(f"[b]{len(conc)} root cause{'s' if len(conc) != 1 else ''}[/b]" if conc
-                             else "[b]No root cause found[/b] on this path", classes="panel-title")
+                             else "[b]No root cause found[/b] on this path" if self.guide.done
+                             else "[b]No root cause found yet[/b] (the walk is not finished)", classes="panel-title")
                 yield OptionList(*[Option(Text(c.title, style="bold red"), id=c.cause) for c in conc], id="causes")
                 yield Static("[b]Commands[/b] (enter/c copies, never runs)", classes="panel-title")
                 yield OptionList(id="commands")
@@ -54,10 +78,7 @@ class ResultsScreen(Screen[None]):
     def _empty_text(self, conc) -> str:
         if conc:
             return "Pick a cause."
-        hyps = [h for h in (self.guide.walk.hypotheses if self.guide.walk else []) if h.state == "untested"]
-        lines = ["No cause was ruled in. What is still untested, and what would settle it:", ""]
-        lines += [f"- **{h.title}**: `{h.settle}`" for h in hyps] or ["- nothing: every hypothesis was ruled out"]
-        return "\n".join(lines)
+        return no_cause_text(self.guide.walk.hypotheses if self.guide.walk else [], done=self.guide.done)
 
     def on_mount(self) -> None:
         causes = self.query_one("#causes", OptionList)

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
@@ -18,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 class SessionsScreen(Screen[None]):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="sessions.back")]
+    # esc: the app's "Symptoms" (back to the symptom list), as on every screen
 
     def compose(self) -> ComposeResult:
         from troubleshooter.session import list_sessions

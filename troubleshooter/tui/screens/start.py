@@ -46,9 +46,26 @@ class StartScreen(Screen[None]):
         self.refresh_symptoms()
         self.call_after_refresh(self.app.gather_context)  # type: ignore[attr-defined]  # probes after the first frame
 
+    def on_screen_resume(self) -> None:
+        # back from a walk (esc) or a side screen: offer the walk again; the highlight stays where it was
+        if not hasattr(self, "_walk_offered"):
+            return  # not mounted yet
+        ol = self.query_one("#symptoms", OptionList)
+        had, offered_before = ol.highlighted, self._walk_offered
+        self.refresh_symptoms()
+        if had is not None and offered_before == self._walk_offered:
+            ol.highlighted = min(had, ol.option_count - 1)
+
     def refresh_symptoms(self) -> None:
         ol = self.query_one("#symptoms", OptionList)
         ol.clear_options()
+        guide = self.app.guide  # type: ignore[attr-defined]
+        self._walk_offered = guide is not None and guide.walk is not None and guide.symptom is not None
+        if self._walk_offered:
+            state = "ended" if guide.done else "in progress"
+            ol.add_option(Option(Text.assemble(("Back to the walk: ", "bold cyan"), (guide.symptom.title, "bold"),
+                                               (f"  ({state}; saved)", "dim")), id="action:walk"))
+            ol.add_option(None)
         for t in self.app.engine.symptoms():  # type: ignore[attr-defined]
             ol.add_option(Option(Text.assemble((t.title, "bold"), "\n  ", (t.summary, "dim")), id=f"symptom:{t.id}"))
         ol.add_option(None)
@@ -78,6 +95,9 @@ class StartScreen(Screen[None]):
         elif kind == "action":
             getattr(self, f"action_{value}")()
 
+    def action_walk(self) -> None:
+        self.app.reopen_walk()  # type: ignore[attr-defined]
+
     def action_preflight(self) -> None:
         self.app.push_screen(ChecksScreen())
 
@@ -99,6 +119,7 @@ class StartScreen(Screen[None]):
                 self.app.open_path(path)  # type: ignore[attr-defined]
 
         self.app.push_screen(InputScreen("Open a bundle (directory or .tar.gz), or a folder / file of tool outputs",
-                                         "/path/to/node17.bundle.tar.gz"), opened)
+                                         "/path/to/node17.bundle.tar.gz",
+                                         check=self.app.open_problem), opened)  # type: ignore[attr-defined]
 
 

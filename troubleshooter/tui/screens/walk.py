@@ -29,7 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # ---------------------------------------------------------------------------- the walk
 class WalkScreen(Screen[None]):
     BINDINGS = [
-        Binding("b", "back", "Back", id="walk.back", tooltip="Back to the previous question"),
+        Binding("b", "back", "Back", id="walk.back",
+                tooltip="Back to the previous question (at the first one: the symptom list)"),
         Binding("c", "cancel", "Cancel probes", id="walk.cancel", tooltip="Cancel the probes running now"),
         Binding("w", "toggle_why", "Why", id="walk.why", tooltip="Show or hide the why of each step"),
         Binding("h", "toggle_hyps", "Hypotheses", id="walk.hyps", tooltip="Show or hide the hypotheses"),
@@ -46,6 +47,7 @@ class WalkScreen(Screen[None]):
         self.last_output: dict[str, str] = {}  # source -> the newest line it printed (streamed while it runs)
         self.run_started = 0.0
         self.busy = False
+        self.shown = 0  # steps of the walk in the transcript
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -79,6 +81,7 @@ class WalkScreen(Screen[None]):
         tr = self.query_one("#transcript", VerticalScroll)
         for w in list(tr.query(".step")):
             w.remove()
+        self.shown = 0
         for s in self.guide.walk.steps if self.guide.walk else []:
             self.add_step(s, scroll=False)
         tr.anchor()  # stays at the newest step, whenever the layout lands (a scroll_end here raced it)
@@ -87,6 +90,7 @@ class WalkScreen(Screen[None]):
     def add_step(self, step: eng.Step, scroll: bool = True) -> None:
         app: TroubleshooterApp = self.app  # type: ignore[assignment]
         r = render_step(step, show_why=app.show_why, learn=app.learn)
+        self.shown += 1
         if step.kind == "end":
             return
         w = Static(r, classes=f"step step-{step.kind}")
@@ -141,9 +145,12 @@ class WalkScreen(Screen[None]):
         elif walk is not None and walk.done:
             n = len(walk.conclusions)
             msg = f"done: {n} root cause{'s' if n != 1 else ''} found" if n else "done: no root cause found on this path"
-            st.update(Text(f"✔ {msg}   r: results · e: export · b: back", style="bold green" if not n else "bold red"))
+            st.update(Text(f"✔ {msg}   r: results · e: export · b: back · esc: symptoms",
+                           style="bold green" if not n else "bold red"))
+        elif self.guide.current() is not None and self.guide.current()[2]["kind"] == "ask":
+            st.update(Text("answer the question (↑↓ enter) · b: back · esc: symptoms · ?: help", style="dim"))
         else:
-            st.update(Text("answer the question (↑↓ enter) · b: back · w: why · ?: help", style="dim"))
+            st.update(Text("esc: symptoms · ?: help", style="dim"))
 
     # -- driving
     def continue_walk(self) -> None:
@@ -173,6 +180,10 @@ class WalkScreen(Screen[None]):
             self.running.discard(message.name)
 
     def on_walk_paused(self, message: WalkPaused) -> None:
+        if self not in self.app.screen_stack:
+            return  # left with esc while probes ran: the walk went on, the screen opened again shows it
+        if self.guide.walk is not None and self.shown != len(self.guide.walk.steps):
+            self.rerender()  # steps taken while this screen was not there (a walk left mid-probe)
         self.busy = False
         self.running.clear()
         self.last_output.clear()
@@ -202,7 +213,9 @@ class WalkScreen(Screen[None]):
             self.app.notify("wait for the probes to finish (c cancels them)")
             return
         if not self.guide.back():
-            self.app.notify("already at the first question")
+            # no question answered yet (the first one, or a tree that asks none): back is the symptom list
+            self.app.action_home("no earlier question: back at the symptom list; the walk is saved "  # type: ignore[attr-defined]
+                                 "(\"Back to the walk\" reopens it)")
             return
         self.rerender()
 

@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
+from troubleshooter.output.safe import escape_controls as esc, markup
 from troubleshooter.diagnosis import engine as eng
 from troubleshooter.settings import Settings
 from troubleshooter.probe.targetspec import TargetSpec
@@ -112,9 +113,9 @@ class TroubleshooterApp(App[int]):
         return StartScreen()
 
     def on_mount(self) -> None:
-        self.sub_title = self._target_label()
+        self.sub_title = self._shown(self._target_label())
         for w in self.settings.warnings:
-            self.notify(w, severity="warning", timeout=8)
+            self.notify(markup(w), severity="warning", timeout=8)
         symptom, resume, practice = self.initial
         if resume:
             self.resume_session(resume)
@@ -122,6 +123,12 @@ class TroubleshooterApp(App[int]):
             self.start_practice(practice)
         elif symptom:
             self.start_walk(symptom)
+
+    def _shown(self, label: str) -> str:
+        """A label for the header: secrets redacted (screenshots travel), control characters escaped."""
+        from troubleshooter.output.redact import Redactor
+
+        return esc(Redactor(self.settings.redact_extra).text(label), one_line=True)
 
     def _target_label(self) -> str:
         if self.evidence:
@@ -160,7 +167,7 @@ class TroubleshooterApp(App[int]):
             self.show_error("cannot start", str(exc))
             return
         self.guide = g
-        self.sub_title = g.target.label
+        self.sub_title = self._shown(g.target.label)
         self.push_screen(WalkScreen(g, story))
 
     def start_practice(self, case_id: str) -> None:
@@ -192,7 +199,7 @@ class TroubleshooterApp(App[int]):
 
     def _resumed(self, g: Guide) -> None:
         self.guide = g
-        self.sub_title = g.target.label
+        self.sub_title = self._shown(g.target.label)
         self.push_screen(WalkScreen(g, f"Resumed session {g.session.id if g.session else ''}"))
 
     def open_path(self, path: str) -> None:
@@ -205,7 +212,7 @@ class TroubleshooterApp(App[int]):
         else:
             self.show_error("cannot open", f"{p}: no such file or directory")
             return
-        self.sub_title = self._target_label()
+        self.sub_title = self._shown(self._target_label())
         self.fixed_context = None
         start = next((s for s in self.screen_stack if isinstance(s, StartScreen)), None)
         if start is not None:
@@ -226,7 +233,7 @@ class TroubleshooterApp(App[int]):
         self.notify(f"copied to the clipboard{where}", title="copied, not run")
 
     def show_error(self, title: str, body: str) -> None:
-        self.push_screen(ErrorScreen(title, body))
+        self.push_screen(ErrorScreen(markup(title), markup(body)))  # data: its markup and controls escaped
 
     def action_help(self) -> None:
         self.push_screen(MessageScreen("Help", HELP, markdown=True))

@@ -70,10 +70,12 @@ def load(path: Path | None = None) -> Settings:
         try:
             data = yamlio.load(p) or {}
         except yamlio.YamlError as exc:
-            s.warnings.append(f"{exc} (defaults used)")
+            s.warnings.append(f"{exc} (defaults used: no setting from this file applies, its redact_extra "
+                              "patterns included; fix the file)")
             data = {}
         if not isinstance(data, dict):
-            s.warnings.append(f"{p}: expected a mapping of settings (defaults used)")
+            s.warnings.append(f"{p}: expected a mapping of settings (defaults used: no setting from this file "
+                              "applies, its redact_extra patterns included)")
             data = {}
         known = {f.name: f for f in FIELDS}
         for k, v in data.items():

@@ -14,7 +14,7 @@ import sys
 from typing import Sequence
 
 from troubleshooter import __version__
-from troubleshooter.cli.common import EXIT_CANNOT, EXIT_FAIL, EXIT_OK, CliError, _err  # noqa: F401 (re-exported)
+from troubleshooter.cli.common import _CURRENT, EXIT_CANNOT, EXIT_FAIL, EXIT_OK, CliError, _err, start  # noqa: F401
 
 VERB_MODULES = ("troubleshooter.cli.probe", "troubleshooter.cli.diagnose", "troubleshooter.cli.session",
                 "troubleshooter.cli.measure", "troubleshooter.cli.compare")
@@ -71,7 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.verb:
         parser.print_help()
         return EXIT_CANNOT
+    em = None
     try:
+        em = start(args)
         return int(args.func(args) or 0)
     except CliError as exc:
         _err(str(exc))
@@ -93,3 +95,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         _err(f"internal error: {type(exc).__name__}: {exc} (set TROUBLESHOOTER_DEBUG=1 for the traceback; "
              "please report it)")
         return EXIT_CANNOT
+    finally:
+        if em is not None and em in _CURRENT:
+            _CURRENT.remove(em)

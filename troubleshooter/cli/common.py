@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from troubleshooter.probe.targetspec import add_target_options  # noqa: F401 (the verbs' shared options)
 
@@ -15,7 +14,37 @@ class CliError(Exception):
 
 
 def _err(msg: str) -> None:
-    print(f"troubleshooter: {msg}", file=sys.stderr)
+    """One line on stderr, through the verb's emitter (redacted, control characters escaped)."""
+    emitter(None).error(msg)
+
+
+_CURRENT: list = []  # the emitter of the verb running now (main() makes it)
+
+
+def emitter(args: argparse.Namespace | None = None):
+    """The verb's :class:`~troubleshooter.output.emit.Emitter`: everything a verb shows goes through it."""
+    from troubleshooter.output.emit import Emitter
+
+    em = getattr(args, "out", None) if args is not None else None
+    if em is None:
+        em = _CURRENT[-1] if _CURRENT else Emitter(redactor=_default_redactor())
+    return em
+
+
+def _default_redactor():
+    from troubleshooter.output.redact import Redactor
+
+    return Redactor()
+
+
+def start(args: argparse.Namespace):
+    """Make the verb's emitter (``--no-redact`` turns redaction off for that verb only)."""
+    from troubleshooter.output.emit import Emitter
+
+    em = Emitter(redact=not getattr(args, "no_redact", False))
+    args.out = em
+    _CURRENT.append(em)
+    return em
 
 
 def make_target(args: argparse.Namespace):

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 from pathlib import Path
 
-from troubleshooter.output.compare_text import _cell, _console
-from troubleshooter.cli.common import EXIT_CANNOT, EXIT_FAIL, EXIT_OK, CliError, make_params, make_target
+from troubleshooter.cli.common import EXIT_CANNOT, EXIT_FAIL, EXIT_OK, CliError, make_params, make_target, emitter
+from troubleshooter.output.compare_text import _cell
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -76,14 +74,15 @@ def _compare_host(args: argparse.Namespace) -> int:
 
     if not (args.job or args.exec_prefix):
         raise CliError("compare --host needs the other side: --exec PREFIX or --job J")
+    em = emitter(args)
     target = make_target(args)
     params = make_params(args, target)
     try:
         run = compare_host(target, params, all_env=args.all_env)
     except CompareError as exc:
         if args.json:
-            print(json.dumps({"kind": "host-vs-target", "host": exc.host_desc, "target": target.describe(),
-                              "error": str(exc), "exit": EXIT_CANNOT}, indent=2))
+            em.json({"kind": "host-vs-target", "host": exc.host_desc, "target": target.describe(),
+                     "error": str(exc), "exit": EXIT_CANNOT})
         raise CliError(str(exc)) from exc
     cmp = run.comparison
     code = EXIT_FAIL if cmp.matters else EXIT_OK
@@ -93,15 +92,17 @@ def _compare_host(args: argparse.Namespace) -> int:
                "evidence": {"host": {s: e.describe() for s, e in run.host_evidence.items()},
                             "target": {s: e.describe() for s, e in run.target_evidence.items()}},
                "exit": code}
-        print(json.dumps(doc, indent=2, default=str))
+        em.json(doc)
         return code
-    print_host(cmp, run.host_label, run.target_label, show_same=args.all)
+    em.clean(run.host_evidence), em.clean(run.target_evidence)  # learn the secrets the diffs may show
+    print_host(em.clean(cmp), em.safe(run.host_label), em.safe(run.target_label), show_same=args.all, console=em.console)
     return code
 
 
 def _compare_bundles(args: argparse.Namespace) -> int:
     from troubleshooter.diagnosis import compare
 
+    em = emitter(args)
     a, b = args.bundles
     for p in (a, b):
         if not Path(p).exists():
@@ -110,27 +111,30 @@ def _compare_bundles(args: argparse.Namespace) -> int:
     worse = [c for c in res.checks if c.after == "fail" and c.before != "fail"]
     code = EXIT_FAIL if (res.below_reference or worse) else EXIT_OK
     if args.json:
-        print(json.dumps({**res.as_dict(), "exit": code}, indent=2, default=str))
+        em.json({**res.as_dict(), "exit": code})
         return code
     from rich.table import Table
 
-    con = _console()
-    con.print(f"A: {a}\nB: {b}\nprofile {res.profile}: a measured number below {res.reference_ratio_min:.0%} of A fails")
+    res = em.clean(res)
+    con = em.console
+    con.print(f"A: {em.m(a)}\nB: {em.m(b)}\nprofile {em.m(res.profile)}: a measured number below "
+              f"{res.reference_ratio_min:.0%} of A fails")
     if res.measured:
         t = Table(title="measured", show_header=True, header_style="bold", box=None, title_justify="left")
         for col in ("fact", "A", "B", "B/A", "performance", "verdict"):
             t.add_column(col)
         for c in res.measured:
-            t.add_row(c.name, _cell(c.before), _cell(c.after), f"{c.ratio:.3f}" if c.ratio is not None else "-",
+            t.add_row(em.cell(c.name), em.cell(_cell(c.before)), em.cell(_cell(c.after)),
+                      f"{c.ratio:.3f}" if c.ratio is not None else "-",
                       f"{c.perf_ratio:.1%}" if c.perf_ratio is not None else "-",
-                      "[red]below reference[/]" if c.verdict == "below-reference" else (c.verdict or "-"))
+                      "[red]below reference[/]" if c.verdict == "below-reference" else em.cell(c.verdict or "-"))
         con.print(t)
     if res.checks:
         t = Table(title="checks whose verdict changed", show_header=True, header_style="bold", box=None, title_justify="left")
         for col in ("check", "A", "B", "why (B)"):
             t.add_column(col, overflow="fold")
         for v in res.checks:
-            t.add_row(v.id, v.before, v.after, v.reason_after)
+            t.add_row(em.cell(v.id), em.cell(v.before), em.cell(v.after), em.cell(v.reason_after))
         con.print(t)
     others = [c for c in res.changes if not c.measured]
     if others:
@@ -138,7 +142,7 @@ def _compare_bundles(args: argparse.Namespace) -> int:
         t.add_column("fact")
         t.add_column("A -> B", overflow="fold")
         for c in others:
-            t.add_row(c.name, c.describe())
+            t.add_row(em.cell(c.name), em.cell(c.describe()))
         con.print(t)
     if not (res.measured or res.checks or others):
         con.print("[green]no difference[/] between the two captures.")
@@ -152,6 +156,7 @@ def cmd_fanout(args: argparse.Namespace) -> int:
 
     if bool(args.job) == bool(args.bundles):
         raise CliError("fanout needs --job J (capture now) or --bundles DIR (compare saved bundles)")
+    em = emitter(args)
     run = None
     if args.job:
         out = args.output or f"fanout-{args.job}-{time.strftime('%Y%m%dT%H%M%S')}"
@@ -164,9 +169,9 @@ def cmd_fanout(args: argparse.Namespace) -> int:
         paths.sort(key=lambda p: compare._natural(compare.node_name(p)))
         failed = run.failed
         if not args.json:
-            print(f"fanout: job {args.job}: {len(run.ok)} bundle(s) in {run.directory} in {run.wall_s:.1f}s"
-                  + (f", {len(failed)} node(s) failed" if failed else "") + (" (timed out)" if run.timed_out else ""),
-                  file=sys.stderr)
+            em.line(f"fanout: job {args.job}: {len(run.ok)} bundle(s) in {run.directory} in {run.wall_s:.1f}s"
+                    + (f", {len(failed)} node(s) failed" if failed else "") + (" (timed out)" if run.timed_out else ""),
+                    err=True)
     else:
         try:
             paths = compare.find_bundles(args.bundles)
@@ -175,8 +180,8 @@ def cmd_fanout(args: argparse.Namespace) -> int:
         failed = []
     if not paths:
         if args.json:
-            print(json.dumps({"kind": "nodes", "run": run.as_dict() if run else None, "error": "no bundle to compare",
-                              "failed": failed, "exit": EXIT_CANNOT}, indent=2))
+            em.json({"kind": "nodes", "run": run.as_dict() if run else None, "error": "no bundle to compare",
+                     "failed": failed, "exit": EXIT_CANNOT})
         raise CliError("no bundle to compare" + (f"; failed: {failed[0]['node']}: {failed[0]['reason']}" if failed else ""))
     t0 = time.monotonic()
     report = compare.compare_node_bundles(paths, workers=args.workers, use_sidecar=not args.no_sidecar, failed=failed)
@@ -185,11 +190,11 @@ def cmd_fanout(args: argparse.Namespace) -> int:
     if args.json:
         doc = report.as_dict()
         doc.update({"run": run.as_dict() if run else None, "compare_s": round(cmp_s, 3), "exit": code})
-        print(json.dumps(doc, indent=2, default=str))
+        em.json(doc)
         return code
     from troubleshooter.output.compare_text import print_nodes
 
-    print_nodes(report, limit=None if args.all else 20, seconds=cmp_s)
+    print_nodes(em.clean(report), limit=None if args.all else 20, seconds=cmp_s, console=em.console)
     return code
 
 

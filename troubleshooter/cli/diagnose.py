@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from troubleshooter.service.practice import PracticeError, load_cases, practice_bundle_path
 from troubleshooter.service.practice import practice_case as _practice_case
-from troubleshooter.cli.common import EXIT_FAIL, EXIT_OK, CliError, add_target_options, make_params, make_target
+from troubleshooter.cli.common import EXIT_FAIL, EXIT_OK, CliError, add_target_options, emitter, make_params, make_target
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,11 +67,12 @@ def _ask_tty(tree, nid, node) -> str | None:
         return None
     from troubleshooter.diagnosis.engine import strip_links
 
-    print(f"\n? {strip_links(node.get('question', nid))}", file=sys.stderr)
+    em = emitter()
+    em.line(f"\n? {strip_links(node.get('question', nid))}", err=True)
     if node.get("why"):
-        print(f"  ({strip_links(node['why'])})", file=sys.stderr)
+        em.line(f"  ({strip_links(node['why'])})", err=True)
     for i, c in enumerate(node["choices"], 1):
-        print(f"  {i}. {c['label']}" + (f" - {c['explain']}" if c.get("explain") else ""), file=sys.stderr)
+        em.line(f"  {i}. {c['label']}" + (f" - {c['explain']}" if c.get("explain") else ""), err=True)
     while True:
         try:
             raw = input("choice> ").strip()
@@ -83,7 +83,7 @@ def _ask_tty(tree, nid, node) -> str | None:
         ids = [c["id"] for c in node["choices"]]
         if raw in ids:
             return raw
-        print(f"  one of 1-{len(ids)} or {', '.join(ids)}", file=sys.stderr)
+        em.line(f"  one of 1-{len(ids)} or {', '.join(ids)}", err=True)
 
 
 def run_diagnosis(symptom: str | None, facts, *, answers: dict[str, str], profile_id: str | None,
@@ -99,24 +99,27 @@ def run_diagnosis(symptom: str | None, facts, *, answers: dict[str, str], profil
         raise CliError(str(exc)) from exc
 
 
-def print_human(doc: dict[str, Any]) -> None:
-    from rich.console import Console
+def print_human(doc: dict[str, Any], em=None) -> None:
     from rich.markdown import Markdown
 
     from troubleshooter.output import export
 
-    Console().print(Markdown(export.to_markdown(doc).replace("<details><summary>", "**").replace("</summary>", "**").replace("</details>", "")))
+    em = em or emitter()
+    md = export.to_markdown(em.clean(doc))
+    em.rich(Markdown(em.safe(md).replace("<details><summary>", "**").replace("</summary>", "**").replace("</details>", "")))
 
 
 def emit(doc: dict[str, Any], args: argparse.Namespace) -> None:
+    """The diagnosis, in the format asked, through the verb's emitter (redacted, escaped)."""
     from troubleshooter.output import export
 
+    em = emitter(args)
     if getattr(args, "json", False):
-        print(export.to_json(doc))
+        em.json(doc)
     elif getattr(args, "md", False):
-        sys.stdout.write(export.to_markdown(doc))
+        em.text(export.to_markdown(em.clean(doc)))
     else:
-        print_human(doc)
+        print_human(doc, em)
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
@@ -135,7 +138,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         except PastedError as exc:
             raise CliError(str(exc)) from exc
         for line in facts.report_lines():
-            print(line, file=sys.stderr)
+            emitter(args).line(line, err=True)
         symptom = args.symptom or infer_symptom(facts)
         if symptom is None:
             raise CliError("cannot tell the symptom from these files; pass --symptom (see `troubleshooter trees list`)")
@@ -169,11 +172,12 @@ def cmd_trees_list(args: argparse.Namespace) -> int:
     e = Engine()
     rows = [{"id": t.id, "kind": t.kind, "title": t.title, "summary": t.summary, "version": t.version,
              "file": str(t.path)} for t in sorted(e.trees.values(), key=lambda t: (t.kind != "entry", t.order, t.id))]
+    em = emitter(args)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        em.json(rows)
     else:
         for r in rows:
-            print(f"{r['id']:28} {r['kind']:8} {r['title']}")
+            em.line(f"{r['id']:28} {r['kind']:8} {r['title']}")
     return EXIT_OK
 
 
@@ -185,14 +189,15 @@ def cmd_trees_lint(args: argparse.Namespace) -> int:
         problems += checks.lint(checks.load())
     except checks.CheckError as exc:
         problems.append(str(exc))
+    em = emitter(args)
     if not problems:  # the rules load: every signal fact a parser extracts must be read by one of them
         problems += treetools.unread_signals()
     if args.json:
-        print(json.dumps({"problems": problems}, indent=2))
+        em.json({"problems": problems})
     else:
         for p in problems:
-            print(p)
-        print(f"{len(problems)} problem(s)" if problems else "trees ok", file=sys.stderr)
+            em.line(p)
+        em.line(f"{len(problems)} problem(s)" if problems else "trees ok", err=True)
     return EXIT_FAIL if problems else EXIT_OK
 
 
@@ -201,7 +206,7 @@ def cmd_trees_graph(args: argparse.Namespace) -> int:
     from troubleshooter.diagnosis.engine import Engine
 
     t = Engine().tree(args.tree)
-    sys.stdout.write(treetools.dot(t) if args.dot else treetools.mermaid(t))
+    emitter(args).text(treetools.dot(t) if args.dot else treetools.mermaid(t))
     return EXIT_OK
 
 
@@ -209,12 +214,13 @@ def cmd_trees_test(args: argparse.Namespace) -> int:
     from troubleshooter.diagnosis import treetools
 
     results = treetools.run_all()
+    em = emitter(args)
     if args.json:
-        print(json.dumps([r.__dict__ for r in results], indent=2))
+        em.json([r.__dict__ for r in results])
     else:
         for r in results:
-            print(f"{'ok  ' if r.ok else 'FAIL'} {r.tree}: {r.name}" + ("" if r.ok else "\n      " + "\n      ".join(r.problems)))
-        print(f"{sum(r.ok for r in results)} passed, {sum(not r.ok for r in results)} failed")
+            em.line(f"{'ok  ' if r.ok else 'FAIL'} {r.tree}: {r.name}" + ("" if r.ok else "\n      " + "\n      ".join(r.problems)))
+        em.line(f"{sum(r.ok for r in results)} passed, {sum(not r.ok for r in results)} failed")
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAIL
 
 
@@ -231,35 +237,33 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from troubleshooter.probe.targets import BundleTarget
     from troubleshooter.diagnosis.workbench import LiveFacts
 
+    em = emitter(args)
     if not args.case:
         for c in load_cases():
-            print(f"{c['id']:10} {c['title']}\n           symptom: {c['symptom']}")
+            em.line(f"{c['id']:10} {c['title']}\n           symptom: {c['symptom']}")
         return EXIT_OK
     case = practice_case(args.case)
     target = BundleTarget(Bundle.open(practice_bundle_path(case)))
     facts = LiveFacts.for_target(target)
     if not (args.json or args.md):
-        from rich.console import Console
         from rich.panel import Panel
 
-        Console().print(Panel(case.get("story", "").strip(), title=f"practice: {case['title']}", expand=False))
+        em.rich(Panel(em.cell(case.get("story", "").strip()), title=em.cell(f"practice: {case['title']}"), expand=False))
         learn = True
     else:
         learn = False
     walk, doc = run_diagnosis(case["symptom"], facts, answers=dict(case.get("answers", {})),
                               profile_id=case.get("profile"), target_desc=target.describe(), interactive=False)
     if learn:
-        from rich.console import Console
-
-        con = Console()
-        for i, s in enumerate(walk.steps, 1):
-            con.print(f"[bold]{i}. {s.title}[/]  [dim]({s.kind})[/]")
+        con = em.console
+        for i, s in enumerate(em.clean(walk.steps), 1):
+            con.print(f"[bold]{i}. {em.m(s.title)}[/]  [dim]({em.m(s.kind)})[/]")
             if s.why:
-                con.print(f"   [italic]why:[/] {s.why}")
+                con.print(f"   [italic]why:[/] {em.m(s.why)}")
             for k, v in s.facts.items():
-                con.print(f"   {k} = {v}")
+                con.print(f"   {em.m(k)} = {em.m(v)}")
             if s.because or s.explain:
-                con.print(f"   [cyan]→ {s.because or s.explain}[/]")
+                con.print(f"   [cyan]→ {em.m(s.because or s.explain)}[/]")
         con.print()
     emit(doc, args)
     return EXIT_FAIL if walk.conclusions else EXIT_OK

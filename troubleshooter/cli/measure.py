@@ -13,11 +13,9 @@ which is how a collective spans the job's nodes; the runs' raw output can be sav
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
-import sys
 
-from troubleshooter.cli.common import EXIT_CANNOT, EXIT_FAIL, EXIT_OK, CliError, add_target_options, make_target
+from troubleshooter.cli.common import EXIT_CANNOT, EXIT_FAIL, EXIT_OK, CliError, add_target_options, emitter, make_target
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -108,7 +106,7 @@ def _save(args: argparse.Namespace, target, evidences) -> None:
         evidences = [dataclasses.replace(ev, source_id=sid)]
     manifest, files = bundle.build_manifest({"target": (target.describe(), evidences)}, note="troubleshooter measure")
     path = bundle.write(args.output, manifest, files)
-    print(f"saved {path}", file=sys.stderr)
+    emitter().line(f"saved {path}", err=True)
 
 
 def cmd_nccl(args: argparse.Namespace) -> int:
@@ -127,21 +125,21 @@ def cmd_nccl(args: argparse.Namespace) -> int:
         try:  # NCCL logs to stdout, interleaved with the table
             m.facts.update(parsers.run("nccl-debug", m.evidence.text + "\n" + m.evidence.stderr_text))
         except parsers.ParseError as exc:
-            print(f"no NCCL INFO lines in the run's output: {exc}", file=sys.stderr)
+            emitter().line(f"no NCCL INFO lines in the run's output: {exc}", err=True)
     _save(args, target, [m.evidence])
     if args.json:
-        print(json.dumps({"status": m.evidence.status.value, "reason": m.evidence.reason,
-                          "parse_error": m.parse_error, "facts": m.facts}, indent=2, default=str))
+        emitter(args).json({"status": m.evidence.status.value, "reason": m.evidence.reason,
+                            "parse_error": m.parse_error, "facts": m.facts})
     else:
         if not m.ok:
-            print(f"{args.binary}: {m.evidence.describe()}{' / ' + m.parse_error if m.parse_error else ''}", file=sys.stderr)
+            emitter().line(f"{args.binary}: {m.evidence.describe()}{' / ' + m.parse_error if m.parse_error else ''}", err=True)
         else:
             f = m.facts
-            print(f"{f.get('nccl_tests.collective', args.binary)}: avg busbw {f.get('nccl_tests.avg_busbw_gbps')} GB/s, "
+            emitter().line(f"{f.get('nccl_tests.collective', args.binary)}: avg busbw {f.get('nccl_tests.avg_busbw_gbps')} GB/s, "
                   f"at {f.get('nccl_tests.max_size_bytes')} B {f.get('nccl_tests.busbw_at_max_size_gbps')} GB/s, "
                   f"{f.get('nccl_tests.ranks', '?')} ranks, wrong {f.get('nccl_tests.wrong_total', 0)}")
             if "nccl.net" in f or "nccl.version" in f:
-                print(f"NCCL {f.get('nccl.version', '?')}: network {f.get('nccl.net', '?')}, HCAs "
+                emitter().line(f"NCCL {f.get('nccl.version', '?')}: network {f.get('nccl.net', '?')}, HCAs "
                       f"{', '.join(f.get('nccl.hcas') or []) or '-'}, topology file {f.get('nccl.topo_file_used', '-')}"
                       + (f", {len(f.get('nccl.warnings') or [])} WARN" if f.get("nccl.warnings") else ""))
     return EXIT_OK if m.ok else EXIT_CANNOT
@@ -167,17 +165,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                                        duration_s=sum(x.measurement.evidence.duration_s for x in r.runs))
         _save(args, target, [combined] if len(r.runs) > 1 else [combined])
     if args.json:
-        print(json.dumps(r.as_dict(), indent=2, default=str))
+        emitter(args).json(r.as_dict())
     else:
-        print(f"{args.var} sweep with {args.binary} ({args.min_bytes}..{args.max_bytes}, {args.repeats} runs each):")
+        emitter().line(f"{args.var} sweep with {args.binary} ({args.min_bytes}..{args.max_bytes}, {args.repeats} runs each):")
         for v in r.values:
             score = r.score_gbps.get(v)
             mark = "  <- best" if v == r.best else ""
-            print(f"  {args.var}={v:<6} {'%.1f GB/s' % score if score is not None else 'failed':>12}"
+            emitter().line(f"  {args.var}={v:<6} {'%.1f GB/s' % score if score is not None else 'failed':>12}"
                   f"  spread {r.spread_pct.get(v, 0):.1f}%{mark}")
         for p in r.problems:
-            print(f"  ! {p}")
-        print(r.recommendation)
+            emitter().line(f"  ! {p}")
+        emitter().line(r.recommendation)
     if r.within_noise is None:
         return EXIT_CANNOT
     return EXIT_FAIL if r.within_noise is False else EXIT_OK
@@ -188,9 +186,9 @@ def cmd_cpu(args: argparse.Namespace) -> int:
 
     m = measure.cpu_microbench(make_target(args), args.seconds)
     if args.json:
-        print(json.dumps({"status": m.evidence.status.value, "facts": m.facts}, default=str))
+        emitter(args).json({"status": m.evidence.status.value, "facts": m.facts}, indent=None)
     else:
-        print(f"single-thread score: {m.facts.get('cpu.single_thread_score', '?')} ops/s" if m.ok else m.evidence.describe())
+        emitter().line(f"single-thread score: {m.facts.get('cpu.single_thread_score', '?')} ops/s" if m.ok else m.evidence.describe())
     return EXIT_OK if m.ok else EXIT_CANNOT
 
 
@@ -201,11 +199,11 @@ def cmd_perf(args: argparse.Namespace) -> int:
     m = measure.perf_sample(target, args.seconds)
     _save(args, target, [m.evidence])
     if args.json:
-        print(json.dumps({"status": m.evidence.status.value, "reason": m.evidence.reason, "facts": m.facts}, default=str))
+        emitter(args).json({"status": m.evidence.status.value, "reason": m.evidence.reason, "facts": m.facts}, indent=None)
     elif not m.ok:
-        print(m.evidence.describe(), file=sys.stderr)
+        emitter().line(m.evidence.describe(), err=True)
     else:
         for row in (m.facts.get("perf.top") or [])[:15]:
-            print(f"{row['pct']:6.2f}%  {row.get('command') or '':16} {row.get('symbol')}")
-        print(f"SMMU command queue: {m.facts.get('perf.smmu_cmdq_pct', 0)}%  spin locks: {m.facts.get('perf.spinlock_pct', 0)}%")
+            emitter().line(f"{row['pct']:6.2f}%  {row.get('command') or '':16} {row.get('symbol')}")
+        emitter().line(f"SMMU command queue: {m.facts.get('perf.smmu_cmdq_pct', 0)}%  spin locks: {m.facts.get('perf.spinlock_pct', 0)}%")
     return EXIT_OK if m.ok else EXIT_CANNOT

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from troubleshooter.cli.common import (EXIT_OK, CliError, _err, add_target_options, make_params, make_target)
+from troubleshooter.cli.common import (EXIT_OK, CliError, _err, add_target_options, make_params, make_target, emitter)
 
 
 # ------------------------------------------------------------------ check
@@ -17,6 +16,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from troubleshooter.output import report
     from troubleshooter.service.check import run_check
 
+    em = emitter(args)
     target = make_target(args)
     params = make_params(args, target)
     progress = None
@@ -24,21 +24,19 @@ def cmd_check(args: argparse.Namespace) -> int:
         def progress(kind: str, obj: Any) -> None:
             if kind in ("start", "done"):
                 name = getattr(obj, "id", None) or getattr(obj, "source_id", "")
-                print(f"  {'running' if kind == 'start' else 'done   '} {name}", file=sys.stderr)
+                em.line(f"  {'running' if kind == 'start' else 'done   '} {name}", err=True)
     try:
         run = run_check(target, params, profile_id=args.profile, measure=args.measure, on_event=progress)
     except ProfileError as exc:
         raise CliError(str(exc)) from exc
     if args.json:
-        print(report.check_json(run.results, run.context, target.describe(), run.profile.id, run.evidence))
+        em.json(report.check_doc(run.results, run.context, target.describe(), run.profile.id, run.evidence))
     else:
-        from rich.console import Console  # only to draw (~30 ms of start-up that --json does not pay)
-
-        report.print_check(Console(), run.results, run.context, run.profile.id, run.wall_s)
+        report.print_check(em.console, em.clean(run.results), em.clean(run.context), run.profile.id, run.wall_s)
     if run.problem:
         _err(run.problem)
     if args.junit:
-        Path(args.junit).write_bytes(report.junit_xml(run.results))
+        em.write_file(args.junit, report.junit_xml(em.clean(run.results)))
     return run.exit_code
 
 
@@ -67,10 +65,11 @@ def cmd_capture(args: argparse.Namespace) -> int:
     counts: dict[str, int] = {}
     for ev in coll.evidence.values():
         counts[ev.status.value] = counts.get(ev.status.value, 0) + 1
+    em = emitter(args)
     if args.json:
-        print(json.dumps({"bundle": str(path), "sources": len(coll.evidence), "status": counts}))
+        em.json({"bundle": str(path), "sources": len(coll.evidence), "status": counts}, indent=None)
     else:
-        print(str(path))
+        em.line(str(path))
         _err(f"captured {len(coll.evidence)} sources in {coll.wall_s:.1f}s: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     return EXIT_OK
 
@@ -99,10 +98,11 @@ def cmd_parse(args: argparse.Namespace) -> int:
     from troubleshooter import parsers
     from troubleshooter.model.facts import format_value, spec
 
+    em = emitter(args)
     if args.list:
         for kind in parsers.kinds():
             p = parsers.get(kind)
-            print(f"{kind:18} {p.summary}" + (f"   [{p.command}]" if p.command else ""))
+            em.line(f"{kind:18} {p.summary}" + (f"   [{p.command}]" if p.command else ""))
         return EXIT_OK
     items = list(args.items)
     if not items:
@@ -138,18 +138,18 @@ def cmd_parse(args: argparse.Namespace) -> int:
     except parsers.ParseError as exc:
         raise CliError(f"{path if path != '-' else '<stdin>'}: {exc}") from exc
     if args.json:
-        print(json.dumps({"kind": kind, "file": name, "facts": values}, indent=2, default=str))
+        em.json({"kind": kind, "file": name, "facts": values})
     else:
-        from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=f"{name}: {kind}", show_header=True, header_style="bold")
+        values = em.clean(values)
+        table = Table(title=em.cell(f"{name}: {kind}"), show_header=True, header_style="bold")
         table.add_column("fact")
         table.add_column("value", overflow="fold")
         for k in sorted(values):
             s = spec(k)
-            table.add_row(k, format_value(values[k], s.unit if s else ""))
-        Console().print(table)
+            table.add_row(em.cell(k), em.cell(format_value(values[k], s.unit if s else "")))
+        em.rich(table)
     return EXIT_OK
 
 
@@ -157,12 +157,13 @@ def cmd_parse(args: argparse.Namespace) -> int:
 def cmd_locate(args: argparse.Namespace) -> int:
     from troubleshooter import locations
 
+    em = emitter(args)
     paths = {k: str(v) for k, v in locations.all_paths().items()}
     if args.json:
-        print(json.dumps(paths, indent=2))
+        em.json(paths)
     else:
         for k, v in paths.items():
-            print(f"{k:16} {v}")
+            em.line(f"{k:16} {v}")
     return EXIT_OK
 
 
@@ -174,12 +175,13 @@ def cmd_sources(args: argparse.Namespace) -> int:
         rows.append({"id": s.id, "family": s.family, "parser": s.parser, "argv": list(s.argv) or ["(in-process)"],
                      "timeout_s": s.timeout_s, "root": s.root, "active": s.active, "needs": s.needs,
                      "summary": s.summary, "why": s.why})
+    em = emitter(args)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        em.json(rows)
     else:
         for r in rows:
             flags = ",".join(f for f, on in (("root", r["root"]), ("active", r["active"])) if on)
-            print(f"{r['id']:20} {r['family']:8} {r['summary']}" + (f" [{flags}]" if flags else ""))
+            em.line(f"{r['id']:20} {r['family']:8} {r['summary']}" + (f" [{flags}]" if flags else ""))
     return EXIT_OK
 
 
@@ -192,11 +194,12 @@ def cmd_facts(args: argparse.Namespace) -> int:
     sources.load_all()
     rows = [s for s in sorted(facts.REGISTRY.values(), key=lambda s: s.name)
             if not args.pattern or fnmatch.fnmatch(s.name, args.pattern)]
+    em = emitter(args)
     if args.json:
-        print(json.dumps([{"name": s.name, "type": s.type, "unit": s.unit, "doc": s.doc, "parser": s.parser} for s in rows], indent=2))
+        em.json([{"name": s.name, "type": s.type, "unit": s.unit, "doc": s.doc, "parser": s.parser} for s in rows])
     else:
         for s in rows:
-            print(f"{s.name:40} {s.type:7} {s.unit:6} {s.doc}")
+            em.line(f"{s.name:40} {s.type:7} {s.unit:6} {s.doc}")
     return EXIT_OK
 
 

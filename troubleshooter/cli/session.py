@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from pathlib import Path
 
-from troubleshooter.cli.common import EXIT_OK, CliError
+from troubleshooter.cli.common import EXIT_OK, CliError, emitter
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,24 +26,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_sessions(args: argparse.Namespace) -> int:
     from troubleshooter import session
 
+    em = emitter(args)
     infos = session.list_sessions()
     if args.json:
-        print(json.dumps([i.as_dict() for i in infos], indent=2))
+        em.json([i.as_dict() for i in infos])
         return EXIT_OK
     if not infos:
-        print("no sessions yet (start one with `troubleshooter`)", file=sys.stderr)
+        em.line("no sessions yet (start one with `troubleshooter`)", err=True)
         return EXIT_OK
     for i in infos:
         causes = ", ".join(i.conclusions) or "-"
-        print(f"{i.id}  {i.created}  {i.status:9}  {i.symptom:24}  {causes}  [{i.target}]")
+        em.line(f"{i.id}  {i.created}  {i.status:9}  {i.symptom:24}  {causes}  [{i.target}]")
     return EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from troubleshooter.output import export
-    from troubleshooter import settings
-    from troubleshooter.output.redact import Redactor
     from troubleshooter.session import Session, SessionError
+
+    em = emitter(args)  # redacts unless --no-redact, with the settings' redact_extra
 
     try:
         s = Session.open(args.session)
@@ -69,17 +67,19 @@ def cmd_export(args: argparse.Namespace) -> int:
         doc["verifications"] = verifs
     if lost:
         doc["journal_lost_lines"] = lost
-    cfg = settings.load()
-    doc = Redactor(cfg.redact_extra, enabled=not args.no_redact).obj(doc)
-    doc["session"] = s.id  # after redaction: the key "session" looks like a secret's name to the redactor
+    doc["session"] = s.id
+    doc = em.clean(doc, keep={"session"})  # the key "session" looks like a secret's name: it is ours
     fmt = "json" if args.json else args.format
-    text = export.to_json(doc) if fmt == "json" else export.to_markdown(doc)
+    if fmt == "json":
+        text = em.json_text(doc, keep={"session"})
+    else:
+        text = em.safe(export.to_markdown(doc))  # a ticket: controls escaped, as on the terminal
     if args.output:
         try:
-            Path(args.output).write_text(text)
+            em.write_file(args.output, text if text.endswith("\n") else text + "\n", clean=True)
         except OSError as exc:
             raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
-        print(args.output)
+        em.line(args.output)
     else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        em.out.write(text if text.endswith("\n") else text + "\n")
     return EXIT_OK

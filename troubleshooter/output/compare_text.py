@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from troubleshooter.output.safe import escape_controls, markup
+
 
 def _console():  # also the CLI's before/after table
     from rich.console import Console
@@ -21,13 +23,19 @@ def _cell(v: Any) -> str:  # one value in a table cell
     return s if len(s) <= 70 else s[:69] + "…"
 
 
+def _text(v: Any):  # data in a table cell: never read as markup, controls escaped
+    from rich.text import Text
+
+    return Text(escape_controls(str(v)))
+
+
 def print_host(cmp, host_label: str, target_label: str, *, show_same: bool, console=None) -> None:
     from rich.table import Table
 
     con = console or _console()
     ctx = cmp.context
-    con.print(f"host:   {host_label}  (container: {_cell(ctx['host'].get('runtime'))})")
-    con.print(f"target: {target_label}  (container: {_cell(ctx['target'].get('runtime'))})")
+    con.print(f"host:   {markup(host_label)}  (container: {markup(_cell(ctx['host'].get('runtime')))})")
+    con.print(f"target: {markup(target_label)}  (container: {markup(_cell(ctx['target'].get('runtime')))})")
     rows = [d for d in cmp.diffs]
     if rows:
         t = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
@@ -35,10 +43,10 @@ def print_host(cmp, host_label: str, target_label: str, *, show_same: bool, cons
             t.add_column(col, overflow="fold")
         for d in sorted(rows, key=lambda d: (not d.matters, d.status == "unknown", d.category, d.key)):
             mark = "[red]✗[/]" if d.matters else ("[dim]?[/]" if d.status == "unknown" else "[yellow]•[/]")
-            t.add_row(mark, d.key, _cell(d.host), _cell(d.target), d.note)
+            t.add_row(mark, _text(d.key), _text(_cell(d.host)), _text(_cell(d.target)), _text(d.note))
         con.print(t)
     if show_same and cmp.same:
-        con.print("[dim]same on both sides: " + ", ".join(cmp.same) + "[/]")
+        con.print("[dim]same on both sides: " + markup(", ".join(cmp.same)) + "[/]")
     n, m = len([d for d in rows if d.status != "unknown"]), len(cmp.matters)
     if m:
         con.print(f"[bold red]{m} difference(s) that matter[/] ({n} in all): the job does not see what the host sees.")
@@ -57,18 +65,18 @@ def print_nodes(report, *, limit: int | None = 20, seconds: float | None = None,
     con.print(f"{n} node(s) compared{took}: {report.compared} facts, {report.uniform} identical everywhere, "
               f"{len(report.identity)} differ on every node (identity, not compared)")
     for f in report.failed:
-        con.print(f"[red]failed[/] {f['node']}: {f['reason']}")
+        con.print(f"[red]failed[/] {markup(f['node'])}: {markup(f['reason'])}")
     if report.outliers:
         con.print("[bold]nodes that stand out[/] (ranked; numbers: median/MAD rule, values: majority):")
         for fo in report.outliers[:limit]:
             typical = compare.display(fo.typical)
             typical = typical if len(typical) <= 60 else typical[:59] + "…"
             what = f"median {typical}" if fo.kind == "number" else f"majority {typical}"
-            con.print(f"  [cyan]{fo.fact}[/]  {what} on {fo.typical_nodes} node(s)")
+            con.print(f"  [cyan]{markup(fo.fact)}[/]  {markup(what)} on {fo.typical_nodes} node(s)")
             for o in fo.outliers[: (limit or len(fo.outliers))]:
                 val = compare.display(o.value if o.value is compare._MISSING else compare.canonical(o.value))
                 how = f"{o.direction}, " if o.direction else ""
-                con.print(f"      {o.node:16} {val[:60]}  [dim]({how}score {o.score:.1f})[/]")
+                con.print(f"      {markup(f'{o.node:16}')} {markup(val[:60])}  [dim]({how}score {o.score:.1f})[/]")
             if limit and len(fo.outliers) > limit:
                 con.print(f"      … {len(fo.outliers) - limit} more")
         if limit and len(report.outliers) > limit:
@@ -76,10 +84,10 @@ def print_nodes(report, *, limit: int | None = 20, seconds: float | None = None,
     else:
         con.print("[green]no node stands out[/].")
     for s in report.splits[:limit]:
-        con.print(f"  [yellow]no majority[/] {s['fact']}: " + "; ".join(
-            f"{_cell(v['value'])} on {v['nodes']}" for v in s["values"]))
+        con.print(f"  [yellow]no majority[/] {markup(s['fact'])}: " + markup("; ".join(
+            f"{_cell(v['value'])} on {v['nodes']}" for v in s["values"])))
     con.print(f"[bold]groups of nodes that look alike[/] ({len(report.groups)}):")
     for i, g in enumerate(report.groups[:limit], 1):
         what = ", ".join(f"{k}={v[:40]}" for k, v in list(g.differs.items())[:4]) or "like the majority"
         more = f" (+{len(g.differs) - 4} more)" if len(g.differs) > 4 else ""
-        con.print(f"  {i}. {len(g.nodes):4} node(s) {compare.hostlist(g.nodes)}: {what}{more}")
+        con.print(f"  {i}. {len(g.nodes):4} node(s) {markup(compare.hostlist(g.nodes))}: {markup(what)}{more}")

@@ -1,45 +1,116 @@
-"""Redaction of secrets before anything leaves the node (tickets, JSON, bundles).
+"""Redaction of secrets before anything leaves the node (tickets, JSON, bundles, the terminal).
 
-Rules, each tested in tests/test_redact.py:
-- environment-style assignments whose NAME looks secret (TOKEN, SECRET, PASSWORD, PASSWD, API_KEY, ACCESS_KEY,
-  PRIVATE_KEY, CREDENTIAL, AUTH, SESSION, COOKIE) keep the name, lose the value;
-- command-line options ``--password X``, ``--password=X``, ``--token``, ``--api-key``, ``-p X`` after mysql-like
-  tools are not guessed; only named secret options;
+Every output goes through :mod:`troubleshooter.output.emit`, which redacts with the configured Redactor.
+
+Rules, each tested in tests/test_redact.py and tests/test_leaks.py:
+- environment-style assignments whose NAME looks secret (TOKEN, SECRET, PASSWORD, PASSWD, PASS, API_KEY,
+  ACCESS_KEY, PRIVATE_KEY, ACCOUNT_KEY, CREDENTIAL, AUTH, SESSION, COOKIE, and names ending in _KEY, _PWD or
+  _PASS) keep the name, lose the value; JSON-quoted keys too (``"api_key": "..."`` keeps its quotes);
+- command-line options ``--password X``, ``--password=X``, ``--token``, ``--api-key``; ``curl -u user:pass``
+  keeps the user; ``sshpass -p X``; ``-p X`` after other tools is not guessed;
 - URLs with credentials ``scheme://user:pass@host`` keep the user, lose the password;
-- known token formats anywhere: GitHub (ghp_, gho_, ghs_, ghu_, github_pat_), Hugging Face (hf_), Slack (xox?-),
-  AWS access key ids (AKIA/ASIA...), JWTs (three base64url parts), PEM private key blocks, Bearer tokens;
+- known token formats anywhere: GitHub (ghp_, gho_, ghs_, ghu_, github_pat_), GitLab (glpat-), Hugging Face
+  (hf_), Slack (xox?-), AWS access key ids (AKIA/ASIA...), Google API keys (AIza...), npm (npm_), Stripe
+  (sk_live_/rk_live_), JWTs (three base64url parts), PEM private key blocks, Bearer tokens;
+- a value seen next to a secret name (``NAME=value``, a key ``env.var.DB_PASS``, a comparison row whose fact
+  is ``env.var.HF_TOKEN``) is a known secret: its other occurrences in the same text or document go too;
 - extra patterns from the settings (``redact_extra``).
+
+Every pattern runs in linear time: no nested quantifiers, names and values bounded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Iterable
 
 MASK = "[REDACTED]"
+MIN_KNOWN = 6  # a learned secret shorter than this is masked where it stands, not everywhere (too common)
+MAX_KNOWN = 512
 
-_SECRET_NAME = r"[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|SESSION|COOKIE)[A-Za-z0-9_]*"
+_KEYWORDS = (r"TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|ACCOUNT_?KEY|CREDENTIAL"
+             r"|AUTH|SESSION|COOKIE")
+# a name holding one of the keywords, or ending in _KEY/_PWD/_PASS (not PWD, the working directory)
+_SECRET_NAME = (rf"(?:[A-Za-z0-9_]{{0,100}}(?:{_KEYWORDS})[A-Za-z0-9_]{{0,100}}"
+                r"|[A-Za-z0-9_]{0,100}_(?:KEY|PWD|PASS)(?![A-Za-z0-9_]))")
 _SECRET_OPTION = r"--?(?:password|passwd|pass|token|api-key|apikey|secret|access-key|private-key|auth-token)"
-_RULES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S), MASK),
-    # NAME=value; not the user part of a URL (scheme://oauth2:pw@host: the URL rule keeps the host) and not an
-    # Authorization header's scheme (the header rule masks the credential after "Bearer")
-    (re.compile(rf"(?i)(?<!://)\b({_SECRET_NAME})(\s*[=:]\s*)(?!(?:bearer|basic|token)\s+\S)(\"[^\"]*\"|'[^']*'|[^\s\x00,;]+)"),
-     rf"\1\2{MASK}"),
+_VALUE = r"(\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s\x00,;\"']{1,4096})"
+
+
+def _assign_repl(m: re.Match[str]) -> str:
+    v = m.group(4)
+    if v[:1] in "\"'" and len(v) >= 2:
+        return f"{m.group(1)}{m.group(2)}{m.group(3)}{v[0]}{MASK}{v[0]}"
+    return f"{m.group(1)}{m.group(2)}{m.group(3)}{MASK}"
+
+
+# NAME=value; "NAME": "value" (JSON); not the user part of a URL (scheme://oauth2:pw@host: the URL rule keeps
+# the host) and not an Authorization header's scheme (the header rule masks the credential after "Bearer")
+_ASSIGN = re.compile(rf"(?i)(?<!://)(?<![A-Za-z0-9_])(\"?)({_SECRET_NAME})(\"?\s{{0,8}}[=:]\s{{0,8}})"
+                     rf"(?!(?:bearer|basic|token)\s)(?!\[REDACTED\]){_VALUE}")
+
+_RULES: list[tuple[re.Pattern[str], Any]] = [
+    (_ASSIGN, _assign_repl),
     (re.compile(rf"(?i)(?<![\w-])({_SECRET_OPTION}(?:=|\s+))(\"[^\"]*\"|'[^']*'|\S+)"), rf"\1{MASK}"),
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]+):([^@\s/]+)@"), rf"\1:{MASK}@"),
+    # curl -u user:pass / --user user:pass (and -uuser:pass): the user stays
+    (re.compile(r"(?<![\w-])(-u\s*|--user(?:=|\s+))(['\"]?)([^\s:'\"]{1,256}):([^\s'\"]{1,4096})"), rf"\1\2\3:{MASK}"),
+    (re.compile(r"(?i)\b(sshpass\s+-p\s*)(\"[^\"]*\"|'[^']*'|\S+)"), rf"\1{MASK}"),
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://[^/\s:@]{1,256}):([^@\s/]{1,1024})@"), rf"\1:{MASK}@"),
     (re.compile(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), rf"\1{MASK}"),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{16,}"), rf"\1{MASK}"),
     (re.compile(r"\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}\b"), MASK),
     (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}\b"), MASK),
+    (re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}"), MASK),
     (re.compile(r"\bhf_[A-Za-z0-9]{20,}\b"), MASK),
     (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"), MASK),
     (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), MASK),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), MASK),
+    (re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), MASK),
+    (re.compile(r"\b[rs]k_live_[0-9A-Za-z]{20,}\b"), MASK),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"), MASK),
     (re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b"), MASK),
 ]
 
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z ]{0,40}PRIVATE KEY-----")
+
+
+def _mask_pem(s: str) -> str:
+    """PEM private key blocks, BEGIN to the next END: one scan, however many BEGINs lack their END."""
+    if "PRIVATE KEY-----" not in s:
+        return s
+    out, pos = [], 0
+    while True:
+        b = _PEM_BEGIN.search(s, pos)
+        e = _PEM_END.search(s, b.end()) if b else None
+        if not b or not e:
+            break
+        out.append(s[pos:b.start()])
+        out.append(MASK)
+        pos = e.end()
+    out.append(s[pos:])
+    return "".join(out)
+
+
 _ENV_ENTRY = re.compile(rf"(?is)^({_SECRET_NAME}=).+")
+_NAME_RX = re.compile(_SECRET_NAME, re.I)
+# fields that name what a row of a comparison is about, and those that only describe the row
+_NAME_FIELDS = ("name", "fact", "key", "var", "variable")
+#: our own keys that are named like secrets and are not ("session": a session id, "sessions": a directory)
+OWN_KEYS = frozenset({"session", "sessions"})
+_NOT_VALUES = frozenset({"kind", "unit", "status", "category", "note", "verdict", "direction", "node", "nodes",
+                         "id", "title", "area", "label", "matters", "score", "ratio", "perf_ratio", "measured"})
+
+
+def secret_name(name: str) -> bool:
+    """A variable, key or fact name (its last dotted or spaced part) that holds a secret."""
+    last = re.split(r"[.\s]", name.strip())[-1] if name else ""
+    return bool(last) and _NAME_RX.fullmatch(last) is not None
+
+
+def _unquote(v: str) -> str:
+    return v[1:-1] if len(v) >= 2 and v[0] in "\"'" and v[-1] == v[0] else v
 
 
 class Redactor:
@@ -49,11 +120,60 @@ class Redactor:
         for pat in extra:
             self.rules.append((re.compile(pat), MASK))
 
-    def text(self, s: str) -> str:
+    # ---- known secrets: values seen next to a secret name
+    @staticmethod
+    def learn_text(s: str, known: set[str]) -> None:
+        if not s or len(known) >= MAX_KNOWN:
+            return
+        for m in _ASSIGN.finditer(s):
+            v = _unquote(m.group(4))
+            if len(v) >= MIN_KNOWN and MASK not in v:
+                known.add(v)
+        if "\x00" in s:
+            for e in s.split("\x00"):
+                name, eq, v = e.partition("=")
+                if eq and len(v) >= MIN_KNOWN and secret_name(name):
+                    known.add(v)
+
+    def learn(self, o: Any, known: set[str] | None = None, _secret: bool = False,
+              keep: frozenset[str] = OWN_KEYS) -> set[str]:
+        """The literal secrets in ``o``: scalars under a secret-named key, values in a row about a
+        secret-named fact (``{"name": "env.var.DB_PASS", "before": ..., "after": ...}``)."""
+        known = set() if known is None else known
+        if len(known) >= MAX_KNOWN:
+            return known
+        if isinstance(o, str):
+            if _secret and len(o) >= MIN_KNOWN and MASK not in o:
+                known.add(o)
+            self.learn_text(o, known)
+        elif isinstance(o, (int, float)) and not isinstance(o, bool):
+            if _secret and len(str(o)) >= MIN_KNOWN:
+                known.add(str(o))
+        elif isinstance(o, dict):
+            row = _secret or any(isinstance(o.get(f), str) and secret_name(o[f]) for f in _NAME_FIELDS)
+            for k, v in o.items():
+                sk = (isinstance(k, str) and k not in keep and secret_name(k)
+                      and isinstance(v, (str, int, float)) and not isinstance(v, bool))
+                self.learn(v, known, sk or (row and k not in _NOT_VALUES and k not in _NAME_FIELDS), keep)
+        elif isinstance(o, (list, tuple, set, frozenset)):
+            for v in o:
+                self.learn(v, known, _secret, keep)
+        elif dataclasses.is_dataclass(o) and not isinstance(o, type):
+            self.learn({f.name: getattr(o, f.name) for f in dataclasses.fields(o)}, known, _secret, keep)
+        return known
+
+    # ---- masking
+    def text(self, s: str, known: Iterable[str] = ()) -> str:
         if not self.enabled or not s:
             return s
+        found: set[str] = set(known)
+        self.learn_text(s, found)
+        s = _mask_pem(s)
         for rx, repl in self.rules:
             s = rx.sub(repl, s)
+        for v in sorted(found, key=len, reverse=True):
+            if v in s:
+                s = s.replace(v, MASK)
         return s
 
     def bytes(self, b: bytes) -> bytes:
@@ -63,7 +183,10 @@ class Redactor:
         if "\x00" in text:
             # NUL-separated environ: an entry's value runs to the NUL and is never quoted, so a secret-named
             # variable loses all of it ("DB_PASSWORD=s3cr3t p@ss", not just up to the space)
+            known: set[str] = set()
+            self.learn_text(text, known)
             text = "\x00".join(_ENV_ENTRY.sub(rf"\1{MASK}", e) for e in text.split("\x00"))
+            return self.text(text, known).encode("utf-8", errors="surrogateescape")
         return self.text(text).encode("utf-8", errors="surrogateescape")
 
     def argv(self, argv: Iterable[str]) -> list[str]:
@@ -73,24 +196,44 @@ class Redactor:
             return argv
         out: list[str] = []
         for i, a in enumerate(argv):
-            out.append(MASK if i and re.fullmatch(_SECRET_OPTION, argv[i - 1], re.I) else self.text(a))
+            prev = argv[i - 1] if i else ""
+            by_position = i and (re.fullmatch(_SECRET_OPTION, prev, re.I)
+                                 or (prev == "-p" and i >= 2 and argv[i - 2].endswith("sshpass")))
+            out.append(MASK if by_position else self.text(a))
         return out
 
-    def obj(self, o: Any) -> Any:
+    def obj(self, o: Any, known: Iterable[str] = (), keep: Iterable[str] = ()) -> Any:
+        """A copy of ``o`` (dicts, lists, dataclasses) with every secret masked. ``keep``: keys whose value is
+        ours, not a secret, whatever their name (still redacted as text)."""
         if not self.enabled:
             return o
+        keep = OWN_KEYS | frozenset(keep)
+        found = self.learn(o, set(known), keep=keep)
+        return self._obj(o, found, keep)
+
+    def _obj(self, o: Any, known: set[str], keep: frozenset[str]) -> Any:
         if isinstance(o, str):
-            return self.text(o)
+            return self.text(o, known)
         if isinstance(o, dict):
             out = {}
             for k, v in o.items():
-                if isinstance(k, str) and re.fullmatch(_SECRET_NAME, k.rsplit(".", 1)[-1], re.I) and isinstance(v, (str, int, float)):
-                    out[k] = MASK
+                nk = self.text(k, known) if isinstance(k, str) else k
+                if (isinstance(k, str) and k not in keep and secret_name(k) and isinstance(v, (str, int, float))
+                        and not isinstance(v, bool)):
+                    out[nk] = MASK
                 else:
-                    out[k] = self.obj(v)
+                    out[nk] = self._obj(v, known, keep)
             return out
         if isinstance(o, (list, tuple)):
-            return [self.obj(v) for v in o]
+            return [self._obj(v, known, keep) for v in o]
+        if isinstance(o, (int, float)) and not isinstance(o, bool) and str(o) in known:
+            return MASK
+        if dataclasses.is_dataclass(o) and not isinstance(o, type):
+            changes = {f.name: self._obj(getattr(o, f.name), known, keep) for f in dataclasses.fields(o) if f.init}
+            try:
+                return dataclasses.replace(o, **changes)
+            except (TypeError, ValueError):
+                return o
         return o
 
 

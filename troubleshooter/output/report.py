@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # rich is imported where text is drawn, not by `check --json`
 
 from troubleshooter.diagnosis.checks import CheckResult
 from troubleshooter.model.facts import FactSet, Unknown, format_value
+from troubleshooter.output.safe import escape_controls, xml_text
 
 STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "unknown": "magenta"}
 ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????"}
@@ -58,7 +59,7 @@ def print_check(console: Console, results: list[CheckResult], context: list[str]
     from rich.text import Text
 
     for line in context:
-        console.print(Text(line, style="dim"))
+        console.print(Text(escape_controls(line), style="dim"))
     console.print(Text(f"profile: {profile_id}   sweep: {wall_s:.1f}s", style="dim"))
     table = Table(show_header=True, header_style="bold", expand=True, pad_edge=False, box=None)
     table.add_column("", no_wrap=True, width=4)
@@ -68,15 +69,22 @@ def print_check(console: Console, results: list[CheckResult], context: list[str]
     for r in results:
         if r.area != area:
             area = r.area
-            table.add_row("", Text(area, style="bold underline"), "")
-        table.add_row(Text(ICON[r.verdict], style=STYLE[r.verdict]), r.title, Text(r.reason, style="dim" if r.verdict == "pass" else ""))
+            table.add_row("", Text(escape_controls(area), style="bold underline"), "")
+        table.add_row(Text(ICON[r.verdict], style=STYLE[r.verdict]), Text(escape_controls(r.title)),
+                      Text(escape_controls(r.reason), style="dim" if r.verdict == "pass" else ""))
     console.print(table)
     counts = {k: sum(r.verdict == k for r in results) for k in ICON}
     console.print(" ".join(f"[{STYLE[k]}]{counts[k]} {k}[/]" for k in ("fail", "warn", "pass", "unknown")))
 
 
 def check_json(results: list[CheckResult], context: list[str], target_desc: dict, profile_id: str, evidence: dict) -> str:
-    doc = {
+    return json.dumps(check_doc(results, context, target_desc, profile_id, evidence), indent=2, default=str)
+
+
+def check_doc(results: list[CheckResult], context: list[str], target_desc: dict, profile_id: str,
+              evidence: dict) -> dict[str, Any]:
+    """The ``check --json`` document (the CLI's emitter redacts it)."""
+    return {
         "schema": "troubleshooter.check/1",
         "target": target_desc,
         "context": context,
@@ -86,21 +94,23 @@ def check_json(results: list[CheckResult], context: list[str], target_desc: dict
                      for sid, ev in sorted(evidence.items())},
         "summary": {k: sum(r.verdict == k for r in results) for k in ("pass", "warn", "fail", "unknown")},
     }
-    return json.dumps(doc, indent=2, default=str)
 
 
 def junit_xml(results: list[CheckResult], suite: str = "troubleshooter.check") -> bytes:
-    ts = ET.Element("testsuite", name=suite, tests=str(len(results)),
+    """JUnit XML that parses whatever the facts hold: every text and attribute passes :func:`xml_text`
+    (control characters escaped visibly, code points XML 1.0 forbids replaced)."""
+    x = xml_text
+    ts = ET.Element("testsuite", name=x(suite), tests=str(len(results)),
                     failures=str(sum(r.verdict == "fail" for r in results)),
                     skipped=str(sum(r.verdict == "unknown" for r in results)))
     for r in results:
-        tc = ET.SubElement(ts, "testcase", classname=f"{suite}.{r.area}", name=f"{r.id}: {r.title}")
+        tc = ET.SubElement(ts, "testcase", classname=x(f"{suite}.{r.area}"), name=x(f"{r.id}: {r.title}"))
         if r.verdict == "fail":
-            ET.SubElement(tc, "failure", message=r.reason).text = json.dumps(r.as_dict()["facts"], default=str)
+            ET.SubElement(tc, "failure", message=x(r.reason)).text = x(json.dumps(r.as_dict()["facts"], default=str))
         elif r.verdict == "unknown":
-            ET.SubElement(tc, "skipped", message=r.reason)
+            ET.SubElement(tc, "skipped", message=x(r.reason))
         else:
-            ET.SubElement(tc, "system-out").text = f"{r.verdict}: {r.reason}"
+            ET.SubElement(tc, "system-out").text = x(f"{r.verdict}: {r.reason}")
     return ET.tostring(ET.ElementTree(ts).getroot(), encoding="utf-8", xml_declaration=True)
 
 

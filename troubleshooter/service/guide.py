@@ -18,6 +18,7 @@ from troubleshooter.diagnosis.engine import Conclusion, Engine, Step, Tree, Walk
 from troubleshooter.model.facts import Unknown, format_value
 from troubleshooter.model import facts as factmod
 from troubleshooter.output.redact import Redactor
+from troubleshooter.output.emit import Emitter
 from troubleshooter.session import Session
 from troubleshooter.probe.targetspec import TargetSpec  # noqa: F401  (re-exported: troubleshooter.service.guide.TargetSpec)
 
@@ -233,10 +234,11 @@ class Guide:
         doc = self.doc()
         directory.mkdir(parents=True, exist_ok=True)
         stem = (self.session.id if self.session else time.strftime("%Y%m%d-%H%M%S")) + f"-{doc['symptom']['id']}"
+        em = Emitter(redactor=self.redactor)  # the doc is redacted already; the writer escapes for the format
         if fmt == "md":
-            path, data = directory / f"{stem}.md", export.to_markdown(doc).encode()
+            path, data = directory / f"{stem}.md", em.safe(export.to_markdown(doc)).encode()
         elif fmt == "json":
-            path, data = directory / f"{stem}.json", export.to_json(doc).encode()
+            path, data = directory / f"{stem}.json", (em.json_text(doc, keep={"session"}) + "\n").encode()
         elif fmt == "bundle":
             return self.export_bundle(directory / f"{stem}.bundle.tar.gz")
         else:

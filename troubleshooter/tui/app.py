@@ -20,6 +20,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
+from troubleshooter.output.safe import escape_controls as esc, markup
 from troubleshooter.diagnosis import engine as eng
 from troubleshooter.settings import Settings
 from troubleshooter.probe.targetspec import TargetSpec
@@ -116,9 +117,9 @@ class TroubleshooterApp(App[int]):
         return StartScreen()
 
     def on_mount(self) -> None:
-        self.sub_title = self._target_label()
+        self.sub_title = self._shown(self._target_label())
         for w in self.settings.warnings:
-            self.notify(w, severity="warning", timeout=8)
+            self.notify(markup(w), severity="warning", timeout=8)
         symptom, resume, practice = self.initial
         if resume:
             self.resume_session(resume)
@@ -126,6 +127,12 @@ class TroubleshooterApp(App[int]):
             self.start_practice(practice)
         elif symptom:
             self.start_walk(symptom)
+
+    def _shown(self, label: str) -> str:
+        """A label for the header: secrets redacted (screenshots travel), control characters escaped."""
+        from troubleshooter.output.redact import Redactor
+
+        return esc(Redactor(self.settings.redact_extra).text(label), one_line=True)
 
     def _target_label(self) -> str:
         if self.evidence:
@@ -168,7 +175,7 @@ class TroubleshooterApp(App[int]):
             return
         self.guide = g
         self.walk_story = story
-        self.sub_title = g.target.label
+        self.sub_title = self._shown(g.target.label)
         self.push_screen(WalkScreen(g, story))
 
     def start_practice(self, case_id: str) -> None:
@@ -201,7 +208,7 @@ class TroubleshooterApp(App[int]):
     def _resumed(self, g: Guide) -> None:
         self.guide = g
         self.walk_story = f"Resumed session {g.session.id if g.session else ''}"
-        self.sub_title = g.target.label
+        self.sub_title = self._shown(g.target.label)
         self.push_screen(WalkScreen(g, self.walk_story))
 
     def _resolve_open(self, path: str) -> tuple[TargetSpec | None, list[str] | None]:
@@ -237,7 +244,7 @@ class TroubleshooterApp(App[int]):
         if spec is not None:
             self.spec = spec
         self.evidence = evidence
-        self.sub_title = self._target_label()
+        self.sub_title = self._shown(self._target_label())
         self.fixed_context = None
         start = next((s for s in self.screen_stack if isinstance(s, StartScreen)), None)
         if start is not None:
@@ -281,7 +288,7 @@ class TroubleshooterApp(App[int]):
         self.notify(f"copied to the clipboard{where}", title="copied, not run")
 
     def show_error(self, title: str, body: str) -> None:
-        self.push_screen(ErrorScreen(title, body))
+        self.push_screen(ErrorScreen(markup(title), markup(body)))  # data: its markup and controls escaped
 
     def action_help(self) -> None:
         self.push_screen(MessageScreen("Help", HELP, markdown=True))

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from troubleshooter.diagnosis import engine as eng
+from troubleshooter.output.safe import escape_controls as esc
 
 if TYPE_CHECKING:  # pragma: no cover
     pass
@@ -32,40 +33,40 @@ CONTEXT_SOURCES = ["env-self", "container-markers", "virt", "nvml", "nvidia-smi-
 def render_step(step: eng.Step, *, show_why: bool, learn: bool) -> Any:
     parts: list[Any] = []
     if step.kind == "call":
-        return Text(f"── {step.title} ──", style="bold cyan")
+        return Text(f"── {esc(step.title)} ──", style="bold cyan")
     if step.kind == "end":
         return Text("")
     if step.kind == "ask":
-        parts.append(Text.assemble(("? ", "bold yellow"), (step.title, "bold")))
+        parts.append(Text.assemble(("? ", "bold yellow"), (esc(step.title), "bold")))
         if show_why and step.why:
-            parts.append(Text(f"  {step.why}", style="italic dim"))
-        parts.append(Text(f"  → {step.because}", style="yellow"))
+            parts.append(Text(f"  {esc(step.why)}", style="italic dim"))
+        parts.append(Text(f"  → {esc(step.because)}", style="yellow"))
         return Group(*parts)
     if step.kind == "conclude":
-        parts.append(Text.assemble(("ROOT CAUSE ", "bold white on red"), (" " + step.title, "bold red")))
+        parts.append(Text.assemble(("ROOT CAUSE ", "bold white on red"), (" " + esc(step.title), "bold red")))
         if step.because:
-            parts.append(Text(f"  {step.because}"))
+            parts.append(Text(f"  {esc(step.because)}"))
         return Group(*parts)
     # probe
-    parts.append(Text.assemble(("● ", "bold cyan"), (step.title, "bold")))
+    parts.append(Text.assemble(("● ", "bold cyan"), (esc(step.title), "bold")))
     if show_why and step.why:
-        parts.append(Text(f"  {step.why}", style="italic dim"))
+        parts.append(Text(f"  {esc(step.why)}", style="italic dim"))
     if step.facts:
         t = Table.grid(padding=(0, 1))
         t.add_column(style="dim", no_wrap=True)
         t.add_column(overflow="fold")
         for k, v in step.facts.items():
             if v.startswith("unknown"):
-                t.add_row(f"  {k}", Text("unknown", style="magenta"))
+                t.add_row(Text(f"  {esc(k)}"), Text("unknown", style="magenta"))
             else:
-                t.add_row(f"  {k}", Text(v))
+                t.add_row(Text(f"  {esc(k)}"), Text(esc(v)))
         parts.append(t)
     bad = [f"{k}: {v}" for k, v in step.evidence.items() if not v.startswith(("ok", "from", "canned"))]
     for line in bad[:4]:
-        parts.append(Text(f"  ! {line}", style="magenta"))
-    parts.append(Text(f"  → {step.because or step.decision}", style="green"))
+        parts.append(Text(f"  ! {esc(line)}", style="magenta"))
+    parts.append(Text(f"  → {esc(step.because or step.decision)}", style="green"))
     if learn and step.explain:
-        parts.append(Text(f"    {step.explain}", style="dim"))
+        parts.append(Text(f"    {esc(step.explain)}", style="dim"))
     return Group(*parts)
 
 
@@ -75,7 +76,7 @@ def hypotheses_table(hyps: Iterable[eng.Hypothesis]) -> Table:
     t.add_column(overflow="fold")
     for h in hyps:
         mark, style = STATE_STYLE.get(h.state, ("?", ""))
-        t.add_row(Text(mark, style=style), Text(h.title, style=style if h.state != "untested" else ""))
+        t.add_row(Text(mark, style=style), Text(esc(h.title), style=style if h.state != "untested" else ""))
     return t
 
 
@@ -102,6 +103,6 @@ def conclusion_markdown(c: eng.Conclusion) -> str:
         lines += ["References: " + "; ".join(c.references), ""]
     if c.missing_facts:
         lines += [f"_Placeholders to fill by hand: {', '.join(c.missing_facts)}_", ""]
-    return "\n".join(lines)
+    return esc("\n".join(lines))  # facts fill the text and the commands: no escape sequence reaches the screen
 
 

@@ -12,6 +12,8 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from troubleshooter.output.safe import escape_controls as esc
+
 
 if TYPE_CHECKING:  # pragma: no cover
     from troubleshooter.tui.app import TroubleshooterApp
@@ -52,13 +54,14 @@ class ChecksScreen(Screen[None]):
         self.results = results
         t = self.query_one("#checks", DataTable)
         for r in results:
-            t.add_row(Text(ICON[r.verdict], style=STYLE[r.verdict]), r.title, r.reason, key=r.id)
+            t.add_row(Text(ICON[r.verdict], style=STYLE[r.verdict]), Text(esc(r.title, one_line=True)),
+                      Text(esc(r.reason, one_line=True)), key=r.id)
         counts = {k: sum(r.verdict == k for r in results) for k in ICON}
         self.query_one("#checks-status", Static).update(
-            f"preflight in {wall_s:.1f}s (profile {profile_id}): [red]{counts['fail']} fail[/] · "
+            f"preflight in {wall_s:.1f}s (profile {escape(profile_id)}): [red]{counts['fail']} fail[/] · "
             f"[yellow]{counts['warn']} warn[/] · [green]{counts['pass']} pass[/] · "
             f"[magenta]{counts['unknown']} unknown[/]  (enter: details)"
-            + (f"\n[bold red]{escape(problem)}[/]" if problem else ""))
+            + (f"\n[bold red]{escape(esc(problem))}[/]" if problem else ""))
         t.focus()
 
     def on_data_table_row_highlighted(self, event) -> None:  # DataTable.RowHighlighted (DataTable imported late)
@@ -71,6 +74,6 @@ class ChecksScreen(Screen[None]):
         if r is None:
             return
         facts = "  ".join(f"{k}={v}" for k, v in r.as_dict()["facts"].items() if v is not None)
-        self.query_one("#check-detail", Static).update(Text(f"{r.area}: {r.title}\n{r.reason}\n{facts}", style="dim"))
+        self.query_one("#check-detail", Static).update(Text(esc(f"{r.area}: {r.title}\n{r.reason}\n{facts}"), style="dim"))
 
 

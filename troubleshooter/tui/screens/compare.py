@@ -12,6 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
+from troubleshooter.output.safe import escape_controls as esc
+
 from troubleshooter.tui.screens.evidence import captured as _captured
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,7 +43,7 @@ class CompareScreen(Screen[None]):
         try:
             run = compare_host(app.spec.make(), app.spec.params())
         except CompareError as exc:
-            self.app.call_from_thread(self.show, Text(str(exc)), -1)
+            self.app.call_from_thread(self.show, Text(esc(str(exc))), -1)
             return
         cmp = run.comparison
         width = self.size.width - 2

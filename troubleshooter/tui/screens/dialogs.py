@@ -16,6 +16,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from troubleshooter.output.safe import escape_controls as esc, markup
 from troubleshooter.diagnosis import engine as eng
 from troubleshooter.tui.render import _markdown
 
@@ -95,18 +96,18 @@ class ExportScreen(ModalScreen[None]):
             yield Static("Export: the ticket preview (secrets redacted). m Markdown · j JSON · b bundle · esc close",
                          classes="dialog-title")
             with VerticalScroll(id="preview"):
-                yield _markdown(export.to_markdown(self.guide.doc()))
+                yield _markdown(esc(export.to_markdown(self.guide.doc())))
             yield Static("", id="written")
 
     def action_write(self, fmt: str) -> None:
         try:
             path = self.guide.export(fmt, self.directory)
         except (OSError, ValueError) as exc:
-            self.query_one("#written", Static).update(f"[red]could not write {fmt}: {exc}[/]")
+            self.query_one("#written", Static).update(f"[red]could not write {fmt}: {markup(exc)}[/]")
             return
         self.written.append(str(path))
-        self.query_one("#written", Static).update("\n".join(f"[green]wrote[/] {p}" for p in self.written))
-        self.app.notify(f"wrote {path}", title="export")
+        self.query_one("#written", Static).update("\n".join(f"[green]wrote[/] {markup(p)}" for p in self.written))
+        self.app.notify(f"wrote {markup(path)}", title="export")
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)

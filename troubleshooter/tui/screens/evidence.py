@@ -12,6 +12,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
+
+from troubleshooter.output.safe import escape_controls as esc
 from textual.widgets.option_list import Option
 
 from troubleshooter.diagnosis import engine as eng
@@ -63,7 +65,7 @@ class EvidenceScreen(Screen[None]):
     def on_mount(self) -> None:
         ol = self.query_one("#evidence-list", OptionList)
         for key, status, ev in self._items():
-            ol.add_option(Option(Text.assemble((key, "bold"), "\n  ", (status[:60], "dim")), id=key))
+            ol.add_option(Option(Text.assemble((esc(key, one_line=True), "bold"), "\n  ", (esc(status[:60], one_line=True), "dim")), id=key))
         if not ol.option_count:
             ol.add_option(Option("no raw evidence (pasted outputs or canned facts)", id="", disabled=True))
         else:
@@ -74,10 +76,10 @@ class EvidenceScreen(Screen[None]):
     def show(self, event: OptionList.OptionHighlighted) -> None:
         for key, status, ev in self._items():
             if key == event.option.id:
-                head = Text.assemble((f"$ {' '.join(ev.argv)[:400]}\n", "bold"), (f"{status}\n\n", "dim"))
+                head = Text.assemble((f"$ {esc(' '.join(ev.argv)[:400], one_line=True)}\n", "bold"), (f"{esc(status)}\n\n", "dim"))
                 body = ev.text[-20000:] if len(ev.text) > 20000 else ev.text
                 err = ev.stderr_text.strip()
-                tail = Text(f"\n--- stderr ---\n{err[-4000:]}", style="magenta") if err else Text("")
-                self.query_one("#evidence-text", Static).update(head + Text(body) + tail)
+                tail = Text(f"\n--- stderr ---\n{esc(err[-4000:])}", style="magenta") if err else Text("")
+                self.query_one("#evidence-text", Static).update(head + Text(esc(body)) + tail)
 
 

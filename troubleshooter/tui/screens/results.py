@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
+from troubleshooter.output.safe import escape_controls as esc, markup
 from textual.widgets.option_list import Option
 
 from troubleshooter.diagnosis import engine as eng
@@ -67,7 +68,7 @@ class ResultsScreen(Screen[None]):
                 yield Static(f"[b]{len(conc)} root cause{'s' if len(conc) != 1 else ''}[/b]" if conc
                              else "[b]No root cause found[/b] on this path" if self.guide.done
                              else "[b]No root cause found yet[/b] (the walk is not finished)", classes="panel-title")
-                yield OptionList(*[Option(Text(c.title, style="bold red"), id=c.cause) for c in conc], id="causes")
+                yield OptionList(*[Option(Text(esc(c.title, one_line=True), style="bold red"), id=c.cause) for c in conc], id="causes")
                 yield Static("[b]Commands[/b] (enter/c copies, never runs)", classes="panel-title")
                 yield OptionList(id="commands")
             with VerticalScroll(id="results-detail"):
@@ -102,9 +103,9 @@ class ResultsScreen(Screen[None]):
         cmds.clear_options()
         for i, fx in enumerate(c.fixes, 1):
             ctx = f" ({fx['context']})" if fx.get("context") not in (None, "any") else ""
-            cmds.add_option(Option(Text.assemble((f"fix {i}{ctx}: ", "bold"), fx["command"].splitlines()[0][:200]), id=f"fix:{i - 1}"))
+            cmds.add_option(Option(Text.assemble((f"fix {i}{ctx}: ", "bold"), esc(fx["command"].splitlines()[0][:200])), id=f"fix:{i - 1}"))
         if c.verify.get("command"):
-            cmds.add_option(Option(Text.assemble(("verify: ", "bold"), c.verify["command"][:200]), id="verify"))
+            cmds.add_option(Option(Text.assemble(("verify: ", "bold"), esc(c.verify["command"][:200], one_line=True)), id="verify"))
 
     def _command(self) -> str | None:
         cmds = self.query_one("#commands", OptionList)
@@ -144,7 +145,7 @@ class ResultsScreen(Screen[None]):
         verdict = {True: "[green]fixed[/]", False: "[red]still failing[/]", None: "[magenta]could not tell[/]"}[r.passed]
         note = " (replayed the same capture: run on the live node after the fix)" if r.replay else ""
         changes = "  ".join(f"{k}: {r.before.get(k)} → {r.after.get(k)}" for k in r.after)
-        self.query_one("#verify-result", Static).update(f"verify {r.cause}: {verdict}{note}\n[dim]{changes}[/]")
+        self.query_one("#verify-result", Static).update(f"verify {markup(r.cause)}: {verdict}{note}\n[dim]{markup(changes)}[/]")
 
     def action_export(self) -> None:
         self.app.push_screen(ExportScreen(self.guide, self.app.settings.exports_path()))  # type: ignore[attr-defined]
@@ -164,7 +165,7 @@ class ResultsScreen(Screen[None]):
             v = number(raw)
             if v is not None:
                 self.guide.record_measurement(label[:40], v)
-                self.query_one("#verify-result", Static).update(Text(self.guide.waterfall()))
+                self.query_one("#verify-result", Static).update(Text(esc(self.guide.waterfall())))
 
         def with_reference(base: float):
             def got(raw: str | None) -> None:

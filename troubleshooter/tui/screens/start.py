@@ -12,6 +12,8 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
+
+from troubleshooter.output.safe import escape_controls as esc
 from textual.widgets.option_list import Option
 
 from troubleshooter.tui.screens.checks import ChecksScreen
@@ -84,7 +86,7 @@ class StartScreen(Screen[None]):
         ol.focus()
 
     def on_context_ready(self, message: ContextReady) -> None:
-        self.query_one("#context", Static).update(Text("\n".join(message.lines), style="dim"))
+        self.query_one("#context", Static).update(Text(esc("\n".join(message.lines)), style="dim"))
 
     @on(OptionList.OptionSelected, "#symptoms")
     def chosen(self, event: OptionList.OptionSelected) -> None:

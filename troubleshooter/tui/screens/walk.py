@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
+from troubleshooter.output.safe import escape_controls as esc
 from textual.widgets.option_list import Option
 
 from troubleshooter.diagnosis import engine as eng
@@ -106,7 +107,7 @@ class WalkScreen(Screen[None]):
         self.query_one("#hyps", Static).update(hypotheses_table(walk.hypotheses))
         titles = [s.title for s in walk.steps if s.kind in ("ask", "call", "conclude")][-4:]
         crumbs = " › ".join([self.guide.symptom.title if self.guide.symptom else ""] + titles)
-        self.query_one("#crumbs", Static).update(Text(crumbs, style="dim", overflow="ellipsis", no_wrap=True))
+        self.query_one("#crumbs", Static).update(Text(esc(crumbs, one_line=True), style="dim", overflow="ellipsis", no_wrap=True))
         self.show_question()
 
     def show_question(self) -> None:
@@ -140,7 +141,7 @@ class WalkScreen(Screen[None]):
             line = f"⏳ running {names}  ({time.monotonic() - self.run_started:.1f}s)  c: cancel"
             live = [(sid, text) for sid, text in self.last_output.items() if sid in self.running]
             if live:
-                line += f"   {live[-1][0]}> {live[-1][1]}"
+                line += f"   {live[-1][0]}> {esc(live[-1][1], one_line=True)}"  # a probe's live output
             st.update(Text(line, style="yellow", overflow="ellipsis", no_wrap=True))
         elif walk is not None and walk.done:
             n = len(walk.conclusions)

@@ -1,12 +1,14 @@
 """The NVML wrapper, the nvml source and the nvml-json parser.
 
-No GPU here: the real path must end as ``no-gpu`` with a reason. The other states, and a working NVML, are
+The real path must end in an explained state: ``no-gpu`` with a reason where there is no driver, the GPUs
+where NVML works (a GPU node). The other states, and a working NVML, are
 exercised by replacing pynvml functions with fakes that return what NVML returns (or raise pynvml's own
 exception classes). The fake GPU carries the values of the corpus file
 ``nvidia-smi/rtx5080-laptop-driver580-full-q-event-reason-counters.txt``, so nvml-json and nvidia-smi-q
 must give the same facts.
 """
 
+import ctypes
 import json
 import types
 
@@ -46,19 +48,52 @@ def run_nvml():
 
 # --- the real path on this machine -------------------------------------------------------------------
 
+def _nvml_library_loads() -> bool:
+    """Whether this machine has the driver's NVML library (a GPU node does; a CI container does not)."""
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return False
+    return True
+
+
+_EXPLAINED = tuple(nvml.REASONS.values()) + ("NVML error: ",)
+
+
 def test_real_nvml_without_gpu_is_no_gpu_with_reason():
     ev = run_nvml()
-    assert ev.status is Status.NO_GPU
-    assert ev.reason.startswith("NVML shared library not found: no NVIDIA driver in this context")
     assert ev.source_id == "nvml"
-    assert ev.stdout == b""
     assert "Traceback" not in ev.reason
+    if not _nvml_library_loads():
+        # no driver in this context: no-gpu, and the reason says so
+        assert ev.status is Status.NO_GPU
+        assert ev.reason.startswith("NVML shared library not found: no NVIDIA driver in this context")
+        assert ev.stdout == b""
+        return
+    # a GPU node: either NVML works and its JSON gives the GPUs, or it is one of the explained states
+    if ev.status is Status.OK:
+        facts = parsers.run("nvml-json", ev.stdout.decode())
+        assert facts["gpu.count"] >= 1
+        assert len(facts["gpu.names"]) >= 1
+    else:
+        assert ev.status in (Status.NO_GPU, Status.PERMISSION_DENIED, Status.ERROR)
+        assert ev.reason.startswith(_EXPLAINED), ev.reason
+        assert ev.stdout == b""
 
 
 def test_real_init_raises_explained_state():
-    with pytest.raises(nvml.NvmlUnavailable) as info:
+    if not _nvml_library_loads():
+        with pytest.raises(nvml.NvmlUnavailable) as info:
+            nvml.init()
+        assert info.value.state == "library-not-found"
+        return
+    try:
         nvml.init()
-    assert info.value.state == "library-not-found"
+    except nvml.NvmlUnavailable as exc:  # a driver that is not loaded, no permission ...: explained
+        assert exc.state in ("driver-not-loaded", "no-permission", "version-mismatch", "error")
+        assert exc.reason.startswith(_EXPLAINED), exc.reason
+    else:
+        nvml.init()  # once initialised, a second call is a no-op
 
 
 # --- the other unusable states -----------------------------------------------------------------------

@@ -118,9 +118,12 @@ def test_random_text_only_parse_error(text):
         pass
 
 
-@pytest.mark.skipif(shutil.which("perf") is None, reason="perf is not installed")
 def test_perf_sample_source_runs_for_real():
+    from tests.integration.conftest import unavailable
     from troubleshooter.probe import measure
+
+    if shutil.which("perf") is None:
+        unavailable("perf is not installed (Debian: linux-perf; .ci/run installs it)")
     from troubleshooter import sources
     from troubleshooter.probe.targets import LocalTarget
 

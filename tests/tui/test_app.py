@@ -18,6 +18,17 @@ from troubleshooter.tui.screens.walk import WalkScreen
 from .conftest import make_app, settle, start
 
 
+def _nvml_library_loads() -> bool:
+    """Whether this machine has the driver's NVML library (a GPU node does; a CI container does not)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return False
+    return True
+
+
 def transcript_text(app) -> str:
     """What the walk screen shows, as plain text (the same renderer, printed by Rich)."""
     from rich.console import Console
@@ -85,7 +96,8 @@ async def test_back_and_take_the_other_branch():
 
 @pytest.mark.asyncio
 async def test_failing_probes_are_shown_as_what_they_are(monkeypatch, tmp_path):
-    # a live local target: nvidia-smi is not installed here, turbostat needs a capability
+    # a live local target: nvidia-smi is not installed here (a fake that exits 127), turbostat needs a
+    # capability, NVML says why it cannot run (or works, on a GPU node)
     fake = tmp_path / "bin"
     fake.mkdir()
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
@@ -99,7 +111,17 @@ async def test_failing_probes_are_shown_as_what_they_are(monkeypatch, tmp_path):
             await settle(app, pilot)
         text = transcript_text(app)
         assert "nvidia-smi-q: not-installed" in text
-        assert "nvml: no-gpu" in text
+        seen = [step.evidence["nvml"] for step in app.guide.walk.steps if "nvml" in step.evidence]
+        assert seen, "the walk ran the nvml source"
+        if not _nvml_library_loads():
+            assert "nvml: no-gpu" in text
+        # a GPU node: NVML works (not a failure, so not listed) or fails in one of its explained states
+        for line in seen:
+            if line.startswith("ok"):
+                assert f"nvml: {line}" not in text
+            else:
+                assert line.startswith(("no-gpu: NVML", "permission-denied: NVML", "error: NVML")), line
+                assert f"nvml: {line[:40]}" in text
 
 
 @pytest.mark.asyncio

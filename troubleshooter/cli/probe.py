@@ -79,19 +79,17 @@ STREAM_THRESHOLD = 16 * 1024 * 1024  # `parse` streams files above this size whe
 
 
 def _read_input(path: str) -> tuple[str, str]:
-    if path == "-":
-        data = sys.stdin.buffer.read()
-        name = "<stdin>"
-    else:
-        p = Path(path)
-        try:
-            if p.stat().st_size > 512 * 1024 * 1024:
-                raise CliError(f"{path}: larger than 512 MB; cut the relevant part out first")
-            data = p.read_bytes()
-        except OSError as exc:
-            raise CliError(f"{path}: {exc.strerror or exc}") from exc
-        name = path
-    return data.decode("utf-8", errors="replace"), name
+    """The text of FILE (or stdin), read with bounds: at most 512 MiB, no line over 8 MiB (refused while
+    reading, so ``/dev/zero`` or a 1 GB single line never fills memory)."""
+    from troubleshooter import parsers
+
+    name = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            return parsers.read_text(sys.stdin.buffer), name
+        return parsers.read_file(path), name
+    except parsers.ParseError as exc:
+        raise CliError(f"{name}: {exc}") from exc
 
 
 def cmd_parse(args: argparse.Namespace) -> int:

@@ -90,17 +90,35 @@ class Fact:
         return format_value(self.value, self.unit)
 
 
+#: human display of one value stops here (a 20 MB environment value took minutes to lay out in a table);
+#: JSON output keeps the whole value
+MAX_DISPLAY_CHARS = 2000
+
+
+def clip(text: str, limit: int = MAX_DISPLAY_CHARS) -> str:
+    """``text`` cut to ``limit`` characters for a human, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (+{len(text) - limit} characters)"
+
+
 def format_value(value: Any, unit: str = "") -> str:
+    """A value as a human reads it: units, yes/no, lists and mappings shortened, at most
+    :data:`MAX_DISPLAY_CHARS` characters of it."""
+    return clip(_format_value(value, unit))
+
+
+def _format_value(value: Any, unit: str = "") -> str:
     if isinstance(value, bool):
         text = "yes" if value else "no"
     elif isinstance(value, float):
         text = f"{value:.4g}" if abs(value) < 1e6 else f"{value:.0f}"
     elif isinstance(value, (list, tuple, set, frozenset)):
-        items = [str(v) for v in value]
-        text = ", ".join(items[:8]) + (f", … (+{len(items) - 8})" if len(items) > 8 else "")
+        items = [clip(str(v)) for v in list(value)[:8]]
+        text = ", ".join(items) + (f", … (+{len(value) - 8})" if len(value) > 8 else "")
         text = text or "(none)"
     elif isinstance(value, dict):
-        text = ", ".join(f"{k}={v}" for k, v in list(value.items())[:6])
+        text = ", ".join(f"{k}={clip(str(v))}" for k, v in list(value.items())[:6])
         text += f", … (+{len(value) - 6})" if len(value) > 6 else ""
         text = text or "(none)"
     else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from troubleshooter.parsers.base import PARSERS, STREAMS, ParseError, Parser
 
@@ -89,25 +89,77 @@ def streams(kind: str) -> bool:
     return kind in STREAMS
 
 
-MAX_LINE = 1 << 20  # characters of one line a streamed parse reads; the rest of a longer line is skipped
+#: the longest line a parser is given (a 1 GB single line took 3 GB to parse): longer is a ParseError
+MAX_LINE_CHARS = 8 * 1024 * 1024
+#: the most a file (or stdin) is read whole before it is parsed; bigger is a ParseError
+MAX_READ_BYTES = 512 * 1024 * 1024
 
 
-def iter_lines(path: str | os.PathLike[str], max_line: int = MAX_LINE) -> Iterator[str]:
+def _line_too_long(lineno: int) -> ParseError:
+    return ParseError(f"line {lineno} is longer than {MAX_LINE_CHARS >> 20} MiB; this is not a tool's output "
+                      "(cut the relevant part out first)")
+
+
+def read_text(f: BinaryIO, *, max_bytes: int | None = None,
+              max_line: int | None = None) -> str:
+    """Read a binary stream whole, decoded with replacement, refusing more than ``max_bytes`` or a line longer
+    than ``max_line`` bytes *while reading* (so neither a 1 GB line nor ``/dev/zero`` is ever held)."""
+    max_bytes = MAX_READ_BYTES if max_bytes is None else max_bytes
+    max_line = MAX_LINE_CHARS if max_line is None else max_line
+    chunks: list[bytes] = []
+    total = 0
+    run = 0  # bytes since the last line break
+    lineno = 1
+    while True:
+        chunk = f.read(1 << 20)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > max_bytes:
+            raise ParseError(f"larger than {max_bytes >> 20} MiB; cut the relevant part out first")
+        last = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
+        if last < 0:
+            run += len(chunk)
+        else:
+            first = min(i for i in (chunk.find(b"\n"), chunk.find(b"\r")) if i >= 0)
+            if run + first > max_line:
+                raise _line_too_long(lineno)
+            longest = max((len(x) for x in chunk[first + 1:last].replace(b"\r", b"\n").split(b"\n")), default=0)
+            if longest > max_line:
+                raise _line_too_long(lineno)
+            lineno += chunk.count(b"\n")
+            run = len(chunk) - last - 1
+        if run > max_line:
+            raise _line_too_long(lineno)
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def read_file(path: str | os.PathLike[str]) -> str:
+    """The text of a file, bounded as :func:`read_text` bounds it; only :class:`ParseError` escapes (its
+    message does not name the file: the caller does)."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_READ_BYTES:  # a regular file says its size: refuse before reading any of it
+                raise ParseError(f"larger than {MAX_READ_BYTES >> 20} MiB; cut the relevant part out first")
+            return read_text(f)
+    except OSError as exc:
+        raise ParseError(f"{exc.strerror or exc}") from exc
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[str]:
     """The lines of a file as the str path sees them: decoded with replacement, CR/CRLF as newlines, no NULs.
-
-    A line longer than ``max_line`` characters yields its first ``max_line`` only (the rest is read in pieces
-    of that size and dropped), so memory is bounded by ``max_line`` whatever the file holds: no tool prints a
-    meaningful line of a megabyte, and a file of one 1 GB line must not take gigabytes to refuse."""
+    A line longer than :data:`MAX_LINE_CHARS` is a :class:`ParseError` (never read whole)."""
     with open(path, encoding="utf-8", errors="replace", newline=None) as f:
-        readline = f.readline
+        lineno = 0
         while True:
-            line = readline(max_line)
+            line = f.readline(MAX_LINE_CHARS + 1)
             if not line:
                 return
-            if len(line) == max_line and not line.endswith("\n"):
-                rest = readline(max_line)
-                while rest and not rest.endswith("\n"):
-                    rest = readline(max_line)
+            lineno += 1
+            if len(line) > MAX_LINE_CHARS and not (len(line) == MAX_LINE_CHARS + 1 and line.endswith("\n")):
+                raise _line_too_long(lineno)
             if "\x00" in line:
                 line = line.replace("\x00", "")
             yield line[:-1] if line.endswith("\n") else line
@@ -120,8 +172,7 @@ def run_file(kind: str, path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         if kind in STREAMS:
             return STREAMS[kind](iter_lines(path))
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8", errors="replace")
+        text = read_file(path)
     except ParseError:
         raise
     except OSError as exc:

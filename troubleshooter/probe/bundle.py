@@ -17,8 +17,10 @@ import json
 import os
 import re
 import socket
+import stat
 import tarfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -112,12 +114,64 @@ def _check_name(bundle: Path, name: str) -> str:
     return name
 
 
+MAX_HEADER_BYTES = 1024 * 1024  # a PAX or GNU long-name header larger than this is refused before it is read
+MAX_MEMBERS = 100_000  # more members than this is not a bundle
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """A tar header that refuses, before ``tarfile`` reads it, an extended header (PAX, GNU long name/link,
+    sparse map) larger than :data:`MAX_HEADER_BYTES`: ``tarfile`` loads such a header whole into memory, so a
+    4 MB archive of 1 GiB PAX headers took 6 GB of RAM."""
+
+    def _proc_member(self, tarfile_):  # the one place every header type passes through, its size known
+        if self.type in (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME,
+                         tarfile.GNUTYPE_LONGLINK) and self.size > MAX_HEADER_BYTES:
+            raise _HeaderTooLarge(f"refused: an extended tar header of {self.size} bytes (over "
+                                  f"{MAX_HEADER_BYTES >> 10} KiB) at offset {self.offset}")
+        if self.type == tarfile.GNUTYPE_SPARSE:
+            raise _HeaderTooLarge(f"refused: a sparse member at offset {self.offset} (a bundle has none)")
+        return super()._proc_member(tarfile_)
+
+    def _refuse_sparse(self, *args, **kwargs):  # PAX-declared sparse maps are read without a bound
+        raise _HeaderTooLarge(f"refused: a sparse member at offset {self.offset} (a bundle has none)")
+
+    _proc_gnusparse_00 = _proc_gnusparse_01 = _proc_gnusparse_10 = _refuse_sparse
+
+
+class _HeaderTooLarge(Exception):
+    pass
+
+
+def _open_regular(path: Path) -> int:
+    """A read-only descriptor on ``path`` if it is a regular file (never blocks on a FIFO, never follows a
+    link), else :class:`BundleError`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise BundleError(f"{path}: cannot open: {exc.strerror or exc} (a bundle is a regular file or a directory)") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BundleError(f"{path}: refused: not a regular file (a bundle is a .tar.gz or a directory)")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _read_tar(path: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     total = 0
+    fd = _open_regular(path)
+    if os.fstat(fd).st_size > MAX_BUNDLE_BYTES:
+        os.close(fd)
+        raise BundleError(f"{path}: bundle larger than {MAX_BUNDLE_BYTES >> 20} MiB, refused")
     try:
-        with tarfile.open(path, "r:*") as tar:
-            for member in tar:
+        with open(fd, "rb") as raw, tarfile.open(fileobj=raw, mode="r:*", tarinfo=_BoundedTarInfo) as tar:
+            for count, member in enumerate(tar, 1):
+                if count > MAX_MEMBERS:
+                    raise BundleError(f"{path}: more than {MAX_MEMBERS} members, refused")
                 if member.isdir():
                     _check_name(path, member.name.rstrip("/"))
                     continue
@@ -128,10 +182,12 @@ def _read_tar(path: Path) -> dict[str, bytes]:
                 if total > MAX_BUNDLE_BYTES:
                     raise BundleError(f"{path}: bundle larger than {MAX_BUNDLE_BYTES >> 20} MiB, refused")
                 f = tar.extractfile(member)
-                data = f.read() if f else b""
+                data = f.read(member.size) if f else b""
                 # a bundle packed with its top directory: "node17.bundle/manifest.json"
                 files[name] = data
-    except (tarfile.TarError, EOFError, OSError) as exc:
+    except _HeaderTooLarge as exc:
+        raise BundleError(f"{path}: {exc}") from None
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         raise BundleError(f"{path}: not a readable bundle archive: {exc}") from exc
     return _strip_top(files)
 
@@ -147,22 +203,37 @@ def _strip_top(files: dict[str, bytes]) -> dict[str, bytes]:
 
 
 def _read_dir(path: Path) -> dict[str, bytes]:
+    """Every regular file under ``path``, read with the total bounded; anything else (a link, a FIFO, a
+    device, a socket) refuses the bundle before it is opened, so nothing blocks or reads without end."""
     files: dict[str, bytes] = {}
     total = 0
     root = path.resolve()
     for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+        for dn in dirnames:
+            if (Path(dirpath) / dn).is_symlink():
+                rel = (Path(dirpath) / dn).relative_to(path).as_posix()
+                raise BundleError(f"{path}: refused {rel!r}: links are not allowed in a bundle")
         for fn in filenames:
             full = Path(dirpath) / fn
             rel = full.relative_to(path).as_posix()
-            if full.is_symlink():
+            st = full.lstat()
+            if stat.S_ISLNK(st.st_mode):
                 raise BundleError(f"{path}: refused {rel!r}: links are not allowed in a bundle")
+            if not stat.S_ISREG(st.st_mode):
+                raise BundleError(f"{path}: refused {rel!r}: not a regular file (a FIFO, device or socket)")
             if not full.resolve().is_relative_to(root):
                 raise BundleError(f"{path}: refused {rel!r}: outside the bundle")
             _check_name(path, rel)
-            total += full.stat().st_size
+            total += st.st_size
             if total > MAX_BUNDLE_BYTES:
                 raise BundleError(f"{path}: bundle larger than {MAX_BUNDLE_BYTES >> 20} MiB, refused")
-            files[rel] = full.read_bytes()
+            fd = _open_regular(full)  # checked again on the open descriptor: it may have been swapped
+            with open(fd, "rb") as f:
+                data = f.read(MAX_BUNDLE_BYTES - total + st.st_size + 1)
+            total += len(data) - st.st_size
+            if total > MAX_BUNDLE_BYTES:
+                raise BundleError(f"{path}: bundle larger than {MAX_BUNDLE_BYTES >> 20} MiB, refused")
+            files[rel] = data
     return files
 
 

@@ -214,8 +214,11 @@ def _judge(check: checks.Check, facts: dict[str, Any], thresholds: dict[str, Any
 
 
 def _run(facts: dict[str, Any], thresholds: dict[str, Any]) -> dict[str, checks.CheckResult]:
+    from troubleshooter.model import combine
+
     fs = FactSet()
     fs.update_from(facts, source="test")
+    combine.apply(fs)  # as `check` does (probe.collect): facts implied by others, e.g. remote NUMA memory
     return {r.id: r for r in checks.run_checks(fs, thresholds, {}, measure=True)}
 
 

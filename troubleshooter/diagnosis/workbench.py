@@ -28,7 +28,8 @@ class LiveFacts(FactSource):
         self.evidence: dict[str, dict[str, Evidence]] = {side: {} for side in self.targets}
         self.factsets: dict[str, FactSet] = {side: FactSet(side) for side in self.targets}
         # each output is parsed once; a step merges only the new ones (see collect.IncrementalFacts)
-        self._incremental = {side: collect.IncrementalFacts(side, t.label) for side, t in self.targets.items()}
+        shared: dict = {}
+        self._incremental = {side: collect.IncrementalFacts(side, t.label, shared) for side, t in self.targets.items()}
         self.cancel = threading.Event()
         self._lock = threading.Lock()
 

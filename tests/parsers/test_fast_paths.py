@@ -168,10 +168,19 @@ def test_the_nccl_corpus_is_there() -> None:
     assert len(NTESTS) >= 10 and len(NDEBUG) >= 9
 
 
+# Facts a parser gained after its reference copy was taken (checked by their own tests, not against the copy).
+NEW_FACTS = {"nccl.warn_sites", "nccl.gdr_disabled_hcas", "nccl.gdr_enabled", "nccl.socket_interfaces"}
+
+
+def _old(outcome):
+    kind, out = outcome
+    return (kind, {k: v for k, v in out.items() if k not in NEW_FACTS}) if kind == "ok" else outcome
+
+
 def _both(fast, ref, text: str) -> None:
-    assert _outcome(fast.parse, text) == _outcome(ref.parse, text)
+    assert _old(_outcome(fast.parse, text)) == _outcome(ref.parse, text)
     lines = text.split("\n")
-    assert _outcome(fast.parse_stream, lines) == _outcome(ref.parse_stream, lines)
+    assert _old(_outcome(fast.parse_stream, lines)) == _outcome(ref.parse_stream, lines)
 
 
 @pytest.mark.parametrize("name,text", NTESTS, ids=[n for n, _ in NTESTS])

@@ -226,3 +226,14 @@ def test_random_text_only_parse_error(parts, sep):
         parsers.get("nccl-debug").func(sep.join(parts) if sep else "\n".join(parts))
     except ParseError:
         pass
+
+
+def test_gdr_per_hca_warn_sites_and_socket_interfaces_on_real_logs():
+    f = parsers.run("nccl-debug", load("nccl-debug/gdr-enabled-and-disabled-per-hca-and-socket-variant.txt"))
+    # HCA 5 lost GPUDirect RDMA while HCA 0 has it; the socket run's 'Disabled for eth0' is not an HCA losing GDR
+    assert f["nccl.gdr_disabled_hcas"] == ["mlx5_5"] and f["nccl.gdr_enabled"] is True
+    assert f["nccl.socket_interfaces"] == ["eth0"]
+    f = parsers.run("nccl-debug", load("nccl-debug/nccl2.18.3-topo-file-xml-parse-warn-internal-error.txt"))
+    assert f["nccl.warn_sites"] == ["graph/xml.cc"] and f["nccl.socket_interfaces"] == ["eno8303"]
+    f = parsers.run("nccl-debug", load("nccl-debug/azure-2node-ib-not-colocated-completion-error-12.txt"))
+    assert f["nccl.warn_sites"] == ["transport/net_ib.cc"] and "nccl.gdr_disabled_hcas" not in f

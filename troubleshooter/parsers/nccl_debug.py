@@ -68,6 +68,10 @@ FACTS = [
     ("nccl.trees", "number", "count", "distinct tree indices in 'Trees [i] ...' lines"),
     ("nccl.env_set", "dict", "", "NCCL_* variables NCCL reports as set ('NAME set by environment to VALUE'); last value wins"),
     ("nccl.warnings", "list", "", f"NCCL WARN messages, deduplicated, at most {MAX_WARNINGS}"),
+    ("nccl.warn_sites", "list", "", "source files of NCCL's WARN lines ('transport/nvls.cc'), in order seen: which part of NCCL failed"),
+    ("nccl.gdr_disabled_hcas", "list", "", "HCAs for which NCCL logged 'GPU Direct RDMA Disabled' (traffic staged through host memory)"),
+    ("nccl.gdr_enabled", "bool", "", "NCCL logged 'GPU Direct RDMA Enabled' for some HCA"),
+    ("nccl.socket_interfaces", "list", "", "network interfaces NCCL uses for its sockets and bootstrap ('NET/Socket : Using [0]eth0:...', 'Bootstrap : Using ...')"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
     ("nccl.ranks", "number", "count", "communicator size (largest nranks seen)"),
     ("nccl.hosts", "list", "", "sorted distinct host names of the log prefixes"),
@@ -113,6 +117,11 @@ _ERROR = re.compile(
 _TESTS_TABLE = re.compile(
     r"^\s*#?\s*(?:Avg bus bandwidth|size\s+count\s+type|nThread\s+\d+\s+nGpus|Out of bounds values)", re.MULTILINE
 )
+# "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)", "... for HCA mlx5_0 (no peermem)",
+# "NET/IB : GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f0'"
+_GDR = re.compile(r"GPU Direct RDMA (?:\(\w+\) )?(Disabled|Enabled|disabled|enabled) for HCA (?:\d+ )?'?([\w.\-]+)'?")
+_IFACE = re.compile(r"\[\d+\]([\w.\-]+):")
+_BOOT_IFACE = re.compile(r"Using ([\w.\-]+):")
 _ANY_NCCL = re.compile(r"NCCL (?:INFO|WARN)\b")
 _TRAILING_DOT = re.compile(r"-?\d+\.")
 _TREE_IDX = re.compile(r"\[(\d+)\]")
@@ -181,6 +190,10 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
     hca_transports: dict[str, str] = {}
     saw_ib_using = saw_socket_using = saw_ofi = False
     ib_no_device = False
+    warn_sites: list[str] = []
+    gdr_disabled: list[str] = []
+    gdr_enabled = False
+    socket_ifs: list[str] = []
     plugin = None
     p2p_plugin = None
     plugin_failed = False
@@ -255,6 +268,11 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         low = msg.lower()
         err = ("error" in low or "exited" in low) and _ERROR.search(msg)
         if m.group("lvl") == "WARN":
+            loc = m.group("loc")
+            if loc:
+                site = loc.rsplit(":", 1)[0]
+                if site not in warn_sites and len(warn_sites) < MAX_WARNINGS:
+                    warn_sites.append(site)
             for nxt in (ahead1, ahead2):
                 if nxt is _END or not _is_continuation(nxt):
                     break
@@ -294,6 +312,21 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
                 saw_ofi = True
             if msg.startswith("NET/IB : No device found") or msg.startswith("NET/IB: No device found"):
                 ib_no_device = True
+            if "GPU Direct RDMA" in msg and not msg.startswith("NET/Socket"):  # sockets have no GDR to lose
+                g = _GDR.search(msg)
+                if g and g.group(1).lower() == "disabled":
+                    if g.group(2) not in gdr_disabled and len(gdr_disabled) < 64:
+                        gdr_disabled.append(g.group(2))
+                elif g:
+                    gdr_enabled = True
+            if msg.startswith("NET/Socket") and "Using" in msg:
+                for iface in _IFACE.findall(msg):
+                    if iface not in socket_ifs and len(socket_ifs) < 64:
+                        socket_ifs.append(iface)
+        if c == "B" and msg.startswith("Bootstrap") and "Using" in msg:
+            for iface in _IFACE.findall(msg) or _BOOT_IFACE.findall(msg):
+                if iface not in socket_ifs and len(socket_ifs) < 64:
+                    socket_ifs.append(iface)
         if "Failed to open libibverbs" in msg:
             ib_no_device = True
 
@@ -427,6 +460,14 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         facts["nccl.trees"] = len(tree_ids)
     facts["nccl.env_set"] = env
     facts["nccl.warnings"] = warnings
+    if warn_sites:
+        facts["nccl.warn_sites"] = warn_sites
+    if gdr_disabled:
+        facts["nccl.gdr_disabled_hcas"] = gdr_disabled
+    if gdr_enabled:
+        facts["nccl.gdr_enabled"] = True
+    if socket_ifs:
+        facts["nccl.socket_interfaces"] = socket_ifs
     facts["nccl.errors"] = errors
     if max_nranks is not None:
         facts["nccl.ranks"] = max_nranks

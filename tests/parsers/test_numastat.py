@@ -38,7 +38,7 @@ def test_vm_system_counters_and_numastat_c():
     assert f["numa.proc.node_mb"] == {"0": 42, "1": 58}
     assert f["numa.proc.total_mb"] == 100
     assert f["numa.proc.main_node"] == 1
-    assert f["numa.proc.remote_pct"] == 42.0
+    assert f["numa.proc.off_main_pct"] == 42.0
     assert f["numa.proc.count"] == 1
 
 
@@ -56,7 +56,7 @@ def test_local_numastat_p_two_decimals():
     assert f["numa.proc.pid"] == 3526 and f["numa.proc.name"] == "bash"
     assert f["numa.proc.node_mb"] == {"0": 3.99}
     assert f["numa.proc.total_mb"] == 3.99
-    assert f["numa.proc.remote_pct"] == 0.0
+    assert f["numa.proc.off_main_pct"] == 0.0
 
 
 def test_case2_style_remote_share():
@@ -67,7 +67,7 @@ def test_case2_style_remote_share():
             "----------------  --------------- --------------- ---------------\n"
             "Total                    8200.00         1800.00        10000.00\n")
     f = parse(text)
-    assert f["numa.proc.remote_pct"] == 18.0 and f["numa.proc.main_node"] == 0
+    assert f["numa.proc.off_main_pct"] == 18.0 and f["numa.proc.main_node"] == 0
 
 
 def test_pattern_matching_several_processes():

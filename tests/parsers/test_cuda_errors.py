@@ -107,3 +107,16 @@ def test_empty_or_no_cuda_error(text):
 @pytest.mark.parametrize("path", files("cuda-errors"), ids=lambda p: p.name)
 def test_detected(path):
     assert parsers.detect(load(f"cuda-errors/{path.name}")) == "cuda-errors"
+
+
+def test_real_nccl_error_lines_rank_prefixed_with_last_cuda_failure():
+    f = parse(load("cuda-errors/torch-nccl-error-unhandled-cuda-error-cuda-failure-1-invalid-argument-rank-prefixed.txt"))
+    assert f["nccl.errors"] == [
+        "[rank7]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+        "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5",
+        "[rank7]: ncclUnhandledCudaError: Call to CUDA function failed.",
+    ]
+    assert f["cuda.errors"] == ["[rank7]: Cuda failure 1 'invalid argument'"]
+    assert f["cuda.error_codes"] == ["cudaErrorInvalidValue"]  # "invalid argument" counts next to "Cuda failure"
+    assert f["cuda.error_numbers"] == [1]
+    assert f["cuda.system_not_ready"] is False

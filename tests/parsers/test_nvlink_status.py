@@ -80,3 +80,22 @@ def test_a_pasted_transcript_command_names_the_kind():
     assert tool_of("nvidia-smi nvlink -s") == "nvlink-status"
     assert tool_of("nvidia-smi nvlink --status -i 0") == "nvlink-status"
     assert tool_of("nvidia-smi topo -m") == "nvidia-smi-topo"  # unchanged
+
+
+def test_e_counters_replay_and_crc_pinned_at_65535_grouped_zero_links():
+    f = parse(load("nvlink-status/v100-sxm2-e-replay-crc-65535-grouped-zero-links-after-stress.txt"))
+    assert f["gpu.nvlink_error_counts"] == {"replay_errors": 2501, "crc_errors": 65535}
+    assert f["gpu.nvlink_error_links"] == ["0:3 replay_errors=2353", "2:0 replay_errors=148", "2:0 crc_errors=65535"]
+    assert [g["index"] for g in f["gpu.nvlink_gpus"]] == [0, 2]
+    assert f["gpu.nvlink_gpus"][1]["uuid"] == "GPU-d9eeee97-c180-66de-23e0-d995387934dc"
+    # -e shows no link state: nothing is said about active or inactive links
+    assert "gpu.nvlink_inactive" not in f and "gpu.nvlink_active" not in f
+
+
+def test_e_after_reset_no_errors_lines_are_read():
+    f = parse(load("nvlink-status/v100-sxm2-e-after-reset-no-errors-and-crc-8814.txt"))
+    assert f["gpu.nvlink_error_counts"] == {"crc_errors": 8814}
+    assert f["gpu.nvlink_error_links"] == ["2:0 crc_errors=8814"]
+    only_clean = "GPU 0: Tesla V100-SXM2-32GB-LS (UUID: GPU-5261e3df-82f6-67b4-9953-4e63527e0e9d)\n         Links 0-5: No errors\n"
+    f = parse(only_clean)
+    assert f["gpu.nvlink_error_counts"] == {} and f["gpu.nvlink_error_links"] == []

@@ -45,6 +45,7 @@ FACTS = [
 
 # cudaError_t name -> (number, the runtime's message), per the CUDA runtime API documentation.
 RUNTIME_ERRORS: dict[str, tuple[int, str]] = {
+    "cudaErrorInvalidValue": (1, "invalid argument"),
     "cudaErrorMemoryAllocation": (2, "out of memory"),
     "cudaErrorInitializationError": (3, "initialization error"),
     "cudaErrorStubLibrary": (34, "CUDA driver is a stub library"),
@@ -69,6 +70,7 @@ RUNTIME_ERRORS: dict[str, tuple[int, str]] = {
 _BY_NUMBER = {num: name for name, (num, _) in RUNTIME_ERRORS.items()}
 # Driver API names (CUresult) -> the runtime name of the same condition.
 DRIVER_NAMES = {
+    "CUDA_ERROR_INVALID_VALUE": "cudaErrorInvalidValue",
     "CUDA_ERROR_OUT_OF_MEMORY": "cudaErrorMemoryAllocation",
     "CUDA_ERROR_NOT_INITIALIZED": "cudaErrorInitializationError",
     "CUDA_ERROR_STUB_LIBRARY": "cudaErrorStubLibrary",
@@ -91,8 +93,8 @@ DRIVER_NAMES = {
 # Messages distinctive enough to name their error wherever they appear (the generic ones, "out of memory",
 # "initialization error", "unknown error", "operation not supported", count only next to a CUDA marker).
 _DISTINCT = [name for name, (_, msg) in RUNTIME_ERRORS.items()
-             if name not in ("cudaErrorMemoryAllocation", "cudaErrorInitializationError", "cudaErrorUnknown",
-                             "cudaErrorNotSupported")]
+             if name not in ("cudaErrorInvalidValue", "cudaErrorMemoryAllocation", "cudaErrorInitializationError",
+                             "cudaErrorUnknown", "cudaErrorNotSupported")]
 _MESSAGE_LOW = {name: RUNTIME_ERRORS[name][1].lower() for name in RUNTIME_ERRORS}
 # Every error line holds one of these (lower case): lines without any are skipped before the expressions run.
 _KEYS = ("cuda", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",

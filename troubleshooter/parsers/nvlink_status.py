@@ -20,8 +20,9 @@ from NVML (inactive links across GPUs). A GPU whose links are all down prints
 ``NVML: Unable to retrieve NVLink information as all links are inActive`` instead of link lines: it is listed in
 ``gpu.nvlink_all_inactive`` and, since its link count is not shown, ``gpu.nvlink_inactive`` is then omitted.
 Link speeds are per direction, in GB/s (25.781 on V100, 25 on A100, 26.562 on H100, 53.125 on GB200).
-With ``-e`` the lines read ``Link 0: Replay Errors: 0``; the counters are summed per name and the links with a
-non-zero counter listed.
+With ``-e`` the lines read ``Link 0: Replay Errors: 0`` (some pastes group the zero ones:
+``Links 1-5: Replay/Recovery/CRC Errors: 0``, ``Links 0-5: No errors``); the counters are summed per name and
+the links with a non-zero counter listed. CRC counters stop at 65535.
 
 >>> f = parse("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\\n\\t Link 0: 26.562 GB/s\\n\\t Link 1: <inactive>\\n")
 >>> f["gpu.nvlink_inactive"], f["gpu.nvlink_inactive_links"], f["gpu.nvlink_speeds_gbs"]
@@ -48,16 +49,20 @@ FACTS = [
 ]
 
 _GPU = re.compile(r"^\s*GPU (\d+): (.*?)\s*(?:\(UUID: ([^)]*)\))?\s*$")
-_LINK = re.compile(r"^\s*Link (\d+): (.*?)\s*$")
+_LINK = re.compile(r"^\s*Link (\d+): (.*)$")
 _SPEED = re.compile(r"^([\d.]+)\s*GB/s$")
 _COUNTER = re.compile(r"^([A-Za-z][A-Za-z0-9 ]*?)\s*:\s*(\d+)$")
 _ALL_INACTIVE = re.compile(r"all links are in ?active", re.IGNORECASE)
+# "Links 0-2, 4-5: Replay/Recovery/CRC Errors: 0", "Links 1-5: No errors": counters of several links at once
+_LINK_GROUP = re.compile(r"^\s*Links \d[\d ,\-]*:(.*)$")
+_GROUP_ZERO = re.compile(r"^(?:No errors|[A-Za-z][A-Za-z/ ]*: 0)$", re.IGNORECASE)
 
 
 def _detect(text: str) -> float:
     head = text[:65536]
     gpus = len(re.findall(r"^\s*GPU \d+: .*\(UUID: [^)]*\)\s*$", head, re.MULTILINE))
-    links = len(re.findall(r"^\s*Link \d+: (?:[\d.]+ GB/s|<inactive>|[A-Za-z][A-Za-z0-9 ]*: \d+)\s*$", head, re.MULTILINE))
+    links = len(re.findall(r"^\s*(?:Link \d+: (?:[\d.]+ GB/s|<inactive>|[A-Za-z][A-Za-z0-9 ]*: \d+)|"
+                           r"Links \d[\d ,\-]*: (?:No errors|[A-Za-z][A-Za-z/ ]*: 0))\s*$", head, re.MULTILINE | re.IGNORECASE))
     if gpus and links:
         return 0.95
     if links >= 2:
@@ -85,6 +90,7 @@ def parse(text: str) -> dict[str, Any]:
     errors: dict[str, int] = {}
     error_links: list[str] = []
     all_inactive: list[int] = []
+    saw_counters = False
     for raw in text.split("\n"):
         m = _GPU.match(raw)
         if m:
@@ -106,10 +112,16 @@ def parse(text: str) -> dict[str, Any]:
                 all_inactive.append(gpu["index"])
             gpu["all_inactive"] = True
             continue
+        g = _LINK_GROUP.match(raw)
+        if g:
+            if _GROUP_ZERO.match(g.group(1).strip()):
+                gpu["counters"] = True
+                saw_counters = True
+            continue
         m = _LINK.match(raw)
         if not m:
             continue
-        link, value = int(m.group(1)), m.group(2)
+        link, value = int(m.group(1)), m.group(2).strip()
         if value.lower() == "<inactive>":
             gpu["links"][link] = None
             continue
@@ -123,6 +135,7 @@ def parse(text: str) -> dict[str, Any]:
         if c:
             name, count = _counter_name(c.group(1)), int(c.group(2))
             gpu["counters"] = True
+            saw_counters = True
             errors[name] = errors.get(name, 0) + count
             if count:
                 error_links.append(f"{gpu['index'] if gpu['index'] is not None else '?'}:{link} {name}={count}")
@@ -130,7 +143,7 @@ def parse(text: str) -> dict[str, Any]:
         raise ParseError("no 'GPU N: ... (UUID: ...)' or 'Link N:' line: this is not nvidia-smi nvlink output")
     facts: dict[str, Any] = {}
     status = [g for g in gpus if g["links"] or g.get("all_inactive")]
-    if not status and not errors:
+    if not status and not saw_counters:
         raise ParseError("GPU lines but no 'Link N: ...' line: the nvlink output was cut (or the GPUs have no NVLink)")
     if status:
         active = [s for g in status for s in g["links"].values() if s is not None]
@@ -159,7 +172,7 @@ def parse(text: str) -> dict[str, Any]:
                          speeds_gbs=sorted(set(speeds)))
         out.append(entry)
     facts["gpu.nvlink_gpus"] = out
-    if errors:
+    if saw_counters:
         facts["gpu.nvlink_error_counts"] = errors
         facts["gpu.nvlink_error_links"] = error_links
     return facts

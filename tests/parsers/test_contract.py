@@ -70,7 +70,9 @@ def test_every_real_capture_detected_parses_into_declared_facts(path: Path) -> N
 
 # Folders of tests/data whose every capture is one kind's output (a file-name prefix picks the kind in host/).
 EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "turbostat": "turbostat",
-                 "host/virt": "virt", "host/proc-meminfo": "meminfo", "host/proc-stat": "procstat"}
+                 "host/virt": "virt", "host/proc-meminfo": "meminfo", "host/proc-stat": "procstat",
+                 "ibstatus": "ibstatus", "nvlink-status": "nvlink-status", "p2p-bandwidth": "p2p-bandwidth",
+                 "show-gids": "show-gids", "cuda-errors": "cuda-errors", "nvidia-smi-q-fragments": "nvidia-smi-q"}
 
 
 def _expected(path: Path) -> str | None:

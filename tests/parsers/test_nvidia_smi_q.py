@@ -244,3 +244,48 @@ def test_shuffled_report_lines_only_parse_error(lines):
         parsers.get("nvidia-smi-q").func("\n".join(lines))
     except ParseError:
         pass
+
+
+# Fragments people paste: `nvidia-smi -q -d PERFORMANCE` and `nvidia-smi -q | grep -A8 'Clocks Throttle'`
+# (tests/data/nvidia-smi-q-fragments: kept apart from tests/data/nvidia-smi, whose files the fast-path test
+# compares with the reference copy of the old parser, which did not read headerless fragments).
+PERF = "nvidia-smi-q-fragments/q-d-performance-driver495-one-gpu-idle-active.txt"
+GREP = "nvidia-smi-q-fragments/q-grep-A8-clocks-throttle-reasons-fragment-idle-active.txt"
+
+
+def test_d_performance_reads_the_reasons():
+    f = parse(load(PERF))
+    assert f["gpu.count"] == 1
+    assert f["gpu.driver_version"] == "495.44"
+    assert f["gpu.cuda_version"] == "11.5"
+    d = f["gpu.devices"][0]
+    assert (d["bus_id"], d["perf_state"], d["name"]) == ("00000000:0E:00.0", "P0", None)
+    assert d["clocks_event_reasons"] == ["gpu_idle"]
+    assert f["gpu.throttle_reasons"] == []  # idle is not a throttle
+    assert f["gpu.throttled"] == []
+
+
+def test_grep_fragment_without_gpu_header():
+    f = parse(load(GREP))
+    assert [d["clocks_event_reasons"] for d in f["gpu.devices"]] == [["gpu_idle"]]
+    assert f["gpu.devices"][0]["bus_id"] is None
+    assert f["gpu.throttle_reasons"] == []
+    assert f["gpu.throttled"] == []
+    assert "gpu.count" not in f and "gpu.names" not in f  # a fragment does not show how many GPUs there are
+    assert parsers.detect(load(GREP)) == "nvidia-smi-q"
+
+
+def test_grep_fragment_of_two_gpus_with_an_active_reason():
+    # the same grep on a 2-GPU machine: grep puts "--" between the matches; the second GPU power-capped
+    block = load(GREP).split("\n", 1)[1]
+    second = block.replace("SW Power Cap                : Not Active", "SW Power Cap                : Active")
+    f = parse("$ nvidia-smi -q | grep -A8 'Clocks Throttle'\n" + block + "--\n" + second)
+    assert [d["index"] for d in f["gpu.devices"]] == [0, 1]
+    assert f["gpu.devices"][1]["clocks_event_reasons"] == ["gpu_idle", "sw_power_cap"]
+    assert f["gpu.throttle_reasons"] == ["sw_power_cap"]
+    assert f["gpu.throttled"] == [1]
+
+
+def test_reasons_header_alone_is_still_an_error():
+    with pytest.raises(ParseError):
+        parse("    Clocks Throttle Reasons\n")

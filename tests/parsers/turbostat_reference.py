@@ -46,6 +46,7 @@ import statistics
 from typing import Any
 
 from troubleshooter.parsers.base import ParseError, require_text, to_number
+from troubleshooter.parsers.cpuidle import is_deep
 
 FACTS = [
     ("cpu.busy_mhz", "number", "MHz", "system-wide Bzy_MHz: average clock while not idle (turbostat summary row)"),
@@ -312,6 +313,8 @@ def parse(text: str) -> dict[str, Any]:
                 residency[m.group(1)] = v
         if residency:
             facts["cpu.cstate_pct"] = residency
+            # the fact added to turbostat.py after this copy was taken (not part of the fast path)
+            facts["cpu.deep_cstates_available"] = any(is_deep(state) for state in residency)
     busy_mhz = []
     idle_c6 = []
     c6col = _c_col(header, "6")

@@ -46,6 +46,7 @@ COMMON_FACTS = [
     ("ib.down_ports", "list", "", "'dev:port' of ports whose state is known and not Active (Down, Initializing, Armed)"),
     ("ib.rates_gbps", "list", "Gb/s", "sorted distinct link rates of the Active ports"),
     ("ib.min_active_rate_gbps", "number", "Gb/s", "the slowest Active port's link rate"),
+    ("ib.rates_mixed", "bool", "", "Active ports of the same link layer run at different rates: some port trained below its siblings (all ports at one lower rate is the fabric's speed; an Ethernet NIC beside InfiniBand rails, or a port whose link layer is not shown, is not compared)"),
     ("ib.link_layers", "list", "", "sorted distinct link layers (InfiniBand, Ethernet = RoCE)"),
 ]
 
@@ -121,6 +122,11 @@ def summarize(devices: list[dict[str, Any]], ports: list[dict[str, Any]]) -> dic
     facts["ib.rates_gbps"] = rates
     if rates:
         facts["ib.min_active_rate_gbps"] = rates[0]
+        by_layer: dict[str, set[float]] = {}
+        for p in active:
+            if p.get("link_layer") and isinstance(p.get("rate_gbps"), (int, float)):
+                by_layer.setdefault(p["link_layer"], set()).add(p["rate_gbps"])
+        facts["ib.rates_mixed"] = any(len(r) > 1 for r in by_layer.values())
     return facts
 
 

@@ -25,7 +25,9 @@ in *this* context (container, job step) can use: no output here while the host h
 ``/dev/infiniband`` devices were not passed in. ``PORT_DOWN`` with ``port_lid 65535`` is a port with no
 link. Plain ``ibv_devinfo`` has no link rate; with ``-v`` it prints ``active_width`` and
 ``active_speed``, whose product is the rate (``4X`` x ``100.0 Gbps`` = 400), reported only when both
-are there. ``vendor_part_id`` 4129 is ConnectX-7 (ibstat shows it as ``CA type: MT4129``).
+are there. ``vendor_part_id`` 4129 is ConnectX-7 (ibstat shows it as ``CA type: MT4129``). The ``-v``
+output ends each port with its GID table (``GID[  3]:  ::ffff:10.0.0.1, RoCE v2``): read into the same
+``ib.gid*`` facts as ``show_gids`` (which RoCE v2 IPv4 GID index NCCL_IB_GID_INDEX should name).
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ from typing import Any
 
 from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
 from troubleshooter.parsers.ibstat import COMMON_FACTS, set_port_state_field, summarize
+from troubleshooter.parsers.show_gids import GID_FACTS, gid_facts, ipv4_of, roce_version
 
 FACTS = list(COMMON_FACTS) + [
     ("ib.vendor_part_ids", "list", "", "sorted distinct PCI device ids of the HCAs (4129 = ConnectX-7, 4123 = ConnectX-6, 41692 = BlueField-3)"),
-]
+] + GID_FACTS
 
 _HCA = re.compile(r"^hca_id:\s*(\S+)")
 _PORT = re.compile(r"^port:\s*(\d+)\s*$")
@@ -46,6 +49,7 @@ _KV = re.compile(r"^([a-z_]+)\s*:\s*(.*)$")
 _WIDTH = re.compile(r"^(\d+)X\b")
 _SPEED = re.compile(r"^([\d.]+)\s*Gbps\b")
 _DEVICE_KEYS = {"fw_ver": "fw", "board_id": "board_id", "transport": "transport"}
+_GID = re.compile(r"^GID\[\s*(\d+)\]:\s*([0-9A-Fa-f:.]+)\s*(?:,\s*(.*?))?\s*$")
 
 
 def _detect(text: str) -> float:
@@ -68,6 +72,7 @@ def parse(text: str) -> dict[str, Any]:
     devices: list[dict[str, Any]] = []
     ports: list[dict[str, Any]] = []
     part_ids: set[int] = set()
+    gids: list[dict[str, Any]] = []
     dev: dict[str, Any] | None = None
     port: dict[str, Any] | None = None
     width: int | None = None
@@ -103,6 +108,18 @@ def parse(text: str) -> dict[str, Any]:
             dev["ports"].append(port["port"])
             ports.append(port)
             continue
+        m = _GID.match(line)
+        if m:
+            if port is not None:
+                gid = {"device": dev["name"], "port": port["port"], "index": int(m.group(1)), "gid": m.group(2)}
+                ipv4 = ipv4_of(m.group(2))
+                if ipv4:
+                    gid["ipv4"] = ipv4
+                version = roce_version(m.group(3) or "")
+                if version:
+                    gid["version"] = version
+                gids.append(gid)
+            continue
         m = _KV.match(line)
         if not m:
             continue
@@ -135,4 +152,6 @@ def parse(text: str) -> dict[str, Any]:
         raise ParseError("no 'hca_id:' block found: this is not ibv_devinfo output")
     facts = summarize(devices, ports)
     facts["ib.vendor_part_ids"] = sorted(part_ids)
+    if gids:  # ibv_devinfo -v on a port with a GID table
+        facts.update(gid_facts(gids))
     return facts

@@ -39,6 +39,8 @@ Real sample (NVIDIA A40, driver 550, from ../shared/corpus/nvidia-smi-q; abridge
         Max Clocks
             SM                                : 1740 MHz
 
+A fragment without the GPU headers (``nvidia-smi -q | grep -A8 'Clocks Throttle'``, one reasons section per
+GPU, ``--`` between them) is read too: each section is a GPU, in order, so the event reasons come out.
 Drivers before R535 call the reasons "Clocks Throttle Reasons"; before R450 power is under
 "Power Readings" with "Enforced Power Limit", and ECC counts are under "Single Bit"/"Double Bit" with
 "Total" lines. Driver 580 prints "Average Power Draw" and "Instantaneous Power Draw"; like NVML's
@@ -303,7 +305,8 @@ def device(gpu: Node, index: int) -> dict[str, Any]:
     power, limit = _power(gpu)
     unc, cor = _ecc_volatile(gpu)
     pstate = gpu.value_at("Performance State")
-    bus = gpu.value_at("PCI", "Bus Id") or _GPU_HEADER.match(gpu.key).group(1)
+    header = _GPU_HEADER.match(gpu.key)
+    bus = gpu.value_at("PCI", "Bus Id") or (header.group(1) if header else None)
     persistence = _yes_no(gpu.value_at("Persistence Mode"))
     return {
         "index": index,
@@ -364,8 +367,43 @@ def read(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         gpu = _tree(body, Node(key, None, -1), GPU_KEYS)
         devices.append(device(gpu, len(devices)))
     if not devices:
+        devices = _reason_fragments(lines)
+    if not devices:
         raise ParseError("no GPU section found (expected lines like 'GPU 00000000:4F:00.0' as in nvidia-smi -q)")
     return header, devices
+
+
+_REASON_SECTIONS = frozenset({"clocks event reasons", "clocks throttle reasons", "clocks throttle reason"})
+_PROMPT = re.compile(r"^\S*[$#]\s")
+
+
+def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
+    """GPUs from a fragment without GPU headers, as ``nvidia-smi -q | grep -A8 'Clocks Throttle'`` prints:
+    each reasons section (in order, ``--`` between GPUs) is one GPU's, with the Performance State line just
+    before it when the grep kept it. Only such a fragment: any other line (a report whose GPU header was lost,
+    another tool's output) and it is not one, and the caller's error stands."""
+    body = []
+    for ln in lines:
+        if ln[:1].isspace():
+            body.append(ln)
+        elif ln.strip() and ln.strip() != "--" and not _PROMPT.match(ln):
+            return []  # an unindented line that is neither grep's separator nor the command's prompt
+    root = _tree(body, Node("", None, -1))
+    if any(node.lkey not in _REASON_SECTIONS and node.lkey != "performance state" for node in root.children):
+        return []
+    devices: list[dict[str, Any]] = []
+    pending: Node | None = None
+    for node in root.children:
+        if node.lkey == "performance state":
+            pending = node
+            continue
+        gpu = Node("", None, -1)
+        gpu.children = [pending, node] if pending is not None else [node]
+        pending = None
+        d = device(gpu, len(devices))
+        if d["clocks_event_reasons"] is not None:
+            devices.append(d)
+    return devices
 
 
 def _detect(text: str) -> float:
@@ -374,6 +412,10 @@ def _detect(text: str) -> float:
     if re.search(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*$", text, re.MULTILINE) and re.search(
             r"^\s+Product Name\s+:", text, re.MULTILINE):
         return 0.85
+    if re.search(r"^\s+Clocks (?:Event|Throttle) Reasons?\s*$", text, re.MULTILINE) and len(re.findall(
+            r"^\s+(?:Idle|GPU Idle|SW Power Cap|HW Slowdown|Sync Boost|SW Thermal Slowdown)\s*: (?:Not )?Active\s*$",
+            text[:65536], re.MULTILINE)) >= 2:
+        return 0.8  # a grep'd fragment: nvidia-smi -q | grep -A8 'Clocks Throttle'
     return 0.0
 
 
@@ -389,6 +431,13 @@ def parse(text: str) -> dict[str, object]:
     driver = header.get("Driver Version") or None
     cuda = header.get("CUDA Version") or None
     attached = to_number(header.get("Attached GPUs", ""))
-    return gpu_facts(devices, driver=driver if driver != "N/A" else None,
-                     cuda=cuda if cuda != "N/A" else None,
-                     count=attached if isinstance(attached, int) else None)
+    facts = gpu_facts(devices, driver=driver if driver != "N/A" else None,
+                      cuda=cuda if cuda != "N/A" else None,
+                      count=attached if isinstance(attached, int) else None)
+    if all(d["bus_id"] is None for d in devices):
+        # a grep'd fragment (no GPU headers): how many GPUs the machine has, and their names, are not shown
+        if not isinstance(attached, int):
+            facts.pop("gpu.count", None)
+        if not facts.get("gpu.names"):
+            facts.pop("gpu.names", None)
+    return facts

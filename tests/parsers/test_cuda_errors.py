@@ -1,0 +1,122 @@
+"""cuda-errors parser: CUDA error messages, their cudaError_t names and numbers, fabric-manager-not-running."""
+
+import pytest
+
+from tests.corpus import files, load
+from troubleshooter import parsers
+from troubleshooter.parsers import ParseError
+
+
+def parse(text):
+    return parsers.run("cuda-errors", text)
+
+
+def test_pytorch_and_bandwidthtest_802_system_not_ready():
+    f = parse(load("cuda-errors/pytorch-802-and-bandwidthtest-cudaErrorSystemNotReady.txt"))
+    assert f["cuda.errors"] == [
+        "RuntimeError: cuda runtime error (802) : system not yet initialized at "
+        "/opt/conda/conda-bld/pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp:50",
+        "cudaGetDeviceProperties returned 802",
+        "system not yet initialized",
+        'CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(currentDevice)"',
+    ]
+    assert f["cuda.error_codes"] == ["cudaErrorSystemNotReady"]
+    assert f["cuda.error_numbers"] == [802]
+    assert f["cuda.system_not_ready"] is True
+    assert "nccl.errors" not in f
+
+
+def test_gpu_burn_h100_not_ready_and_os_call_failed():
+    f = parse(load("cuda-errors/gpu-burn-h100-hbm3-system-not-yet-initialized-os-call-failed.txt"))
+    assert f["cuda.errors"] == ["what(): Error (gpu_burn-drv.cpp:298): system not yet initialized",
+                                "what(): Error (gpu_burn-drv.cpp:298): OS call failed or operation not supported on this OS"]
+    assert f["cuda.error_codes"] == ["cudaErrorOperatingSystem", "cudaErrorSystemNotReady"]
+    assert f["cuda.error_numbers"] == [304, 802]
+    assert f["cuda.system_not_ready"] is True
+
+
+def test_torch_userwarning_in_a_timestamped_test_log():
+    f = parse(load("cuda-errors/lisa-azure-nd96asr-v4-torch-userwarning-error-802-in-test-log.txt"))
+    assert len(f["cuda.errors"]) == 1
+    assert f["cuda.errors"][0].endswith("Error 802: system not yet initialized (Triggered internally at "
+                                        "../c10/cuda/CUDAFunctions.cpp:112.)")
+    assert f["cuda.error_codes"] == ["cudaErrorSystemNotReady"]
+    assert f["cuda.system_not_ready"] is True
+
+
+def test_804_forward_compatibility():
+    f = parse(load("cuda-errors/torchpod-gtx1650-userwarning-error-804-forward-compatibility.txt"))
+    assert f["cuda.error_codes"] == ["cudaErrorCompatNotSupportedOnDevice"]
+    assert f["cuda.error_numbers"] == [804]
+    assert f["cuda.system_not_ready"] is False
+    assert f["cuda.errors"][0].startswith("/opt/conda/lib/python3.8/site-packages/torch/cuda/__init__.py:52: UserWarning")
+
+
+def test_35_driver_insufficient_cutorch_and_devicequery():
+    f = parse(load("cuda-errors/devicequery-returned-35-driver-insufficient-result-fail.txt"))
+    assert f["cuda.errors"][1:] == ["cudaGetDeviceCount returned 35",
+                                    "CUDA driver version is insufficient for CUDA runtime version"]
+    assert f["cuda.error_codes"] == ["cudaErrorInsufficientDriver"]
+    assert f["cuda.error_numbers"] == [35]
+
+
+def test_100_no_device():
+    f = parse(load("cuda-errors/cuda-samples-matrixmul-code-100-cudaErrorNoDevice.txt"))
+    assert f["cuda.errors"] == ['CUDA error at ../../Common/helper_cuda.h:791 code=100(cudaErrorNoDevice) '
+                                '"cudaGetDeviceCount(&device_count)"']
+    assert f["cuda.error_codes"] == ["cudaErrorNoDevice"]
+    assert f["cuda.error_numbers"] == [100]
+
+
+def test_driver_api_name_maps_to_runtime_name():
+    f = parse(load("cuda-errors/julia-cuda-initialization-error-code-3-not-initialized.txt"))
+    # the stack trace's "cudaError_enum" is a type name, not an error line
+    assert f["cuda.errors"] == ["ERROR: CUDA error: initialization error (code 3, ERROR_NOT_INITIALIZED)"]
+    assert f["cuda.error_codes"] == ["cudaErrorInitializationError"]
+    assert f["cuda.error_numbers"] == [3]
+
+
+def test_nccl_error_lines_without_nccl_debug_structure():
+    text = ("Traceback (most recent call last):\n"
+            "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, "
+            "unhandled cuda error, NCCL version 2.14.3\n"
+            "ncclUnhandledCudaError: Call to CUDA function failed.\n")
+    f = parse(text)
+    assert f["nccl.errors"] == [
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled cuda error, "
+        "NCCL version 2.14.3",
+        "ncclUnhandledCudaError: Call to CUDA function failed.",
+    ]
+    assert f["cuda.errors"] == []
+    assert parsers.detect(text) == "cuda-errors"
+
+
+def test_detection_is_modest_and_yields_to_nccl_debug():
+    line = "host:1:1 [0] NCCL INFO cudaDriverVersion 12020\nhost:1:1 [0] NCCL WARN Cuda failure 'system not yet initialized'\n"
+    assert parsers.get("cuda-errors").detect(line) == 0.3
+    assert parsers.get("cuda-errors").detect("CUDA error: no CUDA-capable device is detected") == 0.6
+    assert parsers.detect(line) == "nccl-debug"
+
+
+@pytest.mark.parametrize("text", ["", "Error: file not found\n", "everything is fine\nnvidia-smi ok\n"])
+def test_empty_or_no_cuda_error(text):
+    with pytest.raises(ParseError):
+        parse(text)
+
+
+@pytest.mark.parametrize("path", files("cuda-errors"), ids=lambda p: p.name)
+def test_detected(path):
+    assert parsers.detect(load(f"cuda-errors/{path.name}")) == "cuda-errors"
+
+
+def test_real_nccl_error_lines_rank_prefixed_with_last_cuda_failure():
+    f = parse(load("cuda-errors/torch-nccl-error-unhandled-cuda-error-cuda-failure-1-invalid-argument-rank-prefixed.txt"))
+    assert f["nccl.errors"] == [
+        "[rank7]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+        "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5",
+        "[rank7]: ncclUnhandledCudaError: Call to CUDA function failed.",
+    ]
+    assert f["cuda.errors"] == ["[rank7]: Cuda failure 1 'invalid argument'"]
+    assert f["cuda.error_codes"] == ["cudaErrorInvalidValue"]  # "invalid argument" counts next to "Cuda failure"
+    assert f["cuda.error_numbers"] == [1]
+    assert f["cuda.system_not_ready"] is False

@@ -1,0 +1,218 @@
+"""CUDA runtime / driver error messages in any application or validator log (PyTorch, CUDA samples, gpu-burn,
+JAX, a test framework's log), and NCCL's own error lines when the log has no ``NCCL INFO``/``WARN`` structure.
+
+Real sample (CUDA samples' bandwidthTest on an NVSwitch node, from pytorch/pytorch issue #35710)::
+
+    [CUDA Bandwidth Test] - Starting...
+    Running on...
+
+    cudaGetDeviceProperties returned 802
+    -> system not yet initialized
+    CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice(currentDevice)"
+
+What it means here: the error says why no GPU work runs at all, or why a job falls back to fewer GPUs.
+``system not yet initialized`` (802, ``cudaErrorSystemNotReady``) on an NVSwitch system (HGX/DGX A100, H100,
+H200, B200) means the fabric manager is not running (or not at the driver's version): CUDA refuses to start
+until the NVLink fabric is set up. ``forward compatibility was attempted on non supported HW`` (804) is a CUDA
+forward-compatibility package (a container's ``cuda-compat``) on a GPU or driver that does not support it;
+``CUDA driver version is insufficient for CUDA runtime version`` (35) is a runtime newer than the driver;
+``no CUDA-capable device is detected`` (100) is no device visible from this context. Names follow the CUDA
+runtime API's ``cudaError_t`` (the driver API's ``CUDA_ERROR_*`` names are mapped to them); the number is
+taken from the message (``code=802``, ``Error 804:``, ``returned 35``, ``(code 3, ...)``) or from the name.
+
+>>> f = parse("RuntimeError: CUDA error: no CUDA-capable device is detected")
+>>> f["cuda.error_codes"], f["cuda.error_numbers"], f["cuda.system_not_ready"]
+(['cudaErrorNoDevice'], [100], False)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text
+
+MAX_MESSAGES = 20
+MAX_TEXT = 500
+
+FACTS = [
+    ("cuda.errors", "list", "", f"distinct CUDA error lines (at most {MAX_MESSAGES}, each clipped to {MAX_TEXT} characters)"),
+    ("cuda.error_codes", "list", "", "sorted distinct cudaError_t names named or implied by the messages (cudaErrorSystemNotReady, cudaErrorNoDevice, ...)"),
+    ("cuda.error_numbers", "list", "", "sorted distinct CUDA error numbers (802, 804, 35, 100, 3, ...) printed or implied by the names"),
+    ("cuda.system_not_ready", "bool", "", "'system not yet initialized' (802): on an NVSwitch system the fabric manager is not running"),
+    ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
+]
+
+# cudaError_t name -> (number, the runtime's message), per the CUDA runtime API documentation.
+RUNTIME_ERRORS: dict[str, tuple[int, str]] = {
+    "cudaErrorInvalidValue": (1, "invalid argument"),
+    "cudaErrorMemoryAllocation": (2, "out of memory"),
+    "cudaErrorInitializationError": (3, "initialization error"),
+    "cudaErrorStubLibrary": (34, "CUDA driver is a stub library"),
+    "cudaErrorInsufficientDriver": (35, "CUDA driver version is insufficient for CUDA runtime version"),
+    "cudaErrorDevicesUnavailable": (46, "all CUDA-capable devices are busy or unavailable"),
+    "cudaErrorNoDevice": (100, "no CUDA-capable device is detected"),
+    "cudaErrorInvalidDevice": (101, "invalid device ordinal"),
+    "cudaErrorECCUncorrectable": (214, "uncorrectable ECC error encountered"),
+    "cudaErrorPeerAccessUnsupported": (217, "peer access is not supported between these two devices"),
+    "cudaErrorNvlinkUncorrectable": (220, "uncorrectable NVLink error detected during the execution"),
+    "cudaErrorOperatingSystem": (304, "OS call failed or operation not supported on this OS"),
+    "cudaErrorIllegalAddress": (700, "an illegal memory access was encountered"),
+    "cudaErrorLaunchTimeout": (702, "the launch timed out and was terminated"),
+    "cudaErrorAssert": (710, "device-side assert triggered"),
+    "cudaErrorLaunchFailure": (719, "unspecified launch failure"),
+    "cudaErrorNotSupported": (801, "operation not supported"),
+    "cudaErrorSystemNotReady": (802, "system not yet initialized"),
+    "cudaErrorSystemDriverMismatch": (803, "system has unsupported display driver / cuda driver combination"),
+    "cudaErrorCompatNotSupportedOnDevice": (804, "forward compatibility was attempted on non supported HW"),
+    "cudaErrorUnknown": (999, "unknown error"),
+}
+_BY_NUMBER = {num: name for name, (num, _) in RUNTIME_ERRORS.items()}
+# Driver API names (CUresult) -> the runtime name of the same condition.
+DRIVER_NAMES = {
+    "CUDA_ERROR_INVALID_VALUE": "cudaErrorInvalidValue",
+    "CUDA_ERROR_OUT_OF_MEMORY": "cudaErrorMemoryAllocation",
+    "CUDA_ERROR_NOT_INITIALIZED": "cudaErrorInitializationError",
+    "CUDA_ERROR_STUB_LIBRARY": "cudaErrorStubLibrary",
+    "CUDA_ERROR_NO_DEVICE": "cudaErrorNoDevice",
+    "CUDA_ERROR_INVALID_DEVICE": "cudaErrorInvalidDevice",
+    "CUDA_ERROR_ECC_UNCORRECTABLE": "cudaErrorECCUncorrectable",
+    "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED": "cudaErrorPeerAccessUnsupported",
+    "CUDA_ERROR_NVLINK_UNCORRECTABLE": "cudaErrorNvlinkUncorrectable",
+    "CUDA_ERROR_OPERATING_SYSTEM": "cudaErrorOperatingSystem",
+    "CUDA_ERROR_ILLEGAL_ADDRESS": "cudaErrorIllegalAddress",
+    "CUDA_ERROR_LAUNCH_TIMEOUT": "cudaErrorLaunchTimeout",
+    "CUDA_ERROR_ASSERT": "cudaErrorAssert",
+    "CUDA_ERROR_LAUNCH_FAILED": "cudaErrorLaunchFailure",
+    "CUDA_ERROR_NOT_SUPPORTED": "cudaErrorNotSupported",
+    "CUDA_ERROR_SYSTEM_NOT_READY": "cudaErrorSystemNotReady",
+    "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": "cudaErrorSystemDriverMismatch",
+    "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE": "cudaErrorCompatNotSupportedOnDevice",
+    "CUDA_ERROR_UNKNOWN": "cudaErrorUnknown",
+}
+# Messages distinctive enough to name their error wherever they appear (the generic ones, "out of memory",
+# "initialization error", "unknown error", "operation not supported", count only next to a CUDA marker).
+_DISTINCT = [name for name, (_, msg) in RUNTIME_ERRORS.items()
+             if name not in ("cudaErrorInvalidValue", "cudaErrorMemoryAllocation", "cudaErrorInitializationError",
+                             "cudaErrorUnknown", "cudaErrorNotSupported")]
+_MESSAGE_LOW = {name: RUNTIME_ERRORS[name][1].lower() for name in RUNTIME_ERRORS}
+# Every error line holds one of these (lower case): lines without any are skipped before the expressions run.
+_KEYS = ("cuda", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",
+         "illegal memory access", "launch failure", "device-side assert", "launch timed out", "invalid device",
+         "peer access", "busy or unavailable", "stub library", "display driver")
+
+_RUNTIME_NAME = re.compile(r"\b(cudaError[A-Z][A-Za-z0-9]+)")
+_DRIVER_NAME = re.compile(r"\b(?:CUDA_)?(ERROR_[A-Z][A-Z_]+)\b")
+_CUDA_MARKER = re.compile(r"CUDA (?:error|failure|Error)|cuda runtime error|\bcudaError[A-Z]|\bCUDA_ERROR_|"
+                          r"\bcu[A-Z]\w* (?:returned|failed)|\bcuda[A-Z]\w* (?:returned|failed)|"
+                          r"CUDA initialization|Unexpected error from cudaGetDeviceCount|Couldn't init CUDA|"
+                          r"failed to initialize CUDA", re.IGNORECASE)
+_NUMBERS = [
+    re.compile(r"\bcode=(\d+)\b"),
+    re.compile(r"\bError (\d+):"),
+    re.compile(r"\breturned (\d+)\b"),
+    re.compile(r"cuda runtime error \((\d+)\)", re.IGNORECASE),
+    re.compile(r"CUDA failure (\d+)\b", re.IGNORECASE),
+    re.compile(r"CUDA error:? (\d+)\b", re.IGNORECASE),
+    re.compile(r"\(code (\d+),"),
+]
+_NCCL_ERROR = re.compile(r"NCCL error(?: in)?:|\bncclUnhandledCudaError\b|\bncclSystemError\b|\bncclInternalError\b|"
+                         r"\bncclRemoteError\b|\bncclInvalidUsage\b|unhandled (?:cuda|system) error", re.IGNORECASE)
+_NCCL_STRUCTURE = re.compile(r"NCCL (?:INFO|WARN)\b")
+
+
+def _line_kind(line: str) -> str | None:
+    """'cuda' for a CUDA error line, 'nccl' for an NCCL error line, else None."""
+    low = line.lower()
+    if not any(k in low for k in _KEYS):
+        return None
+    if _NCCL_ERROR.search(line):
+        return "nccl"
+    if _RUNTIME_NAME.search(line) or "CUDA_ERROR_" in line:
+        return "cuda"
+    if any(_MESSAGE_LOW[name] in low for name in _DISTINCT):
+        return "cuda"
+    if _CUDA_MARKER.search(line):
+        return "cuda"
+    return None
+
+
+def _detect(text: str) -> float:
+    head = text[:262144]
+    found = any(_line_kind(line) for line in head.split("\n", 5000)[:5000])
+    if not found:
+        return 0.0
+    if _NCCL_STRUCTURE.search(head):
+        return 0.3  # an NCCL_DEBUG log: the nccl-debug parser reads its WARN lines
+    return 0.6
+
+
+def _clip(s: str) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+
+
+def _codes(line: str) -> tuple[set[str], set[int]]:
+    names: set[str] = set()
+    numbers: set[int] = set()
+    for m in _RUNTIME_NAME.finditer(line):
+        if m.group(1) in RUNTIME_ERRORS:
+            names.add(m.group(1))
+    for m in _DRIVER_NAME.finditer(line):
+        name = DRIVER_NAMES.get("CUDA_" + m.group(1))
+        if name:
+            names.add(name)
+    generic_ok = bool(_CUDA_MARKER.search(line))
+    low = line.lower()
+    for name, msg in _MESSAGE_LOW.items():
+        if (name in _DISTINCT or generic_ok) and msg in low:
+            names.add(name)
+    if "cudaErrorOperatingSystem" in names:
+        names.discard("cudaErrorNotSupported")  # "OS call failed or operation not supported on this OS"
+    for rx in _NUMBERS:
+        for m in rx.finditer(line):
+            n = int(m.group(1))
+            if n in _BY_NUMBER:
+                numbers.add(n)
+    for name in names:
+        numbers.add(RUNTIME_ERRORS[name][0])
+    for n in numbers:
+        names.add(_BY_NUMBER[n])
+    return names, numbers
+
+
+@parser(
+    "cuda-errors",
+    detect=_detect,
+    summary="CUDA runtime/driver error messages in any log (system not yet initialized, driver insufficient, no device, ...)",
+    facts=FACTS,
+    command="the failing program's output (e.g. python -c 'import torch; torch.cuda.init()' or CUDA samples' deviceQuery)",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "a log with CUDA error messages")
+    cuda_lines: list[str] = []
+    nccl_lines: list[str] = []
+    names: set[str] = set()
+    numbers: set[int] = set()
+    for raw in text.split("\n"):
+        kind = _line_kind(raw)
+        if kind is None:
+            continue
+        msg = _clip(raw.strip().removeprefix("->").strip())
+        n, c = _codes(raw)  # only on error lines: _line_kind filtered the rest
+        names |= n
+        numbers |= c
+        target = nccl_lines if kind == "nccl" else cuda_lines
+        if msg and msg not in target and len(target) < MAX_MESSAGES:
+            target.append(msg)
+    if not cuda_lines and not nccl_lines:
+        raise ParseError("no CUDA error message (cudaError..., CUDA_ERROR_..., 'CUDA error', 'system not yet initialized', ...) found")
+    facts: dict[str, Any] = {
+        "cuda.errors": cuda_lines,
+        "cuda.error_codes": sorted(names),
+        "cuda.error_numbers": sorted(numbers),
+        "cuda.system_not_ready": "cudaErrorSystemNotReady" in names,
+    }
+    if nccl_lines:
+        facts["nccl.errors"] = nccl_lines
+    return facts

@@ -93,3 +93,15 @@ def test_detected(path):
 def test_a_pasted_transcript_command_names_the_kind():
     from troubleshooter.diagnosis.intake import tool_of
     assert tool_of("show_gids mlx5_0") == "show-gids"
+
+
+def test_a_gid_table_pasted_alone_is_read_without_claiming_devices():
+    """Issue 15: fragments. The GID lines of a real `ibv_devinfo -v`, pasted without their hca_id and port lines,
+    still say which index is the RoCE v2 IPv4 GID; no device or port facts are made up for them."""
+    full = load("ibstat/ibv_devinfo-v-cx6-4123-roce-25g-x4-gid-table-v2-ipv4-index3.txt")
+    fragment = "\n".join(ln for ln in full.splitlines() if "GID[" in ln) + "\n"
+    assert parsers.detect(fragment) == "ibv-devinfo"
+    f = parsers.run("ibv-devinfo", fragment)
+    whole = parsers.run("ibv-devinfo", full)
+    assert f["ib.gid_v2_ipv4_indexes"] == whole["ib.gid_v2_ipv4_indexes"]
+    assert "ib.ports" not in f and "ib.active_ports" not in f

@@ -353,6 +353,11 @@ NOT_SIGNALS = {
     "nccl.topo_file.parse_error": "the parser's message; nccl.topo_file.parse_ok is the signal",
     "gpu.throttle_reasons": "which reasons; gpu.throttled is the signal",
     "numa.memoryless_nodes": "includes normal CPU-less nodes (GPU memory on GH200); numa.cpu_memoryless_nodes is the signal",
+    "cuda.errors": "the messages; cuda.error_codes (and cuda.system_not_ready) are the signals",
+    "cuda.error_numbers": "the numbers as printed; cuda.error_codes names them",
+    "gpu.nvlink_inactive_links": "which links; gpu.nvlink_inactive is the signal",
+    "gpu.nvlink_all_inactive": "PCIe GPUs without NVLink print it too; gpu.nvlink_inactive counts real links down",
+    "gpu.nvlink_error_counts": "counter totals; gpu.nvlink_error_links is the signal",
 }
 
 

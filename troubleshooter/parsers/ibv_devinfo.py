@@ -52,10 +52,14 @@ _DEVICE_KEYS = {"fw_ver": "fw", "board_id": "board_id", "transport": "transport"
 _GID = re.compile(r"^GID\[\s*(\d+)\]:\s*([0-9A-Fa-f:.]+)\s*(?:,\s*(.*?))?\s*$")
 
 
+_GID_ANY = re.compile(r"^\s*GID\[\s*\d+\]:\s*[0-9A-Fa-f:.]+\s*,\s*RoCE v[12]", re.MULTILINE)
+
+
 def _detect(text: str) -> float:
     head = text[:65536]
     if not re.search(r"^\s*(?:-\s*)?hca_id:\s*\S+", head, re.MULTILINE):
-        return 0.0
+        # a fragment of ibv_devinfo -v: only a port's GID table (its "GID[  3]: ..., RoCE v2" lines)
+        return 0.7 if len(_GID_ANY.findall(head)) >= 2 else 0.0
     hits = sum(k in head for k in ("transport:", "fw_ver:", "vendor_part_id:", "phys_port_cnt:", "link_layer:", "PORT_"))
     return 0.95 if hits >= 3 else 0.5
 
@@ -99,6 +103,14 @@ def parse(text: str) -> dict[str, Any]:
             port, width, speed = None, None, None
             continue
         if dev is None:
+            m = _GID.match(line)
+            if m:  # a pasted fragment: the GID table without its hca_id and port lines
+                gid = {"device": "(not shown)", "port": 0, "index": int(m.group(1)), "gid": m.group(2)}
+                if ipv4_of(m.group(2)):
+                    gid["ipv4"] = ipv4_of(m.group(2))
+                if roce_version(m.group(3) or ""):
+                    gid["version"] = roce_version(m.group(3) or "")
+                gids.append(gid)
             continue
         m = _PORT.match(line)
         if m:
@@ -148,6 +160,8 @@ def parse(text: str) -> dict[str, Any]:
             s = _SPEED.match(value)
             speed = float(s.group(1)) if s else None
     close_port()
+    if not devices and gids:
+        return gid_facts(gids)  # only the GID table was pasted: its facts, and no claim about devices or ports
     if not devices:
         raise ParseError("no 'hca_id:' block found: this is not ibv_devinfo output")
     facts = summarize(devices, ports)

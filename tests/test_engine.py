@@ -271,10 +271,12 @@ def test_walk_ask_then_probe_true_concludes_and_continues(tmp_path: Path) -> Non
     e = _engine(tmp_path)
     w = e.walk("sym", _facts(MISSING))
     assert w.current()[1] == "q"
+    q = w.question()  # the faces get the question typed, never the node's dict
+    assert (q.key, [c.id for c in q.choices]) == ("sym.q", ["yes", "no"]) and all(c.label for c in q.choices)
     assert w.advance() is None  # a question does not advance by itself
     w.answer("yes")
     w.run_to_question()
-    assert w.done and w.current() is None
+    assert w.done and w.current() is None and w.question() is None
     # two causes: the probe's conclusion, then (its next) the subtree's: gaps are cumulative
     assert [c.cause for c in w.conclusions] == ["topo-missing", "env-unset"]
     assert [(s.tree, s.node, s.kind) for s in w.steps] == [
@@ -402,7 +404,7 @@ def test_missing_answer_names_node_and_choices(tmp_path: Path) -> None:
     assert ei.value.nid == "q" and ei.value.tree.id == "sym"
     # ask() returning None is the same as no answer
     with pytest.raises(MissingAnswer):
-        auto_walk(e, "sym", _facts(MISSING), ask=lambda t, n, node: None)
+        auto_walk(e, "sym", _facts(MISSING), ask=lambda q: None)
 
 
 def test_assume_only_without_an_answer(tmp_path: Path) -> None:
@@ -413,7 +415,7 @@ def test_assume_only_without_an_answer(tmp_path: Path) -> None:
     w = auto_walk(e, "sym", _facts(MISSING), answers={"q": "yes"})
     assert w.steps[0].decision == "yes" and w.steps[0].because.startswith("answered")
     asked: list[str] = []
-    w = auto_walk(e, "sym", _facts(MISSING), ask=lambda t, n, node: asked.append(n) or "yes")
+    w = auto_walk(e, "sym", _facts(MISSING), ask=lambda q: asked.append(q.node) or "yes")
     assert asked == ["q"] and w.steps[0].decision == "yes" and not w.steps[0].because.startswith("assumed")
 
 

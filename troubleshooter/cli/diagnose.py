@@ -62,25 +62,24 @@ def _parse_answers(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _ask_tty(tree, nid, node) -> str | None:
+def _ask_tty(q) -> str | None:
+    """Ask a :class:`~troubleshooter.diagnosis.engine.Question` on the terminal (None when there is none)."""
     if not sys.stdin.isatty():
         return None
-    from troubleshooter.diagnosis.engine import strip_links
-
     em = emitter()
-    em.line(f"\n? {strip_links(node.get('question', nid))}", err=True)
-    if node.get("why"):
-        em.line(f"  ({strip_links(node['why'])})", err=True)
-    for i, c in enumerate(node["choices"], 1):
-        em.line(f"  {i}. {c['label']}" + (f" - {c['explain']}" if c.get("explain") else ""), err=True)
+    em.line(f"\n? {q.text}", err=True)
+    if q.why:
+        em.line(f"  ({q.why})", err=True)
+    for i, c in enumerate(q.choices, 1):
+        em.line(f"  {i}. {c.label}" + (f" - {c.explain}" if c.explain else ""), err=True)
+    ids = [c.id for c in q.choices]
     while True:
         try:
             raw = input("choice> ").strip()
         except EOFError:
             return None
-        if raw.isdigit() and 1 <= int(raw) <= len(node["choices"]):
-            return node["choices"][int(raw) - 1]["id"]
-        ids = [c["id"] for c in node["choices"]]
+        if raw.isdigit() and 1 <= int(raw) <= len(ids):
+            return ids[int(raw) - 1]
         if raw in ids:
             return raw
         em.line(f"  one of 1-{len(ids)} or {', '.join(ids)}", err=True)

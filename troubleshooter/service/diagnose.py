@@ -30,7 +30,7 @@ def engine_for(profile_id: str | None, facts: eng.FactSource | None = None) -> t
 
 def diagnose(symptom: str | None, facts: eng.FactSource, *, answers: dict[str, str], profile_id: str | None,
              target_desc: dict[str, Any], context: list[str] | None = None,
-             ask: Callable[[eng.Tree, str, dict[str, Any]], str | None] | None = None,
+             ask: Callable[[eng.Question], str | None] | None = None,
              extra: dict[str, Any] | None = None, redact: bool = True) -> tuple[eng.Walk, dict[str, Any]]:
     """Walk ``symptom``'s tree over ``facts`` and return the walk and the diagnosis document."""
     engine, prof = engine_for(profile_id, facts)
@@ -56,7 +56,7 @@ MAX_BRANCHES = 16  # walks explored at most when questions go unanswered
 
 
 def walk_exploring(engine: eng.Engine, symptom: str, facts: eng.FactSource, *, answers: dict[str, str],
-                   ask: Callable[[eng.Tree, str, dict[str, Any]], str | None] | None = None
+                   ask: Callable[[eng.Question], str | None] | None = None
                    ) -> tuple[eng.Walk, list[str]]:
     """Walk to the end. A question nobody answers (no ``--answer``, no terminal, no ``assume:`` in the tree)
     does not stop the diagnosis: every choice is explored (at most MAX_BRANCHES walks), the first choice's walk
@@ -69,8 +69,8 @@ def walk_exploring(engine: eng.Engine, symptom: str, facts: eng.FactSource, *, a
         try:
             w = eng.auto_walk(engine, symptom, facts, answers=given, ask=ask)
         except eng.MissingAnswer as exc:
-            key = f"{exc.tree.id}.{exc.nid}"
-            pending[:0] = [{**given, key: c["id"]} for c in exc.node.get("choices", [])]
+            q = exc.question
+            pending[:0] = [{**given, q.key: c.id} for c in q.choices]
             continue
         walks.append((w, given))
     if not walks:  # every branch was cut by the bound: say what to answer

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from troubleshooter.diagnosis import conditions, profiles
 from troubleshooter.output import export
-from troubleshooter.diagnosis.engine import Conclusion, Engine, Step, Tree, Walk
+from troubleshooter.diagnosis.engine import Conclusion, Engine, Question, Step, Tree, Walk
 from troubleshooter.model.facts import Unknown, format_value
 from troubleshooter.model import facts as factmod
 from troubleshooter.output.redact import Redactor
@@ -91,6 +91,10 @@ class Guide:
     def current(self) -> tuple[Tree, str, dict[str, Any]] | None:
         return self.walk.current() if self.walk else None
 
+    def question(self) -> Question | None:
+        """The question the walk waits on (typed), or None while it runs or when it is done."""
+        return self.walk.question() if self.walk else None
+
     @property
     def done(self) -> bool:
         return self.walk is None or self.walk.done
@@ -136,8 +140,7 @@ class Guide:
     def _run_to_question(self, on_step: Callable[[Step], None] | None,
                          cancelled: Callable[[], bool] | None) -> None:
         for _ in range(1000):
-            cur = self.current()
-            if cur is None or cur[2]["kind"] == "ask":
+            if self.current() is None or self.question() is not None:
                 return
             if cancelled is not None and cancelled():
                 return
@@ -289,8 +292,8 @@ class Guide:
         g.begin(start["symptom"], record=False)
         for node, choice in session.answers():
             g.run_to_question(on_step)
-            cur = g.current()
-            if cur is None or f"{cur[0].id}.{cur[1]}" != node:
+            q = g.question()
+            if q is None or q.key != node:
                 break  # the tree changed since; stop at the first divergence
             g.answer(choice)
         g.run_to_question(on_step)

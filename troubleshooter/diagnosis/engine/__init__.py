@@ -29,5 +29,5 @@ from troubleshooter.diagnosis.engine.text import (  # noqa: F401
     GLOSSARY_LINK, display, fill, linked_terms, load_glossary, strip_links, template_facts,
 )
 from troubleshooter.diagnosis.engine.walk import (  # noqa: F401
-    Conclusion, Engine, FactSource, HYP_STATES, Hypothesis, MissingAnswer, Step, Walk, auto_walk,
+    Choice, Conclusion, Engine, FactSource, HYP_STATES, Hypothesis, MissingAnswer, Question, Step, Walk, auto_walk,
 )

@@ -77,6 +77,35 @@ def conclusion_from_node(tree_id: str, nid: str, node: dict[str, Any], lookup: C
                       node.get("recovered", ""), sorted(set(missing)))
 
 
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    id: str
+    label: str
+    explain: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Question:
+    """The question a walk is waiting on, typed: what the faces (the app, the CLI's prompt) show and answer.
+    They never index the tree's node dictionaries, so a schema change stays inside the engine."""
+    tree: str
+    node: str
+    text: str
+    why: str
+    choices: tuple[Choice, ...]
+    assume: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.tree}.{self.node}"
+
+    @classmethod
+    def of(cls, tree: "Tree", nid: str, node: dict[str, Any]) -> "Question":
+        return cls(tree.id, nid, strip_links(node.get("question", nid)), strip_links(node.get("why", "")),
+                   tuple(Choice(c["id"], c["label"], strip_links(c.get("explain", ""))) for c in node.get("choices", [])),
+                   node.get("assume", ""))
+
+
 #: not-applicable: what the hypothesis is about is not there (no RDMA device: no port can be down); unlike
 #: ruled-out, it says nothing is wrong only about a thing that does not exist here
 HYP_STATES = ("untested", "ruled-in", "ruled-out", "not-applicable")
@@ -174,6 +203,13 @@ class Walk:
         tid, nid = self.state.stack[-1]
         tree = self.engine.tree(tid)
         return tree, nid, tree.nodes[nid]
+
+    def question(self) -> Question | None:
+        """The question the walk waits on, or None (running, or done)."""
+        cur = self.current()
+        if cur is None or cur[2]["kind"] != "ask":
+            return None
+        return Question.of(*cur)
 
     def _snapshot(self) -> None:
         self._history.append(copy.deepcopy(self.state))
@@ -359,7 +395,7 @@ class Engine:
 
 
 def auto_walk(engine: Engine, tree_id: str, facts: FactSource, answers: dict[str, str] | None = None,
-              ask: Callable[[Tree, str, dict[str, Any]], str | None] | None = None,
+              ask: Callable[[Question], str | None] | None = None,
               on_step: Callable[[Step], None] | None = None) -> Walk:
     """Walk to the end, answering questions from ``answers`` (``node`` or ``tree.node`` -> choice) or ``ask``.
 
@@ -376,7 +412,7 @@ def auto_walk(engine: Engine, tree_id: str, facts: FactSource, answers: dict[str
         choice = answers.get(f"{tree.id}.{nid}") or answers.get(nid)
         assumed = False
         if choice is None and ask is not None:
-            choice = ask(tree, nid, node)
+            choice = ask(Question.of(tree, nid, node))
         if choice is None and node.get("assume"):
             choice, assumed = node["assume"], True
         if choice is None:
@@ -388,6 +424,7 @@ def auto_walk(engine: Engine, tree_id: str, facts: FactSource, answers: dict[str
 class MissingAnswer(TreeError):
     def __init__(self, tree: Tree, nid: str, node: dict[str, Any]) -> None:
         self.tree, self.nid, self.node = tree, nid, node
+        self.question = Question.of(tree, nid, node)
         choices = ", ".join(f"{c['id']} ({c['label']})" for c in node.get("choices", []))
         super().__init__(f"question {tree.id}.{nid} needs an answer: {node.get('question', '')} "
                          f"-- pass --answer {nid}=CHOICE; choices: {choices}")

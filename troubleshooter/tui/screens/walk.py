@@ -111,24 +111,23 @@ class WalkScreen(Screen[None]):
         self.show_question()
 
     def show_question(self) -> None:
-        cur = self.guide.current()
+        question = self.guide.question()
         q = self.query_one("#question", Vertical)
-        if self.busy or cur is None or cur[2]["kind"] != "ask":
+        if self.busy or question is None:
             q.display = False
             return
-        tree, nid, node = cur
         app: TroubleshooterApp = self.app  # type: ignore[assignment]
-        text = Text.assemble(("? ", "bold yellow"), (eng.strip_links(node.get("question", nid)), "bold"))
-        if app.show_why and node.get("why"):
-            text.append("\n" + eng.strip_links(node["why"]), style="italic dim")
+        text = Text.assemble(("? ", "bold yellow"), (question.text, "bold"))
+        if app.show_why and question.why:
+            text.append("\n" + question.why, style="italic dim")
         self.query_one("#question-text", Static).update(text)
         ol = self.query_one("#choices", OptionList)
         ol.clear_options()
-        for c in node["choices"]:
-            label = Text(c["label"], style="bold")
-            if c.get("explain"):
-                label.append("\n  " + eng.strip_links(c["explain"]), style="dim")
-            ol.add_option(Option(label, id=c["id"]))
+        for c in question.choices:
+            label = Text(c.label, style="bold")
+            if c.explain:
+                label.append("\n  " + c.explain, style="dim")
+            ol.add_option(Option(label, id=c.id))
         q.display = True
         ol.highlighted = 0
         ol.focus()
@@ -148,7 +147,7 @@ class WalkScreen(Screen[None]):
             msg = f"done: {n} root cause{'s' if n != 1 else ''} found" if n else "done: no root cause found on this path"
             st.update(Text(f"✔ {msg}   r: results · e: export · b: back · esc: symptoms",
                            style="bold green" if not n else "bold red"))
-        elif self.guide.current() is not None and self.guide.current()[2]["kind"] == "ask":
+        elif self.guide.question() is not None:
             st.update(Text("answer the question (↑↓ enter) · b: back · esc: symptoms · ?: help", style="dim"))
         else:
             st.update(Text("esc: symptoms · ?: help", style="dim"))
@@ -202,8 +201,7 @@ class WalkScreen(Screen[None]):
     def answered(self, event: OptionList.OptionSelected) -> None:
         if self.busy or not event.option.id:
             return
-        cur = self.guide.current()
-        if cur is None or cur[2]["kind"] != "ask":
+        if self.guide.question() is None:
             return
         self.guide.answer(event.option.id)
         self.add_step(self.guide.walk.steps[-1])

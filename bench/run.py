@@ -257,6 +257,22 @@ def bench_check(n: int, tmp: Path) -> None:
            f"bash & + wait, {len(probes)} probes {bsh * 1000:.0f} ms{extra}", c / bsh, 1.5)
     record("check: --json vs slowest probe", f"check --json {c * 1000:.0f} ms", f"{slow_id} alone {sl * 1000:.0f} ms",
            c / sl, None)
+    # where the time goes: the interpreter, the imports `check` does, and the sweep (timed inside the process)
+    imports = ("import troubleshooter.cli, troubleshooter.cli.probe, troubleshooter.service.check, "
+               "troubleshooter.output.report, troubleshooter.probe.targets, troubleshooter.sources; "
+               "troubleshooter.sources.load_all()")
+    sweep = ("import time, troubleshooter.probe.collect as c, troubleshooter.probe.targets as t; "
+             "t0 = time.perf_counter(); c.collect(t.LocalTarget()); print(time.perf_counter() - t0)")
+    py_t, imp_t, sw_t = [], [], []
+    for _ in range(n):
+        py_t.append(run([sys.executable, "-c", "pass"]))
+        imp_t.append(run([sys.executable, "-c", imports]))
+        out = subprocess.run([sys.executable, "-c", sweep], env=env, capture_output=True, text=True).stdout
+        sw_t.append(float(out.strip() or "nan"))
+    py, imp, sw = statistics.median(py_t), statistics.median(imp_t), statistics.median(sw_t)
+    print(f"    where check's {c * 1000:.0f} ms go: interpreter {py * 1000:.0f} ms, imports and probe definitions "
+          f"{(imp - py) * 1000:.0f} ms, sweep {sw * 1000:.0f} ms (the script: {bsh * 1000:.0f} ms), "
+          f"the rest (parsing, checks, JSON) {(c - imp - sw) * 1000:.0f} ms", flush=True)
 
 
 # ------------------------------------------------------------------ parsing

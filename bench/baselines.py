@@ -113,7 +113,7 @@ def nccl_debug_loop(lines: Iterable[str]) -> dict:
     for line in lines:
         if "NCCL INFO" not in line and "NCCL WARN" not in line:
             if version is None and "NCCL version" in line:
-                version = line.split("NCCL version", 1)[1].split()[0]
+                version = line.split("NCCL version", 1)[1].split()[0].split("+")[0]
             continue
         m = _PREFIX.search(line)
         if m is None:
@@ -137,6 +137,6 @@ def nccl_debug_loop(lines: Iterable[str]) -> dict:
             if n.isdigit():
                 nranks = max(nranks or 0, int(n))
         elif version is None and msg.startswith("NCCL version"):
-            version = msg.split()[2]
+            version = msg.split()[2].split("+")[0]
     return {"net": nets.most_common(1)[0][0] if nets else None, "hcas": hcas, "env": env, "hosts": sorted(hosts),
             "channels": channels, "ranks": nranks, "version": version, "warnings": warnings}

@@ -107,3 +107,24 @@ def test_console_script_help_with_importtime() -> None:
     imported = [line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")]
     assert "troubleshooter.cli" in imported  # the importtime trace is really there
     assert not [m for m in imported if m == "textual" or m.startswith("textual.")]
+
+
+def test_check_json_imports_neither_rich_nor_pynvml_without_a_driver() -> None:
+    """`check --json` draws nothing (rich is imported only to draw) and, where libnvidia-ml.so.1 cannot be loaded,
+    learns it without importing pynvml (issue 14: ~30 ms and ~25 ms of its start-up)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+        has_nvml = True
+    except OSError:
+        has_nvml = False
+    probe = WRAPPER.replace('print("\\nTEXTUAL="', 'print("\\nRICH=" + str(any(m == "rich" or m.startswith("rich.") '
+                            'for m in sys.modules)) + " PYNVML=" + str("pynvml" in sys.modules), file=sys.stderr)\n'
+                            'print("\\nTEXTUAL="')
+    r = subprocess.run([sys.executable, "-c", probe, "check", "--json"], capture_output=True, text=True, cwd=ROOT,
+                       env=_env(), timeout=120, stdin=subprocess.DEVNULL)
+    assert json.loads(r.stdout)["schema"].startswith("troubleshooter.check")
+    assert "RICH=False" in r.stderr, r.stderr[-500:]
+    if not has_nvml:
+        assert "PYNVML=False" in r.stderr, r.stderr[-500:]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import re
 import time
 from typing import Any, Iterable, Iterator, Mapping
 
@@ -49,14 +50,37 @@ def declare(parser: str, specs: Iterable[tuple[str, str, str, str]]) -> None:
             REGISTRY[name] = FactSpec(name, typ, unit, doc, parser)
 
 
+_PATTERNS: list[FactSpec] = []  # the ``*`` families, in declaration order (as REGISTRY iterates them)
+_SPEC_CACHE: dict[str, FactSpec | None] = {}  # name -> its family (or None): a sweep looks up ~3,000 names
+_SPEC_CACHE_MAX = 1 << 16
+_seen = 0  # len(REGISTRY) when _PATTERNS was built
+_families: "re.Pattern[str]" = re.compile("(?!)")
+
+
 def spec(name: str) -> FactSpec | None:
     """The registry entry for a name, matching ``*`` families too."""
-    if name in REGISTRY:
-        return REGISTRY[name]
-    for s in REGISTRY.values():
-        if s.is_pattern and fnmatch.fnmatchcase(name, s.name):
-            return s
-    return None
+    global _seen
+    found = REGISTRY.get(name)
+    if found is not None:
+        return found
+    global _families
+    if _seen != len(REGISTRY):  # names were declared since: rebuild the families, forget the answers
+        _PATTERNS[:] = [s for s in REGISTRY.values() if s.is_pattern]
+        # one expression for every family, tried in declaration order (the first family that matches wins)
+        _families = re.compile("|".join(f"(?P<f{i}>{fnmatch.translate(s.name)})" for i, s in enumerate(_PATTERNS))
+                               or "(?!)")
+        _SPEC_CACHE.clear()
+        _seen = len(REGISTRY)
+    try:
+        return _SPEC_CACHE[name]
+    except KeyError:
+        pass
+    m = _families.match(name)
+    if m is not None:
+        found = _PATTERNS[int(m.lastgroup[1:])]  # type: ignore[index]
+    if len(_SPEC_CACHE) < _SPEC_CACHE_MAX:
+        _SPEC_CACHE[name] = found
+    return found
 
 
 def is_known_name(name: str) -> bool:

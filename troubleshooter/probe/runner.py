@@ -170,6 +170,18 @@ def run_command(
             proc.stdin.close()
         except OSError:
             pass
+    # A reaper thread waits for the command with a blocking waitpid and this thread waits on its event:
+    # Popen.wait(timeout) polls with sleeps of up to 50 ms, latency the sweep's wall time paid for every command.
+    # (A command that cannot be killed, stuck in D state, leaves only the daemon reaper behind, as before.)
+    exited = threading.Event()
+
+    def reap() -> None:
+        try:
+            proc.wait()
+        finally:
+            exited.set()
+
+    threading.Thread(target=reap, daemon=True).start()
     timed_out = cancelled = False
     deadline = time.monotonic() + timeout
     while True:
@@ -178,14 +190,12 @@ def run_command(
             timed_out = True
             _kill_group(proc)
             break
-        try:
-            proc.wait(timeout=min(remaining, 0.2) if cancel is not None else remaining)
+        if exited.wait(min(remaining, 0.2) if cancel is not None else remaining):
             break
-        except subprocess.TimeoutExpired:
-            if cancel is not None and cancel.is_set():
-                cancelled = True
-                _kill_group(proc)
-                break
+        if cancel is not None and cancel.is_set():
+            cancelled = True
+            _kill_group(proc)
+            break
     # The group may hold the pipes open (a daemon child); don't wait on it forever.
     for t in threads:
         t.join(timeout=2.0)

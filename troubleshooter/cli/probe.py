@@ -38,7 +38,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if run.problem:
         _err(run.problem)
     if args.junit:
-        Path(args.junit).write_bytes(report.junit_xml(run.results))
+        from troubleshooter import locations
+
+        try:
+            locations.write_private(args.junit, report.junit_xml(run.results))
+        except OSError as exc:
+            raise CliError(str(exc)) from exc
     return run.exit_code
 
 

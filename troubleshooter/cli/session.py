@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from troubleshooter import locations
 from troubleshooter.cli.common import EXIT_OK, CliError
 
 
@@ -76,9 +77,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     text = export.to_json(doc) if fmt == "json" else export.to_markdown(doc)
     if args.output:
         try:
-            Path(args.output).write_text(text)
-        except OSError as exc:
-            raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+            locations.write_private(args.output, text.encode("utf-8"))
+        except OSError as exc:  # the old file, if any, is untouched: the new one is renamed over it
+            raise CliError(str(exc)) from exc
         print(args.output)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

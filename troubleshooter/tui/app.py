@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
+from troubleshooter import locations
 from troubleshooter.diagnosis import engine as eng
 from troubleshooter.settings import Settings
 from troubleshooter.probe.targetspec import TargetSpec
@@ -162,6 +163,8 @@ class TroubleshooterApp(App[int]):
         self.guide = g
         self.sub_title = g.target.label
         self.push_screen(WalkScreen(g, story))
+        if g.record_problem:
+            self.notify(g.record_problem, title="not recorded", severity="warning", timeout=20)
 
     def start_practice(self, case_id: str) -> None:
         from troubleshooter.service.practice import practice_bundle_path, practice_case
@@ -218,8 +221,7 @@ class TroubleshooterApp(App[int]):
         self.copy_to_clipboard(cmd)
         path = self.settings.exports_path() / "last-copied-command.sh"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("# copied by troubleshooter; review before running\n" + cmd + "\n")
+            locations.write_private(path, ("# copied by troubleshooter; review before running\n" + cmd + "\n").encode())
             where = f"; also written to {path}"
         except OSError as exc:
             where = f" (could not write {path}: {exc.strerror})"

@@ -333,3 +333,12 @@ def test_linear_rules_still_redact() -> None:
                                                                            "x.github_token": redact.MASK, "name": "z"}
     assert redact.is_secret_name("MY_SESSION_ID") and not redact.is_secret_name("PATH")
     assert not redact.is_secret_name("TOKEN-X")
+
+
+def test_pasted_evidence_from_an_endless_device_stops(capsys) -> None:
+    """``diagnose --evidence`` read a pasted file whole after a size check that a device passes (size 0)."""
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero")
+    rc, _, err = _in_thread(lambda: main(capsys, "diagnose", "--symptom", "uniformly-slow", "--evidence",
+                                         "dmesg=/dev/zero"), timeout=30)
+    assert rc == 2 and "/dev/zero: line 1 is longer than" in err, err

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import secrets
 import socket
 import time
@@ -54,6 +55,10 @@ def new_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime(clock())) + f"-{host}-{secrets.token_hex(2)}"
 
 
+# what `export ID` and resume accept: an id, or a unique part of one; never a path or a glob pattern
+_SESSION_QUERY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+
+
 class Session:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -64,11 +69,12 @@ class Session:
     def create(cls, start: dict[str, Any], directory: Path | None = None) -> "Session":
         d = directory or locations.sessions_dir()
         try:
-            d.mkdir(parents=True, exist_ok=True)
+            locations.private_dir(d)
         except OSError as exc:
             raise SessionError(f"cannot create the sessions directory {d}: {exc.strerror or exc}") from exc
         s = cls(d / f"{new_id()}.jsonl")
-        s.append({"event": "start", "tool": __version__, "host": socket.gethostname(), **start})
+        if not s.append({"event": "start", "tool": __version__, "host": socket.gethostname(), **start}):
+            raise SessionError(s.write_error)  # a read-only or full sessions directory: say so now, once
         return s
 
     @classmethod
@@ -79,6 +85,9 @@ class Session:
             if not infos:
                 raise SessionError(f"no sessions in {d}")
             return cls(infos[0].path)
+        if not _SESSION_QUERY.fullmatch(session_id) or ".." in session_id:
+            raise SessionError(f"not a session id: {session_id!r} (ids look like 20260101-120000-host-ab12, or a "
+                               "unique part of one; `troubleshooter sessions` lists them)")
         p = d / f"{session_id}.jsonl"
         if not p.exists():
             matches = sorted(d.glob(f"*{session_id}*.jsonl")) if d.is_dir() else []

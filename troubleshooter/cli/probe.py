@@ -36,7 +36,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if run.problem:
         _err(run.problem)
     if args.junit:
-        em.write_file(args.junit, report.junit_xml(em.clean(run.results)))
+        from troubleshooter import locations
+
+        try:  # private, written whole beside the target, never through a link
+            locations.write_private(args.junit, report.junit_xml(em.clean(run.results)))
+        except OSError as exc:
+            raise CliError(str(exc)) from exc
     return run.exit_code
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from troubleshooter import locations
 from troubleshooter.cli.common import EXIT_OK, CliError, emitter
 
 
@@ -76,9 +77,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         text = em.safe(export.to_markdown(doc))  # a ticket: controls escaped, as on the terminal
     if args.output:
         try:
-            em.write_file(args.output, text if text.endswith("\n") else text + "\n", clean=True)
-        except OSError as exc:
-            raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from exc
+            locations.write_private(args.output, (text if text.endswith("\n") else text + "\n").encode("utf-8"))
+        except OSError as exc:  # the old file, if any, is untouched: the new one is renamed over it
+            raise CliError(str(exc)) from exc
         em.line(args.output)
     else:
         em.out.write(text if text.endswith("\n") else text + "\n")

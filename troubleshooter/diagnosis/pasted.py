@@ -128,9 +128,13 @@ class EvidenceFacts(FactSource):
                     if path.stat().st_size > MAX_FILE_BYTES:
                         files.append(PastedFile(path, side, None, {}, f"larger than {MAX_FILE_BYTES >> 20} MB"))
                         continue
-                    text = _strip_provenance(path.read_bytes().decode("utf-8", errors="replace"))
+                    # bounded while reading too: a FIFO or /dev/zero says size 0
+                    text = _strip_provenance(parsers.read_file(path, max_bytes=MAX_FILE_BYTES))
                 except OSError as exc:
                     files.append(PastedFile(path, side, None, {}, exc.strerror or str(exc)))
+                    continue
+                except parsers.ParseError as exc:
+                    files.append(PastedFile(path, side, None, {}, str(exc)))
                     continue
                 files += _read_paste(path, side, kind, text, source_kind)
         if not any(f.kind and not f.error for f in files):

@@ -136,15 +136,15 @@ def read_text(f: BinaryIO, *, max_bytes: int | None = None,
     return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-def read_file(path: str | os.PathLike[str]) -> str:
+def read_file(path: str | os.PathLike[str], max_bytes: int | None = None) -> str:
     """The text of a file, bounded as :func:`read_text` bounds it; only :class:`ParseError` escapes (its
     message does not name the file: the caller does)."""
     try:
         with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > MAX_READ_BYTES:  # a regular file says its size: refuse before reading any of it
-                raise ParseError(f"larger than {MAX_READ_BYTES >> 20} MiB; cut the relevant part out first")
-            return read_text(f)
+            limit = MAX_READ_BYTES if max_bytes is None else max_bytes
+            if os.fstat(f.fileno()).st_size > limit:  # a regular file says its size: refuse before reading it
+                raise ParseError(f"larger than {limit >> 20} MiB; cut the relevant part out first")
+            return read_text(f, max_bytes=limit)
     except OSError as exc:
         raise ParseError(f"{exc.strerror or exc}") from exc
 

@@ -24,7 +24,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterable
 
-from troubleshooter import __version__
+from troubleshooter import __version__, locations
 from troubleshooter.model.evidence import Evidence
 
 FORMAT = "troubleshooter-bundle"
@@ -96,14 +96,34 @@ class Bundle:
         evidence = manifest.get("evidence")
         if not isinstance(evidence, list):
             raise BundleError(f"{p}/manifest.json: 'evidence' must be a list")
+        _validate_manifest(p, manifest)
         for i, rec in enumerate(evidence):
             if not isinstance(rec, dict) or not isinstance(rec.get("source"), str) or "status" not in rec:
                 raise BundleError(f"{p}/manifest.json: evidence[{i}] lacks 'source' or 'status'")
+            for key in ("side", "stdout_file", "stderr_file"):
+                if key in rec and not isinstance(rec[key], str):
+                    raise BundleError(f"{p}/manifest.json: evidence[{i}] ({rec['source']}): '{key}' must be a string")
+            if rec.get("rc") is not None and (not isinstance(rec["rc"], int) or isinstance(rec["rc"], bool)):
+                raise BundleError(f"{p}/manifest.json: evidence[{i}] ({rec['source']}): 'rc' must be an exit code")
             try:
                 Evidence.from_meta(rec, b"", b"")
             except (ValueError, TypeError, KeyError) as exc:
                 raise BundleError(f"{p}/manifest.json: evidence[{i}] ({rec.get('source')}): {exc}") from exc
         return cls(p, manifest, files)
+
+
+def _validate_manifest(p: Path, manifest: dict[str, Any]) -> None:
+    """The shape every reader relies on, checked once: a bundle that breaks it is refused with the field
+    named (it used to stop a whole ``fanout --bundles`` with an internal TypeError)."""
+    where = f"{p}/manifest.json"
+    targets = manifest.get("targets", {})
+    if not isinstance(targets, dict) or not all(isinstance(k, str) and isinstance(v, dict) for k, v in targets.items()):
+        raise BundleError(f"{where}: 'targets' must map each side's name to its description")
+    if not isinstance(manifest.get("params", {}), dict):
+        raise BundleError(f"{where}: 'params' must be a mapping")
+    for key in ("note", "host", "tool", "created_at"):
+        if key in manifest and not isinstance(manifest[key], (str, type(None))):
+            raise BundleError(f"{where}: '{key}' must be a string")
 
 
 def _check_name(bundle: Path, name: str) -> str:
@@ -283,23 +303,26 @@ def write(path: str | os.PathLike[str], manifest: dict[str, Any], files: dict[st
     p = Path(path)
     payload = dict(files)
     payload["manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=False) + "\n").encode()
+    # raw environments and the files they name: 0600 files in 0700 directories, written whole or not at all
+    # through an exclusively created temporary file (locations.private_file); a link at the path is replaced,
+    # never followed
     if p.name.endswith((".tar.gz", ".tgz")):
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".partial")
         top = p.name.removesuffix(".tar.gz").removesuffix(".tgz")
-        with tarfile.open(tmp, "w:gz") as tar:
+        with locations.private_file(p) as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
             for name, data in sorted(payload.items()):
                 info = tarfile.TarInfo(f"{top}/{name}")
                 info.size = len(data)
                 info.mtime = int(time.time())
-                info.mode = 0o644
+                info.mode = 0o600
                 tar.addfile(info, io.BytesIO(data))
-        os.replace(tmp, p)
         return p
+    if p.is_symlink() or (p.exists() and not p.is_dir()):
+        raise BundleError(f"{p}: exists and is not a directory; choose a new path")
     if p.exists() and any(p.iterdir()):
         raise BundleError(f"{p}: exists and is not empty; choose a new path")
+    locations.private_dir(p)
     for name, data in payload.items():
         f = p / name
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_bytes(data)
+        locations.private_dir(f.parent)
+        locations.write_private(f, data)
     return p

@@ -71,13 +71,27 @@ def run_sources(
 
     if not srcs:
         return results
-    if cancel is not None:
-        target.cancel = cancel
+    own_cancel = cancel is None
+    if cancel is None:
+        # Ctrl-C (KeyboardInterrupt in this thread) sets it: the running probes are killed, group and all,
+        # instead of the pool waiting for each to finish or time out (up to a minute)
+        cancel = threading.Event()
+    previous = target.cancel
+    target.cancel = cancel
     if on_event is not None:
         target.on_output = lambda sid, chunk: on_event("output", (sid, chunk))
-    with cf.ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(srcs)), thread_name_prefix="probe") as pool:
+    pool = cf.ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(srcs)), thread_name_prefix="probe")
+    try:
         for ev in pool.map(one, srcs):
             results[ev.source_id] = ev
+    except BaseException:
+        cancel.set()
+        pool.shutdown(wait=True, cancel_futures=True)  # each running probe notices within 0.2 s
+        raise
+    finally:
+        pool.shutdown(wait=True)
+        if own_cancel:
+            target.cancel = previous
     return results
 
 

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from troubleshooter import locations
 from troubleshooter.probe.targets import STEP_PATH
 
 # Fixed text; values arrive as positional arguments ($0 python, $1 directory, $2 naming mode).
@@ -114,7 +115,7 @@ def run(job: str, directory: str | os.PathLike[str], *, timeout: float = 180.0, 
         simulate: int = 0) -> FanoutRun:
     """Capture every node of ``job`` into ``directory`` in one srun step, bounded by ``timeout`` seconds."""
     d = Path(directory).resolve()
-    d.mkdir(parents=True, exist_ok=True)
+    locations.private_dir(d)  # raw node captures: 0700 (the nodes write as the same user)
     nodes = job_nodes(job)
     wrap = shlex.split(wrapper) if isinstance(wrapper, str) else list(wrapper)
     argv = srun_argv(job, nodes, d, timeout=timeout, wrapper=wrap, simulate=simulate)

@@ -1,6 +1,7 @@
 """Run one command as a real subprocess, bounded in time and output, and classify how it went.
 
-argv lists only (never a shell string); a new process session so a timeout kills the whole group;
+argv lists only (never a shell string); a new process session so a timeout or a cancel kills the whole
+group, and a tag in the environment so a descendant that left the group (setsid) is killed too;
 output over ``max_bytes`` is kept truncated with a marker while the rest is drained and counted.
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import signal
 import subprocess
 import threading
@@ -88,14 +90,53 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+#: every probe's environment carries a tag of its own: a descendant that left the probe's session and
+#: group (setsid, a double fork) still carries it, so it is found and killed with the probe
+TAG_VAR = "TROUBLESHOOTER_PROBE_TAG"
+
+
+def _tagged_pids(tag: str) -> list[int]:
+    """The live processes whose environment holds this probe's tag (readable: this user's own)."""
+    if not tag:
+        return []
+    needle = f"{TAG_VAR}={tag}".encode()
+    me = os.getpid()
+    out = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for e in entries:
+        if not e.isdigit() or int(e) == me:
+            continue
+        try:
+            with open(f"/proc/{e}/environ", "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if needle in env.split(b"\0"):
+            out.append(int(e))
+    return out
+
+
+def _kill_group(proc: subprocess.Popen, tag: str = "") -> None:
     # start_new_session: the group id is the leader's pid, still valid after the leader exited (a daemon
     # child holding the pipes); os.getpgid(proc.pid) would fail then and leave the child running.
+    # Descendants that called setsid are in neither the group nor the session: found by their tag.
     pgid = proc.pid
     for sig, wait in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 2.0)):
+        strays = _tagged_pids(tag)
         try:
             os.killpg(pgid, sig)
+            group = True
         except (ProcessLookupError, PermissionError):
+            group = False
+        for pid in strays:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        if not group and not strays:
             return
         deadline = time.monotonic() + wait
         try:
@@ -103,7 +144,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             continue
         while time.monotonic() < deadline:
-            if not _group_alive(pgid):
+            if not _group_alive(pgid) and not _tagged_pids(tag):
                 return
             time.sleep(0.05)
 
@@ -134,10 +175,11 @@ def run_command(
     started = time.time()
     t0 = time.monotonic()
     base = dict(source_id=source_id, argv=argv, started_at=started, target=target)
-    full_env = None
+    full_env = dict(os.environ)
     if env:
-        full_env = dict(os.environ)
         full_env.update(env)
+    tag = f"{os.getpid()}-{secrets.token_hex(8)}"
+    full_env[TAG_VAR] = tag
     try:
         proc = subprocess.Popen(
             argv,
@@ -188,13 +230,13 @@ def run_command(
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             timed_out = True
-            _kill_group(proc)
+            _kill_group(proc, tag)
             break
         if exited.wait(min(remaining, 0.2) if cancel is not None else remaining):
             break
         if cancel is not None and cancel.is_set():
             cancelled = True
-            _kill_group(proc)
+            _kill_group(proc, tag)
             break
     # The group may hold the pipes open (a daemon child); don't wait on it forever.
     for t in threads:
@@ -202,7 +244,7 @@ def run_command(
     if not timed_out:
         # children that kept the pipe open after the parent exited
         if any(t.is_alive() for t in threads):
-            _kill_group(proc)
+            _kill_group(proc, tag)
             for t in threads:
                 t.join(timeout=1.0)
     duration = time.monotonic() - t0

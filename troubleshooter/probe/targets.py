@@ -49,11 +49,19 @@ class _CommandTarget(Target):
 
     prefix: list[str] = []
     extra_timeout = 0.0
+    #: the prefix hands the command to a remote shell as one string (ssh): each argument is quoted for it
+    remote_shell = False
 
     def wrap(self, argv: list[str], src: Source) -> list[str]:
         if src.env:
             argv = ["env", *(f"{k}={v}" for k, v in src.env), *argv]
-        return [*self.prefix, *argv]
+        return [*self.prefix, *self.for_shell(argv)]
+
+    def for_shell(self, argv: list[str]) -> list[str]:
+        """``argv`` as the command behind the prefix: as is, or, when a remote shell parses it (ssh joins
+        its arguments with spaces and the remote shell splits them again, so a ``--steps-log 'x; cmd'``
+        value would run ``cmd``), one string with every argument quoted for a POSIX shell."""
+        return [shlex.join(argv)] if self.remote_shell and argv else argv
 
     def run_env(self, src: Source) -> dict[str, str] | None:
         """Environment for the subprocess itself; wrapped targets put the source's env in the argv instead."""
@@ -113,6 +121,7 @@ class ExecTarget(_CommandTarget):
             raise ValueError("--exec needs a command prefix, e.g. 'docker exec trainer'")
         self.label = f"exec: {shlex.join(self.prefix)}"
         self.runtime = _guess_runtime(self.prefix)
+        self.remote_shell = self.runtime == "ssh"
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "label": self.label, "prefix": self.prefix, "runtime": self.runtime}
@@ -152,6 +161,7 @@ class SlurmTarget(_CommandTarget):
         if container_name:
             prefix.append(f"--container-name={container_name}")
         self.prefix = prefix + ["/usr/bin/env", f"PATH={STEP_PATH}"] + self.wrapper
+        self.remote_shell = bool(self.wrapper) and _guess_runtime(self.wrapper) == "ssh"
         bits = [f"slurm job {self.job}"]
         if node:
             bits.append(f"node {node}")
@@ -166,8 +176,8 @@ class SlurmTarget(_CommandTarget):
         if env and not self.wrapper:
             return [*self.prefix, *env, *argv]  # /usr/bin/env is already in the prefix
         if env:
-            return [*self.prefix, "env", *env, *argv]
-        return [*self.prefix, *argv]
+            return [*self.prefix, *self.for_shell(["env", *env, *argv])]
+        return [*self.prefix, *self.for_shell(argv)]
 
     def run(self, src: Source, params: Params) -> Evidence:
         ev = super().run(src, params)

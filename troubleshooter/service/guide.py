@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from troubleshooter import locations
 from troubleshooter.diagnosis import conditions, profiles
 from troubleshooter.output import export
 from troubleshooter.diagnosis.engine import Conclusion, Engine, Question, Step, Tree, Walk
@@ -19,7 +20,7 @@ from troubleshooter.model.facts import Unknown, format_value
 from troubleshooter.model import facts as factmod
 from troubleshooter.output.redact import Redactor
 from troubleshooter.output.emit import Emitter
-from troubleshooter.session import Session
+from troubleshooter.session import Session, SessionError
 from troubleshooter.probe.targetspec import TargetSpec  # noqa: F401  (re-exported: troubleshooter.service.guide.TargetSpec)
 
 
@@ -50,6 +51,7 @@ class Guide:
         self.walk: Walk | None = None
         self.symptom: Tree | None = None
         self.verifications: list[VerifyResult] = []
+        self.record_problem = ""  # why this walk is not being recorded (a read-only HOME), or ""
         # where the gap went: the metric before any fix, the reference, and the value after each fix
         self.metric: dict[str, Any] = {}
         self.measurements: list[tuple[str, float]] = []
@@ -81,12 +83,18 @@ class Guide:
         self.symptom = self.engine.tree(symptom_id)
         self.walk = self.engine.walk(symptom_id, self.facts)
         self.verifications = []
+        self.record_problem = ""
         if record:
-            self.session = Session.create({
-                "symptom": symptom_id, "symptom_title": self.symptom.title,
-                "target": dataclasses.asdict(self.spec), "target_label": self.target.label,
-                "profile": None if self.profile_pending else self.profile_id,
-            }, session_dir)
+            try:
+                self.session = Session.create({
+                    "symptom": symptom_id, "symptom_title": self.symptom.title,
+                    "target": dataclasses.asdict(self.spec), "target_label": self.target.label,
+                    "profile": None if self.profile_pending else self.profile_id,
+                }, session_dir)
+            except SessionError as exc:  # a read-only HOME: walk anyway, unrecorded, and say where and why
+                self.session = None
+                self.record_problem = (f"this walk is not recorded: {exc} (set TROUBLESHOOTER_DATA_DIR to a "
+                                       "writable directory to keep sessions)")
 
     def current(self) -> tuple[Tree, str, dict[str, Any]] | None:
         return self.walk.current() if self.walk else None
@@ -235,7 +243,7 @@ class Guide:
 
     def export(self, fmt: str, directory: Path) -> Path:
         doc = self.doc()
-        directory.mkdir(parents=True, exist_ok=True)
+        locations.private_dir(directory)
         stem = (self.session.id if self.session else time.strftime("%Y%m%d-%H%M%S")) + f"-{doc['symptom']['id']}"
         em = Emitter(redactor=self.redactor)  # the doc is redacted already; the writer escapes for the format
         if fmt == "md":
@@ -246,12 +254,9 @@ class Guide:
             return self.export_bundle(directory / f"{stem}.bundle.tar.gz")
         else:
             raise ValueError(f"unknown export format {fmt!r}")
-        tmp = path.with_suffix(path.suffix + ".partial")
-        try:
-            tmp.write_bytes(data)
-            tmp.replace(path)
-        except OSError as exc:  # disk full, read-only: no half-written file left behind, a clear error
-            tmp.unlink(missing_ok=True)
+        try:  # disk full, read-only: no half-written file left behind, a clear error
+            locations.write_private(path, data)
+        except OSError as exc:
             raise OSError(exc.errno, f"cannot write the export {path}: {exc.strerror or exc}") from exc
         self._journal({"event": "export", "format": fmt, "path": str(path)})
         return path

@@ -21,6 +21,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from troubleshooter.output.safe import escape_controls as esc, markup
+from troubleshooter import locations
 from troubleshooter.diagnosis import engine as eng
 from troubleshooter.settings import Settings
 from troubleshooter.probe.targetspec import TargetSpec
@@ -177,6 +178,8 @@ class TroubleshooterApp(App[int]):
         self.walk_story = story
         self.sub_title = self._shown(g.target.label)
         self.push_screen(WalkScreen(g, story))
+        if g.record_problem:
+            self.notify(g.record_problem, title="not recorded", severity="warning", timeout=20)
 
     def start_practice(self, case_id: str) -> None:
         from troubleshooter.service.practice import practice_bundle_path, practice_case
@@ -280,8 +283,7 @@ class TroubleshooterApp(App[int]):
         self.copy_to_clipboard(cmd)
         path = self.settings.exports_path() / "last-copied-command.sh"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("# copied by troubleshooter; review before running\n" + cmd + "\n")
+            locations.write_private(path, ("# copied by troubleshooter; review before running\n" + cmd + "\n").encode())
             where = f"; also written to {path}"
         except OSError as exc:
             where = f" (could not write {path}: {exc.strerror})"

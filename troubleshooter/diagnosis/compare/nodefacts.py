@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from troubleshooter import locations
 from troubleshooter.model.facts import FactSet
 from troubleshooter.diagnosis.compare.nodes import NodeComparator, NodeReport, _natural, canonical
 
@@ -115,10 +116,7 @@ def write_sidecar(bundle_path: str | os.PathLike[str]) -> Path:
     doc = {"format": FACTS_SIDECAR_FORMAT, "version": 1, "tool": f"troubleshooter {__version__}",
            "bundle": p.name, "bundle_sha256": _file_sha256(p), "status": status, "facts": facts}
     out = sidecar_path(p)
-    tmp = out.with_name(out.name + ".partial")
-    tmp.write_text(json.dumps(doc, default=str, separators=(",", ":")))
-    os.replace(tmp, out)
-    return out
+    return locations.write_private(out, json.dumps(doc, default=str, separators=(",", ":")).encode("utf-8"))
 
 
 def _file_sha256(p: Path) -> str:
@@ -158,6 +156,8 @@ def _load_node(path_str: str, use_sidecar: bool = True) -> tuple[str, dict[str, 
         facts = doc["facts"] if doc else bundle_facts(p)[0]
     except (BundleError, OSError, ValueError) as exc:
         return node, None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - one odd bundle must not stop the comparison of the others
+        return node, None, f"cannot read this bundle ({type(exc).__name__}: {exc})"
     return node, {k: canonical(v) for k, v in facts.items()}, ""
 
 

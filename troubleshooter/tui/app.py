@@ -313,7 +313,9 @@ def main(args: argparse.Namespace) -> int:
     try:
         spec.make()
     except Exception as exc:  # noqa: BLE001
-        print(f"troubleshooter: {exc}")
+        from troubleshooter.output.redact import Redactor
+
+        print(f"troubleshooter: {esc(Redactor(cfg.redact_extra).text(str(exc)))}")
         return 2
     app = TroubleshooterApp(spec, settings=cfg, symptom=args.symptom, resume=args.resume, practice=args.demo,
                             evidence=getattr(args, "evidence", None))

@@ -356,3 +356,15 @@ def test_the_verbs_print_only_through_the_emitter() -> None:
             if isinstance(node, ast.ImportFrom) and node.module == "rich.console":
                 bad.append(f"{path.name}:{node.lineno}: from rich.console import")
     assert not bad, "print through troubleshooter.output.emit (common.emitter(args)): " + ", ".join(bad)
+
+
+def test_junit_is_valid_xml_whatever_the_facts_hold() -> None:
+    from troubleshooter.diagnosis.checks import CheckResult
+    from troubleshooter.output.report import junit_xml
+
+    nasty = f"NUL\x00 ESC{OSC52} C1\x9b2J DEL\x7f surrogate\udcff bad\ufffe end"
+    results = [CheckResult(id=f"c{v}", area="gpu\x1b[2J", title=f"title {nasty}", verdict=v, reason=nasty,
+                           values={"x": nasty}, evidence={}) for v in ("pass", "fail", "unknown")]
+    root = ET.fromstring(junit_xml(results))
+    text = ET.tostring(root, encoding="unicode")
+    assert "\\x1b]52" in text and "\\x00" in text and not raw_controls(text)

@@ -230,7 +230,7 @@ class TroubleshooterApp(App[int]):
             where = f"; also written to {path}"
         except OSError as exc:
             where = f" (could not write {path}: {exc.strerror})"
-        self.notify(f"copied to the clipboard{where}", title="copied, not run")
+        self.notify(f"copied to the clipboard{markup(where)}", title="copied, not run")
 
     def show_error(self, title: str, body: str) -> None:
         self.push_screen(ErrorScreen(markup(title), markup(body)))  # data: its markup and controls escaped

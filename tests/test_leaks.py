@@ -368,3 +368,14 @@ def test_junit_is_valid_xml_whatever_the_facts_hold() -> None:
     root = ET.fromstring(junit_xml(results))
     text = ET.tostring(root, encoding="unicode")
     assert "\\x1b]52" in text and "\\x00" in text and not raw_controls(text)
+
+
+@pytest.mark.parametrize("args", [["facts", "--json"], ["sources", "--json"], ["trees", "list", "--json"],
+                                  ["check", "--bundle", str(CASE4), "--json"],
+                                  ["diagnose", "--bundle", str(CASE4), "--symptom", "host-ok-container-slow", "--json"]],
+                         ids=["facts", "sources", "trees", "check", "diagnose"])
+def test_nothing_is_masked_where_there_is_no_secret(args: list[str], capsys) -> None:
+    """The other side: the tool's own documents (fact docs, a practice capture) lose nothing to redaction."""
+    rc, out, err = run(capsys, *args)
+    assert rc in (0, 1), err
+    assert "[REDACTED]" not in out

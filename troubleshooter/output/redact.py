@@ -140,13 +140,16 @@ _NAME_FIELDS = ("name", "fact", "key", "var", "variable")
 #: our own keys that are named like secrets and are not ("session": a session id, "sessions": a directory)
 OWN_KEYS = frozenset({"session", "sessions"})
 _NOT_VALUES = frozenset({"kind", "unit", "status", "category", "note", "verdict", "direction", "node", "nodes",
-                         "id", "title", "area", "label", "matters", "score", "ratio", "perf_ratio", "measured"})
+                         "id", "title", "area", "label", "matters", "score", "ratio", "perf_ratio", "measured",
+                         "type", "doc", "parser", "summary", "why", "reason", "description", "source"})
+#: names that look secret and hold none: env.secret_names lists variable names, not their values
+_NOT_SECRET = frozenset({"secret_names"})
 
 
 def secret_name(name: str) -> bool:
     """A variable, key or fact name (its last dotted or spaced part) that holds a secret."""
     last = re.split(r"[.\s]", name.strip())[-1] if name else ""
-    return bool(last) and _NAME_RX.fullmatch(last) is not None
+    return bool(last) and last.lower() not in _NOT_SECRET and _NAME_RX.fullmatch(last) is not None
 
 
 def _unquote(v: str) -> str:

@@ -249,6 +249,14 @@ def test_export(bundles, tmp_path: Path, capsys) -> None:
     # the app's own exports (Guide.export): md, json, bundle
     for fmt in ("md", "json"):
         assert_clean(f"guide export {fmt}", g.export(fmt, tmp_path / "exports").read_text())
+    import tarfile
+
+    with tarfile.open(g.export("bundle", tmp_path / "exports")) as tar:  # raw bytes stay (data), secrets go
+        members = {m.name: tar.extractfile(m).read().decode("utf-8", "replace") for m in tar if m.isfile()}
+    env = next(v for k, v in members.items() if k.endswith("target/env-self.out"))
+    assert "HF_TOKEN=[REDACTED]" in env and "FOO_PWD=[REDACTED]" in env and '"api_key": "[REDACTED]"' in env
+    for name, text in members.items():
+        assert not leaks(text), f"exported bundle {name}: {leaks(text)}"
 
 
 # ---------------------------------------------------------------------------------------------- fanout
@@ -329,3 +337,45 @@ async def test_the_app_shows_hostile_labels_and_facts_escaped(bundles, tmp_path:
         await pilot.pause()
         shown = _screen_text(app)
         assert not raw_controls(shown) and MARKUP in shown  # markup in data shown as text, not applied
+
+
+# ---------------------------------------------------------------------------------------------- by construction
+def test_the_verbs_print_only_through_the_emitter() -> None:
+    """No print(), no Rich Console of their own, no sys.stdout/sys.stderr in troubleshooter/cli/: a new verb
+    that printed around the emitter would skip redaction and escaping."""
+    import ast
+
+    bad = []
+    for path in sorted((ROOT / "troubleshooter" / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("print", "Console"):
+                bad.append(f"{path.name}:{node.lineno}: {node.func.id}()")
+            if (isinstance(node, ast.Attribute) and node.attr in ("stdout", "stderr")
+                    and isinstance(node.value, ast.Name) and node.value.id == "sys"):
+                bad.append(f"{path.name}:{node.lineno}: sys.{node.attr}")
+            if isinstance(node, ast.ImportFrom) and node.module == "rich.console":
+                bad.append(f"{path.name}:{node.lineno}: from rich.console import")
+    assert not bad, "print through troubleshooter.output.emit (common.emitter(args)): " + ", ".join(bad)
+
+
+def test_junit_is_valid_xml_whatever_the_facts_hold() -> None:
+    from troubleshooter.diagnosis.checks import CheckResult
+    from troubleshooter.output.report import junit_xml
+
+    nasty = f"NUL\x00 ESC{OSC52} C1\x9b2J DEL\x7f surrogate\udcff bad\ufffe end"
+    results = [CheckResult(id=f"c{v}", area="gpu\x1b[2J", title=f"title {nasty}", verdict=v, reason=nasty,
+                           values={"x": nasty}, evidence={}) for v in ("pass", "fail", "unknown")]
+    root = ET.fromstring(junit_xml(results))
+    text = ET.tostring(root, encoding="unicode")
+    assert "\\x1b]52" in text and "\\x00" in text and not raw_controls(text)
+
+
+@pytest.mark.parametrize("args", [["facts", "--json"], ["sources", "--json"], ["trees", "list", "--json"],
+                                  ["check", "--bundle", str(CASE4), "--json"],
+                                  ["diagnose", "--bundle", str(CASE4), "--symptom", "host-ok-container-slow", "--json"]],
+                         ids=["facts", "sources", "trees", "check", "diagnose"])
+def test_nothing_is_masked_where_there_is_no_secret(args: list[str], capsys) -> None:
+    """The other side: the tool's own documents (fact docs, a practice capture) lose nothing to redaction."""
+    rc, out, err = run(capsys, *args)
+    assert rc in (0, 1), err
+    assert "[REDACTED]" not in out

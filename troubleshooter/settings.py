@@ -26,7 +26,8 @@ class Settings:
     export_dir: str = ""
     """Where exports are written ('' = the data directory's exports/)."""
     redact_extra: list[str] = dataclasses.field(default_factory=list)
-    """Extra regular expressions whose matches are redacted from exports."""
+    """Extra regular expressions whose matches are redacted from every output (a file that does not parse
+    loses them, and every verb says so on stderr)."""
     profile: str = ""
     """Reference profile id ('' = from the GPUs seen)."""
     keymap: dict[str, str] = dataclasses.field(default_factory=dict)

@@ -20,7 +20,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     target = make_target(args)
     params = make_params(args, target)
     progress = None
-    if not args.json and sys.stderr.isatty():
+    if not args.json and em.err.isatty():
         def progress(kind: str, obj: Any) -> None:
             if kind in ("start", "done"):
                 name = getattr(obj, "id", None) or getattr(obj, "source_id", "")

@@ -31,34 +31,53 @@ MAX_KNOWN = 512
 
 _KEYWORDS = (r"TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|ACCOUNT_?KEY|CREDENTIAL"
              r"|AUTH|SESSION|COOKIE")
-# a name holding one of the keywords, or ending in _KEY/_PWD/_PASS (not PWD, the working directory), of any
-# length: an atomic group (Python 3.11) so that a failed match never backtracks into the name; the rules
-# start it at a word start only, so each word is scanned once and matching stays linear
-_SECRET_NAME = (rf"(?>[A-Za-z0-9_]*?(?:{_KEYWORDS})[A-Za-z0-9_]*"
-                r"|[A-Za-z0-9_]*?_(?:KEY|PWD|PASS)(?![A-Za-z0-9_]))")
+# a name holding one of the keywords, or ending in _KEY/_PWD/_PASS (not PWD, the working directory)
+_SECRET_NAME = (rf"(?:[A-Za-z0-9_]{{0,100}}(?:{_KEYWORDS})[A-Za-z0-9_]{{0,100}}"
+                r"|[A-Za-z0-9_]{0,100}_(?:KEY|PWD|PASS)(?![A-Za-z0-9_]))")
 _SECRET_OPTION = r"--?(?:password|passwd|pass|token|api-key|apikey|secret|access-key|private-key|auth-token)"
-_VALUE = r"(\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s\x00,;\"']{1,4096})"
+_VALUE = re.compile(r"\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s\x00,;\"']{1,4096}")
+_NOT_A_VALUE = re.compile(r"(?i)(?:bearer|basic|token)\s|\[REDACTED\]")
+# NAME=value; "NAME": "value" (JSON). Any identifier followed by = or : is a candidate (one scan, no
+# backtracking into the name); whether it names a secret is decided after. Not the user part of a URL
+# (scheme://oauth2:pw@host: the URL rule keeps the host) and not an Authorization header's scheme (the header
+# rule masks the credential after "Bearer").
+_NAME_SEP = re.compile(r"(?<!://)(?<![A-Za-z0-9_])([\"']?)([A-Za-z0-9_]{1,200})([\"']?[ \t]{0,8}[=:][ \t]{0,8})")
 
 
-def _assign_repl(m: re.Match[str]) -> str:
-    v = m.group(4)
-    if v[:1] in "\"'" and len(v) >= 2:
-        return f"{m.group(1)}{m.group(2)}{m.group(3)}{v[0]}{MASK}{v[0]}"
-    return f"{m.group(1)}{m.group(2)}{m.group(3)}{MASK}"
+def _assignments(s: str):
+    """(start, end, value) of each value assigned to a secret-named NAME in ``s``, in order, not overlapping."""
+    last = 0
+    for m in _NAME_SEP.finditer(s):
+        pos = m.end()
+        if m.start() < last or _NAME_RX.fullmatch(m.group(2)) is None or _NOT_A_VALUE.match(s, pos):
+            continue
+        v = _VALUE.match(s, pos)
+        if v is not None:
+            last = v.end()
+            yield v.start(), v.end(), v.group(0)
 
 
-# NAME=value; "NAME": "value" (JSON); not the user part of a URL (scheme://oauth2:pw@host: the URL rule keeps
-# the host) and not an Authorization header's scheme (the header rule masks the credential after "Bearer")
-_ASSIGN = re.compile(rf"(?i)(?<!://)(?<![A-Za-z0-9_])(\"?)({_SECRET_NAME})(\"?\s{{0,8}}[=:]\s{{0,8}})"
-                     rf"(?!(?:bearer|basic|token)\s)(?!\[REDACTED\]){_VALUE}")
+def _mask_assign(s: str, found: set[str] | None = None) -> str:
+    """``s`` with every secret-named assignment's value masked; the values (unquoted) go into ``found``."""
+    out, pos = [], 0
+    for a, b, v in _assignments(s):
+        if found is not None and len(found) < MAX_KNOWN:
+            u = _unquote(v)
+            if len(u) >= MIN_KNOWN and MASK not in u:
+                found.add(u)
+        out.append(s[pos:a])
+        out.append(f"{v[0]}{MASK}{v[0]}" if v[:1] in "\"'" and len(v) >= 2 else MASK)
+        pos = b
+    if not pos:
+        return s
+    out.append(s[pos:])
+    return "".join(out)
+
 
 _RULES: list[tuple[re.Pattern[str], Any]] = [
-    (_ASSIGN, _assign_repl),
     (re.compile(rf"(?i)(?<![\w-])({_SECRET_OPTION}(?:=|\s+))(\"[^\"]*\"|'[^']*'|\S+)"), rf"\1{MASK}"),
-    # curl -u user:pass / --user user:pass (and -uuser:pass): the user stays
-    (re.compile(r"(?<![\w-])(-u\s*|--user(?:=|\s+))(['\"]?)([^\s:'\"]{1,256}):([^\s'\"]{1,4096})"), rf"\1\2\3:{MASK}"),
     (re.compile(r"(?i)\b(sshpass\s+-p\s*)(\"[^\"]*\"|'[^']*'|\S+)"), rf"\1{MASK}"),
-    (re.compile(r"(?i)([a-z][a-z0-9+.-]{0,31}://[^/\s:@]{1,256}):([^@\s/]{1,1024})@"), rf"\1:{MASK}@"),
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://[^/\s:@]{1,256}):([^@\s/]{1,1024})@"), rf"\1:{MASK}@"),
     (re.compile(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), rf"\1{MASK}"),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{16,}"), rf"\1{MASK}"),
     (re.compile(r"\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}\b"), MASK),
@@ -78,6 +97,25 @@ _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----")
 _PEM_END = re.compile(r"-----END [A-Z ]{0,40}PRIVATE KEY-----")
 
 
+# curl -u user:pass / --user user:pass (and -uuser:pass) on curl's line: the user stays (docker's -u 1000:1000 is a
+# uid:gid, not a password, and no curl precedes it)
+_USER_OPT = re.compile(r"(?<![\w-])(-u\s*|--user(?:=|\s+))(['\"]?)([^\s:'\"]{1,256}):([^\s'\"]{1,4096})")
+
+
+def _mask_curl_user(s: str) -> str:
+    if "curl" not in s:
+        return s
+
+    def repl(m: re.Match[str]) -> str:
+        lo = max(0, m.start() - 4096)  # bounded look-back: linear however many matches
+        lo = max(lo, s.rfind("\n", lo, m.start()) + 1)
+        if s.rfind("curl", lo, m.start()) < 0:
+            return m.group(0)
+        return f"{m.group(1)}{m.group(2)}{m.group(3)}:{MASK}"
+
+    return _USER_OPT.sub(repl, s)
+
+
 def _mask_pem(s: str) -> str:
     """PEM private key blocks, BEGIN to the next END: one scan, however many BEGINs lack their END."""
     if "PRIVATE KEY-----" not in s:
@@ -95,12 +133,6 @@ def _mask_pem(s: str) -> str:
     return "".join(out)
 
 
-# Literals (upper case) without one of which a rule cannot match: its scan is skipped when the text lacks them.
-_NEEDS: dict[re.Pattern[str], tuple[str, ...]] = {
-    _ASSIGN: ("TOKEN", "SECRET", "PASSW", "PASSPHRASE", "KEY", "CREDENTIAL", "AUTH", "SESSION", "COOKIE", "_PWD"),
-    _RULES[4][0]: ("://",),
-}
-
 _ENV_ENTRY = re.compile(rf"(?is)^({_SECRET_NAME}=).+")
 _NAME_RX = re.compile(_SECRET_NAME, re.I)
 # fields that name what a row of a comparison is about, and those that only describe the row
@@ -108,13 +140,16 @@ _NAME_FIELDS = ("name", "fact", "key", "var", "variable")
 #: our own keys that are named like secrets and are not ("session": a session id, "sessions": a directory)
 OWN_KEYS = frozenset({"session", "sessions"})
 _NOT_VALUES = frozenset({"kind", "unit", "status", "category", "note", "verdict", "direction", "node", "nodes",
-                         "id", "title", "area", "label", "matters", "score", "ratio", "perf_ratio", "measured"})
+                         "id", "title", "area", "label", "matters", "score", "ratio", "perf_ratio", "measured",
+                         "type", "doc", "parser", "summary", "why", "reason", "description", "source"})
+#: names that look secret and hold none: env.secret_names lists variable names, not their values
+_NOT_SECRET = frozenset({"secret_names"})
 
 
 def secret_name(name: str) -> bool:
     """A variable, key or fact name (its last dotted or spaced part) that holds a secret."""
     last = re.split(r"[.\s]", name.strip())[-1] if name else ""
-    return bool(last) and _NAME_RX.fullmatch(last) is not None
+    return bool(last) and last.lower() not in _NOT_SECRET and _NAME_RX.fullmatch(last) is not None
 
 
 def _unquote(v: str) -> str:
@@ -133,9 +168,8 @@ class Redactor:
     def learn_text(s: str, known: set[str]) -> None:
         if not s or len(known) >= MAX_KNOWN:
             return
-        up = s.upper()
-        for m in (_ASSIGN.finditer(s) if any(n in up for n in _NEEDS[_ASSIGN]) else ()):
-            v = _unquote(m.group(4))
+        for _, _, v in _assignments(s):
+            v = _unquote(v)
             if len(v) >= MIN_KNOWN and MASK not in v:
                 known.add(v)
         if "\x00" in s:
@@ -176,13 +210,10 @@ class Redactor:
         if not self.enabled or not s:
             return s
         found: set[str] = set(known)
-        self.learn_text(s, found)
-        s = _mask_pem(s)
-        up = s.upper()
+        if "\x00" in s:
+            self.learn_text(s, found)
+        s = _mask_assign(_mask_curl_user(_mask_pem(s)), found)
         for rx, repl in self.rules:
-            need = _NEEDS.get(rx)
-            if need is not None and not any(n in up for n in need):
-                continue  # the rule cannot match without one of these (a 4 MB value is scanned once, not 18 times)
             s = rx.sub(repl, s)
         for v in sorted(found, key=len, reverse=True):
             if v in s:
@@ -212,6 +243,9 @@ class Redactor:
             prev = argv[i - 1] if i else ""
             by_position = i and (re.fullmatch(_SECRET_OPTION, prev, re.I)
                                  or (prev == "-p" and i >= 2 and argv[i - 2].endswith("sshpass")))
+            if not by_position and prev in ("-u", "--user") and ":" in a and any(x.endswith("curl") for x in argv[:i]):
+                out.append(a.split(":", 1)[0] + ":" + MASK)  # curl -u user:pass as two elements
+                continue
             out.append(MASK if by_position else self.text(a))
         return out
 

@@ -287,7 +287,7 @@ class TroubleshooterApp(App[int]):
             where = f"; also written to {path}"
         except OSError as exc:
             where = f" (could not write {path}: {exc.strerror})"
-        self.notify(f"copied to the clipboard{where}", title="copied, not run")
+        self.notify(f"copied to the clipboard{markup(where)}", title="copied, not run")
 
     def show_error(self, title: str, body: str) -> None:
         self.push_screen(ErrorScreen(markup(title), markup(body)))  # data: its markup and controls escaped
@@ -401,7 +401,9 @@ def main(args: argparse.Namespace) -> int:
         cfg.learn_mode = True
     problem = argument_error(args, spec)
     if problem:
-        print(f"troubleshooter: {problem}", file=sys.stderr)
+        from troubleshooter.output.redact import Redactor
+
+        print(f"troubleshooter: {esc(Redactor(cfg.redact_extra).text(problem))}", file=sys.stderr)
         return 2
     app = TroubleshooterApp(spec, settings=cfg, symptom=args.symptom, resume=args.resume, practice=args.demo,
                             evidence=getattr(args, "evidence", None))

@@ -156,7 +156,7 @@ class ResultsScreen(Screen[None]):
             try:
                 return float(raw.split()[0]) if raw else None
             except ValueError:
-                self.app.notify(f"not a number: {raw!r}", severity="warning")
+                self.app.notify(markup(f"not a number: {raw!r}"), severity="warning")
                 return None
 
         label = self.selected.title if self.selected else "fix"

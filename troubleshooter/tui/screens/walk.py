@@ -193,7 +193,7 @@ class WalkScreen(Screen[None]):
         self.update_side()
         self.tick()
         if self.guide.session and self.guide.session.write_error:
-            self.app.notify(self.guide.session.write_error, severity="error", timeout=10)
+            self.app.notify(esc(self.guide.session.write_error), severity="error", timeout=10, markup=False)
         if self.guide.done:
             self.app.push_screen(ResultsScreen(self.guide))
 

@@ -283,8 +283,24 @@ class TroubleshooterApp(App[int]):
     def show_error(self, title: str, body: str) -> None:
         self.push_screen(ErrorScreen(title, body))
 
+    def keymap_rows(self) -> list[tuple[str, str, str]]:
+        """(id, default keys, what) of every binding with an id, app first, then screen by screen."""
+        from troubleshooter.tui.screens.evidence import EvidenceScreen
+
+        rows, seen = [], set()
+        for cls in (TroubleshooterApp, StartScreen, WalkScreen, ResultsScreen, EvidenceScreen, ExportScreen,
+                    GlossaryScreen, MessageScreen):
+            for b in cls.BINDINGS:
+                if isinstance(b, Binding) and b.id and b.id not in seen:
+                    seen.add(b.id)
+                    rows.append((b.id, b.key, b.tooltip or b.description))
+        return rows
+
     def action_help(self) -> None:
-        self.push_screen(MessageScreen("Help", HELP, markdown=True))
+        from troubleshooter.tui.screens.dialogs import keymap_markdown
+
+        body = HELP + "\n" + keymap_markdown(self.keymap_rows(), dict(self.settings.keymap or {}))
+        self.push_screen(MessageScreen("Help", body, markdown=True))
 
     def action_glossary(self) -> None:
         self.push_screen(GlossaryScreen())

@@ -71,3 +71,22 @@ async def test_help_holds_the_keymap_as_it_is_now():
         assert "| `walk.back` | left, b (remapped) |" in body
         assert "TROUBLESHOOTER_KEYMAP=" in body and "keymap:" in body and "see the README" not in body
         assert "● | ruled in" in body  # the legend of the hypothesis marks
+
+
+@pytest.mark.asyncio
+async def test_j_and_k_move_in_lists():
+    from textual.widgets import OptionList
+
+    app = make_app("case1")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        ol = app.screen.query_one("#symptoms", OptionList)
+        assert ol.highlighted == 0
+        await pilot.press("j", "j")
+        assert ol.highlighted == 2
+        await pilot.press("k")
+        assert ol.highlighted == 1
+        await start(app, pilot, "moe-only-slowdown")
+        await pilot.press("j", "enter")  # "no, dense is slow too"
+        await settle(app, pilot)
+        assert app.guide.answers() == [("moe-only-slowdown.dense", "no")]

@@ -48,6 +48,8 @@ class TroubleshooterApp(App[int]):
         Binding("g", "glossary", "Glossary", id="app.glossary", tooltip="Terms used by the steps"),
         Binding("l", "toggle_learn", "Learn", id="app.learn", tooltip="Learn mode: explain every branch"),
         Binding("t", "toggle_theme", "Theme", id="app.theme", show=False, tooltip="Light or dark theme"),
+        Binding("j", "move(1)", "Down", id="app.down", show=False, tooltip="Down a list (as ↓); typed in a text field"),
+        Binding("k", "move(-1)", "Up", id="app.up", show=False, tooltip="Up a list (as ↑); typed in a text field"),
     ]
 
     def __init__(self, spec: TargetSpec | None = None, *, settings: Settings | None = None,
@@ -249,6 +251,17 @@ class TroubleshooterApp(App[int]):
         if action == "home" and isinstance(self.screen, (StartScreen, ModalScreen)):
             return False  # already there, or a dialog whose esc closes it: not in the footer
         return True
+
+    def action_move(self, step: int) -> None:
+        """j / k: the focused list's cursor (or the focused pane's scroll) down / up, as ↓ / ↑."""
+        w = self.focused
+        if w is None:
+            return
+        for name in (("action_cursor_down", "action_scroll_down") if step > 0 else ("action_cursor_up", "action_scroll_up")):
+            act = getattr(w, name, None)
+            if act is not None:
+                act()
+                return
 
     def action_home(self, note: str = "") -> None:
         """Back to the symptom list from anywhere (dialogs close on esc first). Nothing is lost: the walk's

@@ -143,7 +143,7 @@ HELP = """\
 
 | key | where | what |
 |---|---|---|
-| ↑ ↓ enter | lists | choose |
+| ↑ ↓ (j k) enter | lists | choose |
 | tab | anywhere | the next list or pane (a command block too: ← → scroll it) |
 | esc | anywhere | back to the symptom list; the walk is saved ("Back to the walk" on the list reopens it). In a dialog, help or the glossary: close it |
 | b | a walk | back to the previous question, to take another branch; at the first question, the symptom list |

@@ -309,3 +309,24 @@ def test_diagnose_bad_answers(capsys: pytest.CaptureFixture) -> None:
     _one_line_error(main(capsys, "diagnose", "--bundle", b, "--symptom", "moe-only-slowdown", "--answer", "dense=maybe"),
                     "no choice 'maybe'")
     _one_line_error(main(capsys, "diagnose", "--bundle", b, "--symptom", "no-such-symptom"), "unknown tree 'no-such-symptom'")
+
+
+@pytest.mark.parametrize("case", ["case4", "case2"])
+@pytest.mark.parametrize("columns", ["80", "40"])
+def test_plain_output_never_wraps_a_command(case, columns, monkeypatch):
+    """Each line of every fix and verify command is printed on one line of its own, byte for byte as in --json
+    (case 4's enroot fix wrapped at 80 columns pasted as two commands, the first writing an empty fstab)."""
+    monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    plain = run("demo", case)
+    doc = json.loads(run("demo", case, "--json").stdout)
+    lines = plain.stdout.split("\n")
+    commands = [fx["command"] for c in doc["conclusions"] for fx in c["fixes"]]
+    commands += [c["verify"]["command"] for c in doc["conclusions"] if c.get("verify", {}).get("command")]
+    assert commands and any(len(ln) > 80 for cmd in commands for ln in cmd.split("\n"))
+    for cmd in commands:
+        for ln in cmd.split("\n"):
+            assert ln in lines, f"{ln!r} is not a line of the plain output"
+    if case == "case4":
+        assert ("printf '%s %s none x-create=file,bind,ro,nosuid\\n' /etc/nccl/topo.xml /etc/nccl/topo.xml"
+                " | sudo tee /etc/enroot/mounts.d/50-nccl-topo.fstab") in lines

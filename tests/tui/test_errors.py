@@ -85,3 +85,26 @@ def test_bad_arguments_exit_2_with_one_line_before_the_app(args, says):
     assert r.stdout == ""  # the app never drew a frame
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("troubleshooter: ") and says in lines[0], r.stderr
+
+
+@pytest.mark.asyncio
+async def test_a_preflight_that_cannot_run_says_so_and_never_spins(monkeypatch):
+    from troubleshooter.service import check as check_mod
+    from troubleshooter.tui.screens.checks import ChecksScreen
+
+    def broken(*a, **kw):
+        raise RuntimeError("the target went away\nsecond line")
+
+    monkeypatch.setattr(check_mod, "run_check", broken)
+    app = make_app("case4")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("p")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ChecksScreen)
+        assert not any(isinstance(s, ErrorScreen) for s in app.screen_stack)
+        status = str(app.screen.query_one("#checks-status", Static).render())
+        assert "could not run: the target went away" in status and "running" not in status
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, StartScreen)

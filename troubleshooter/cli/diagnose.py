@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import Any
 
@@ -98,14 +99,39 @@ def run_diagnosis(symptom: str | None, facts, *, answers: dict[str, str], profil
         raise CliError(str(exc)) from exc
 
 
+_FENCE = re.compile(r"^```[^\n]*\n(.*?)^```[ \t]*$\n?", re.M | re.S)
+
+
 def print_human(doc: dict[str, Any], em=None) -> None:
+    """The ticket for a terminal, through the verb's emitter (redacted, escaped): prose through Rich's Markdown,
+    fenced code printed as it is.
+
+    Commands are never wrapped, padded or indented: each line is printed byte for byte as in ``--json``, so
+    a pasted command is the command (wrapping ``printf ... | sudo tee FILE`` at 80 columns made two commands,
+    the first writing an empty file). A line wider than the terminal runs past its edge (the terminal shows it
+    soft-wrapped, and copies it as one line)."""
     from rich.markdown import Markdown
+    from rich.text import Text
 
     from troubleshooter.output import export
 
     em = em or emitter()
-    md = export.to_markdown(em.clean(doc))
-    em.rich(Markdown(em.safe(md).replace("<details><summary>", "**").replace("</summary>", "**").replace("</details>", "")))
+    con = em.console
+    md = em.safe(export.to_markdown(em.clean(doc)))
+    md = md.replace("<details><summary>", "**").replace("</summary>", "**").replace("</details>", "")
+    pos = 0
+    for m in _FENCE.finditer(md):
+        prose = md[pos:m.start()]
+        if prose.strip():
+            con.print(Markdown(prose))
+        con.print()
+        for line in m.group(1).rstrip("\n").split("\n"):
+            con.print(Text(line, style="bold cyan", no_wrap=True, overflow="ignore"), soft_wrap=True, crop=False,
+                      markup=False, highlight=False)
+        con.print()
+        pos = m.end()
+    if md[pos:].strip():
+        con.print(Markdown(md[pos:]))
 
 
 def emit(doc: dict[str, Any], args: argparse.Namespace) -> None:

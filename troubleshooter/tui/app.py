@@ -50,6 +50,8 @@ class TroubleshooterApp(App[int]):
         Binding("g", "glossary", "Glossary", id="app.glossary", tooltip="Terms used by the steps"),
         Binding("l", "toggle_learn", "Learn", id="app.learn", tooltip="Learn mode: explain every branch"),
         Binding("t", "toggle_theme", "Theme", id="app.theme", show=False, tooltip="Light or dark theme"),
+        Binding("j", "move(1)", "Down", id="app.down", show=False, tooltip="Down a list (as ↓); typed in a text field"),
+        Binding("k", "move(-1)", "Up", id="app.up", show=False, tooltip="Up a list (as ↑); typed in a text field"),
     ]
 
     def __init__(self, spec: TargetSpec | None = None, *, settings: Settings | None = None,
@@ -260,6 +262,17 @@ class TroubleshooterApp(App[int]):
             return False  # already there, or a dialog whose esc closes it: not in the footer
         return True
 
+    def action_move(self, step: int) -> None:
+        """j / k: the focused list's cursor (or the focused pane's scroll) down / up, as ↓ / ↑."""
+        w = self.focused
+        if w is None:
+            return
+        for name in (("action_cursor_down", "action_scroll_down") if step > 0 else ("action_cursor_up", "action_scroll_up")):
+            act = getattr(w, name, None)
+            if act is not None:
+                act()
+                return
+
     def action_home(self, note: str = "") -> None:
         """Back to the symptom list from anywhere (dialogs close on esc first). Nothing is lost: the walk's
         journal is written as it goes, "Back to the walk" on the list reopens it, and s resumes it later."""
@@ -292,8 +305,24 @@ class TroubleshooterApp(App[int]):
     def show_error(self, title: str, body: str) -> None:
         self.push_screen(ErrorScreen(markup(title), markup(body)))  # data: its markup and controls escaped
 
+    def keymap_rows(self) -> list[tuple[str, str, str]]:
+        """(id, default keys, what) of every binding with an id, app first, then screen by screen."""
+        from troubleshooter.tui.screens.evidence import EvidenceScreen
+
+        rows, seen = [], set()
+        for cls in (TroubleshooterApp, StartScreen, WalkScreen, ResultsScreen, EvidenceScreen, ExportScreen,
+                    GlossaryScreen, MessageScreen):
+            for b in cls.BINDINGS:
+                if isinstance(b, Binding) and b.id and b.id not in seen:
+                    seen.add(b.id)
+                    rows.append((b.id, b.key, b.tooltip or b.description))
+        return rows
+
     def action_help(self) -> None:
-        self.push_screen(MessageScreen("Help", HELP, markdown=True))
+        from troubleshooter.tui.screens.dialogs import keymap_markdown
+
+        body = HELP + "\n" + keymap_markdown(self.keymap_rows(), dict(self.settings.keymap or {}))
+        self.push_screen(MessageScreen("Help", body, markdown=True))
 
     def action_glossary(self) -> None:
         self.push_screen(GlossaryScreen())

@@ -19,10 +19,28 @@ if TYPE_CHECKING:  # pragma: no cover
 # ~35 ms (Markdown pulls markdown-it) -- docs/benchmarks.md. So does the guide (the walk, exports, sessions).
 
 
-def _markdown(*args: Any, **kw: Any):
-    from textual.widgets import Markdown
+_MARKDOWN: Any = None
 
-    return Markdown(*args, **kw)
+
+def _markdown(*args: Any, **kw: Any):
+    """Textual's Markdown, with code blocks that are never wrapped and never silently cut: a command wider
+    than the pane scrolls, with a visible scrollbar under it (focus it: tab or click, then ← →)."""
+    global _MARKDOWN
+    if _MARKDOWN is None:
+        from textual.binding import Binding
+        from textual.widgets import Markdown
+        from textual.widgets.markdown import MarkdownFence
+
+        class CommandFence(MarkdownFence):
+            can_focus = True
+            BINDINGS = [Binding("left", "scroll_left", "Scroll left", show=False),
+                        Binding("right", "scroll_right", "Scroll right", show=False)]
+
+        class TicketMarkdown(Markdown):
+            BLOCKS = {**Markdown.BLOCKS, "fence": CommandFence, "code_block": CommandFence}
+
+        _MARKDOWN = TicketMarkdown
+    return _MARKDOWN(*args, **kw)
 
 STATE_STYLE = {"ruled-in": ("●", "bold red"), "ruled-out": ("○", "green"), "untested": ("·", "dim")}
 CONTEXT_SOURCES = ["env-self", "container-markers", "virt", "nvml", "nvidia-smi-q"]

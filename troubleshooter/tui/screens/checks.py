@@ -42,7 +42,13 @@ class ChecksScreen(Screen[None]):
         from troubleshooter.service.check import run_check
 
         app: TroubleshooterApp = self.app  # type: ignore[assignment]
-        run = run_check(app.guide_target(), app.spec.params(), profile_id=app.settings.profile or None)
+        try:
+            run = run_check(app.guide_target(), app.spec.params(), profile_id=app.settings.profile or None)
+        except Exception as exc:  # noqa: BLE001 - said in the status line; the sweep never spins for good
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self.app.call_from_thread(self.query_one("#checks-status", Static).update,
+                                      Text(f"the preflight could not run: {msg}  (esc: the symptom list)", style="bold red"))
+            return
         self.run = run
         self.app.call_from_thread(self.show, run.results, run.wall_s, run.profile.id, run.problem)
 

@@ -25,7 +25,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # ---------------------------------------------------------------------------- modal screens
 class MessageScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,enter,q", "dismiss", "Close", id="close")]
+    # q quits, as on every screen (a modal screen does not reach the app's bindings, so it is said again here,
+    # with the app's id: a keymap that moves app.quit moves this one too)
+    BINDINGS = [Binding("escape,enter", "dismiss", "Close", id="close"),
+                Binding("q", "app.quit", "Quit", id="app.quit", show=False)]
 
     def __init__(self, title: str, body: str, *, markdown: bool = False) -> None:
         super().__init__()
@@ -82,6 +85,7 @@ class ExportScreen(ModalScreen[None]):
         Binding("j", "write('json')", "Write JSON", id="export.json"),
         Binding("b", "write('bundle')", "Write bundle", id="export.bundle"),
         Binding("escape", "dismiss", "Close", id="export.close"),
+        Binding("q", "app.quit", "Quit", id="app.quit", show=False),  # as on every screen
     ]
 
     def __init__(self, guide: Guide, directory: Path) -> None:
@@ -114,7 +118,8 @@ class ExportScreen(ModalScreen[None]):
 
 
 class GlossaryScreen(Screen[None]):
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back", id="glossary.back")]
+    # esc closes it like help (back where g was pressed); q quits, as on every screen
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="glossary.back")]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -139,8 +144,9 @@ HELP = """\
 
 | key | where | what |
 |---|---|---|
-| ↑ ↓ enter | lists | choose |
-| esc | anywhere | back to the symptom list (a dialog closes first); the walk is saved: "Back to the walk" on the list reopens it |
+| ↑ ↓ (j k) enter | lists | choose |
+| tab | anywhere | the next list or pane (a command block too: ← → scroll it) |
+| esc | anywhere | back to the symptom list; the walk is saved ("Back to the walk" on the list reopens it). In a dialog, help or the glossary: close it |
 | b | a walk | back to the previous question, to take another branch; at the first question, the symptom list |
 | b | results, raw output | back to the walk |
 | c | a walk | cancel the probes running now (their facts become unknown; the walk goes on) |
@@ -153,14 +159,36 @@ HELP = """\
 | v | results | verify: re-run the probes of the selected cause and compare before / after |
 | m | results | record the step time after a fix: the ticket shows where the gap went, fix by fix |
 | e | walk, results | export the ticket (Markdown, JSON, bundle) |
+| p s d o | symptom list | preflight, resume a session, practise, open a bundle |
 | g | anywhere | glossary |
 | ? | anywhere | this help |
 | ctrl+p | anywhere | command palette (every action) |
 | t | anywhere | light / dark theme |
-| q | anywhere | quit (the session is saved as you go; `troubleshooter --resume` picks it up) |
+| q | every screen | quit (the session is saved as you go; `troubleshooter --resume` picks it up). In a text field q is typed |
 
 Fix commands are shown and copied, **never run** by this tool.
-Keys can be remapped: see the README (keymap in the config file).
+
+# Marks
+
+| mark | hypothesis |
+|---|---|
+| ● | ruled in: the evidence points at it |
+| ○ | ruled out: the evidence clears it |
+| · | untested: nothing on this path settled it yet |
 """
 
 
+def keymap_markdown(rows: list[tuple[str, str, str]], remapped: dict[str, str]) -> str:
+    """The keymap as it is now: every binding's id, its keys (after the user's ``keymap``), what it does,
+    and how to change it."""
+    out = ["# Keymap", "",
+           "Every key has an id. Remap any of them in the config file (`troubleshooter locate` prints its path):",
+           "", "```yaml", "keymap: {walk.back: \"left,b\", app.quit: \"ctrl+q\"}", "```", "",
+           "or for one run: `TROUBLESHOOTER_KEYMAP='walk.back=left,b;app.quit=ctrl+q'`. "
+           "Several keys are separated by commas.", "",
+           "| id | keys now | what |", "|---|---|---|"]
+    for bid, keys, what in rows:
+        now = remapped.get(bid, keys)
+        mark = " (remapped)" if bid in remapped else ""
+        out.append(f"| `{bid}` | {now.replace('question_mark', '?').replace(',', ', ')}{mark} | {what.replace('|', '/')} |")
+    return "\n".join(out) + "\n"

@@ -22,6 +22,14 @@ from troubleshooter.tui.render import _markdown, conclusion_markdown
 if TYPE_CHECKING:  # pragma: no cover
     from troubleshooter.service.guide import Guide
 
+def command_label(head: str, command: str) -> Text:
+    """A command in the Commands list: one row, its first line cut with a visible "…" (the detail pane shows
+    it whole, and c copies it whole); a command of several lines says how many."""
+    lines = command.splitlines() or [""]
+    count = f", {len(lines)} lines" if len(lines) > 1 else ""
+    return Text.assemble((f"{head}{count}: ", "bold"), esc(lines[0], one_line=True), no_wrap=True, overflow="ellipsis")
+
+
 def no_cause_text(hyps, *, done: bool = True) -> str:
     """What a result with no cause says: only what is true of the hypotheses (none named, some untested,
     some ruled in without a conclusion, or really every one ruled out)."""
@@ -103,9 +111,17 @@ class ResultsScreen(Screen[None]):
         cmds.clear_options()
         for i, fx in enumerate(c.fixes, 1):
             ctx = f" ({fx['context']})" if fx.get("context") not in (None, "any") else ""
-            cmds.add_option(Option(Text.assemble((f"fix {i}{ctx}: ", "bold"), esc(fx["command"].splitlines()[0][:200])), id=f"fix:{i - 1}"))
+            cmds.add_option(Option(command_label(f"fix {i}{ctx}", fx["command"]), id=f"fix:{i - 1}"))
         if c.verify.get("command"):
-            cmds.add_option(Option(Text.assemble(("verify: ", "bold"), esc(c.verify["command"][:200], one_line=True)), id="verify"))
+            cmds.add_option(Option(command_label("verify", c.verify["command"]), id="verify"))
+        if cmds.has_focus and cmds.option_count:
+            cmds.highlighted = 0
+
+    def on_descendant_focus(self, event) -> None:
+        # tab to Commands and c copies the first one: no "select a command first" until an arrow is pressed
+        cmds = self.query_one("#commands", OptionList)
+        if event.widget is cmds and cmds.highlighted is None and cmds.option_count:
+            cmds.highlighted = 0
 
     def _command(self) -> str | None:
         cmds = self.query_one("#commands", OptionList)

@@ -31,9 +31,10 @@ MAX_KNOWN = 512
 
 _KEYWORDS = (r"TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|ACCOUNT_?KEY|CREDENTIAL"
              r"|AUTH|SESSION|COOKIE")
-# a name holding one of the keywords, or ending in _KEY/_PWD/_PASS (not PWD, the working directory)
-_SECRET_NAME = (rf"(?:[A-Za-z0-9_]{{0,100}}(?:{_KEYWORDS})[A-Za-z0-9_]{{0,100}}"
-                r"|[A-Za-z0-9_]{0,100}_(?:KEY|PWD|PASS)(?![A-Za-z0-9_]))")
+# a name holding one of the keywords, or ending in _KEY/_PWD/_PASS (not PWD, the working directory), of any
+# length: an atomic group (Python 3.11) so that a failed match never backtracks into the name
+_SECRET_NAME = (rf"(?>[A-Za-z0-9_]*?(?:{_KEYWORDS})[A-Za-z0-9_]*"
+                r"|[A-Za-z0-9_]*?_(?:KEY|PWD|PASS)(?![A-Za-z0-9_]))")
 _SECRET_OPTION = r"--?(?:password|passwd|pass|token|api-key|apikey|secret|access-key|private-key|auth-token)"
 _VALUE = re.compile(r"\"[^\"\n]{0,4096}\"|'[^'\n]{0,4096}'|[^\s\x00,;\"']{1,4096}")
 _NOT_A_VALUE = re.compile(r"(?i)(?:bearer|basic|token)\s|\[REDACTED\]")
@@ -41,7 +42,8 @@ _NOT_A_VALUE = re.compile(r"(?i)(?:bearer|basic|token)\s|\[REDACTED\]")
 # backtracking into the name); whether it names a secret is decided after. Not the user part of a URL
 # (scheme://oauth2:pw@host: the URL rule keeps the host) and not an Authorization header's scheme (the header
 # rule masks the credential after "Bearer").
-_NAME_SEP = re.compile(r"(?<!://)(?<![A-Za-z0-9_])([\"']?)([A-Za-z0-9_]{1,200})([\"']?[ \t]{0,8}[=:][ \t]{0,8})")
+# (a name starts at a word start only, so each word is scanned once: linear however long the name)
+_NAME_SEP = re.compile(r"(?<!://)(?<![A-Za-z0-9_])([\"']?)([A-Za-z0-9_]+)([\"']?[ \t]{0,8}[=:][ \t]{0,8})")
 
 
 def _assignments(s: str):
@@ -77,7 +79,8 @@ def _mask_assign(s: str, found: set[str] | None = None) -> str:
 _RULES: list[tuple[re.Pattern[str], Any]] = [
     (re.compile(rf"(?i)(?<![\w-])({_SECRET_OPTION}(?:=|\s+))(\"[^\"]*\"|'[^']*'|\S+)"), rf"\1{MASK}"),
     (re.compile(r"(?i)\b(sshpass\s+-p\s*)(\"[^\"]*\"|'[^']*'|\S+)"), rf"\1{MASK}"),
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://[^/\s:@]{1,256}):([^@\s/]{1,1024})@"), rf"\1:{MASK}@"),
+    # scheme://user:password@ (a long run of scheme characters matches from its tail: no \b before it)
+    (re.compile(r"(?i)([a-z][a-z0-9+.-]{0,31}://[^/\s:@]{1,256}):([^@\s/]{1,1024})@"), rf"\1:{MASK}@"),
     (re.compile(r"(?i)\b(authorization:\s*(?:bearer|basic|token)\s+)\S+"), rf"\1{MASK}"),
     (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{16,}"), rf"\1{MASK}"),
     (re.compile(r"\b(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{20,}\b"), MASK),

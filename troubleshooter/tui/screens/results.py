@@ -73,9 +73,12 @@ class ResultsScreen(Screen[None]):
         conc = self.guide.walk.conclusions if self.guide.walk else []
         with Horizontal(id="results-body"):
             with Vertical(id="results-left"):
-                yield Static(f"[b]{len(conc)} root cause{'s' if len(conc) != 1 else ''}[/b]" if conc
-                             else "[b]No root cause found[/b] on this path" if self.guide.done
-                             else "[b]No root cause found yet[/b] (the walk is not finished)", classes="panel-title")
+                from troubleshooter.output.summary import counts, headline
+
+                hyps = self.guide.walk.hypotheses if self.guide.walk else []
+                head = headline(len(conc), counts(hyps)) if (conc or self.guide.done) else \
+                    "No root cause found yet (the walk is not finished)"
+                yield Static(Text(head, style="bold"), classes="panel-title")
                 yield OptionList(*[Option(Text(esc(c.title, one_line=True), style="bold red"), id=c.cause) for c in conc], id="causes")
                 yield Static("[b]Commands[/b] (enter/c copies, never runs)", classes="panel-title")
                 yield OptionList(id="commands")

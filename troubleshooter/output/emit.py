@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any, Iterable
+from typing import IO, Any
 
 from troubleshooter.output.redact import Redactor
 from troubleshooter.output.safe import escape_controls, has_controls, markup
@@ -32,7 +33,7 @@ def _safe_console_class():
         """A Rich console whose text segments are redacted and control-escaped before styling; Rich's own
         control segments (cursor moves) pass, a hyperlink whose target holds a control character is dropped."""
 
-        emitter: "Emitter | None" = None
+        emitter: Emitter | None = None
 
         def _render_buffer(self, buffer: Iterable[Segment]) -> str:  # type: ignore[override]
             em = self.emitter

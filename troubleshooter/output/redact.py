@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 MASK = "[REDACTED]"
 MIN_KNOWN = 6  # a learned secret shorter than this is masked where it stands, not everywhere (too common)
@@ -137,7 +138,7 @@ def _mask_pem(s: str) -> str:
 
 
 _ENV_ENTRY = re.compile(rf"(?is)^({_SECRET_NAME}=).+")
-_NAME_RX = re.compile(_SECRET_NAME, re.I)
+_NAME_RX = re.compile(_SECRET_NAME, re.IGNORECASE)
 # fields that name what a row of a comparison is about, and those that only describe the row
 _NAME_FIELDS = ("name", "fact", "key", "var", "variable")
 #: our own keys that are named like secrets and are not ("session": a session id, "sessions": a directory)
@@ -244,7 +245,7 @@ class Redactor:
         out: list[str] = []
         for i, a in enumerate(argv):
             prev = argv[i - 1] if i else ""
-            by_position = i and (re.fullmatch(_SECRET_OPTION, prev, re.I)
+            by_position = i and (re.fullmatch(_SECRET_OPTION, prev, re.IGNORECASE)
                                  or (prev == "-p" and i >= 2 and argv[i - 2].endswith("sshpass")))
             if not by_position and prev in ("-u", "--user") and ":" in a and any(x.endswith("curl") for x in argv[:i]):
                 out.append(a.split(":", 1)[0] + ":" + MASK)  # curl -u user:pass as two elements

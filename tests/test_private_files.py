@@ -186,3 +186,19 @@ def test_read_only_home_walks_unrecorded_and_says_where(tmp_path: Path, isolated
     assert g.session is None and g.walk is not None
     assert str(isolated / "sessions") in g.record_problem
     assert "Read-only file system" in g.record_problem and "TROUBLESHOOTER_DATA_DIR" in g.record_problem
+
+
+@pytest.mark.parametrize("verb", ["capture", "junit", "export"])
+def test_an_unwritable_path_is_one_clear_line(tmp_path: Path, capsys, verb: str) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    target = blocker / "sub" / ("x.bundle.tar.gz" if verb == "capture" else "out.txt")
+    if verb == "capture":
+        rc, _, err = main(capsys, "capture", "-o", str(target))
+    elif verb == "junit":
+        rc, _, err = main(capsys, "check", "--bundle", str(HEALTHY), "--junit", str(target))
+    else:
+        g = _session(tmp_path)
+        rc, _, err = main(capsys, "export", g.session.id, "-o", str(target))
+    assert rc == 2
+    assert err.strip() == f"troubleshooter: cannot create the directory {blocker / 'sub'}: Not a directory", err

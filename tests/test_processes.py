@@ -263,3 +263,21 @@ def test_export_finds_a_session_by_a_unique_part(tmp_path: Path, capsys) -> None
     rc, out, err = main(capsys, "export", "host-ab12", "--format", "json")
     assert rc == 0, err
     assert json.loads(out)["session"] == "20260101-120000-host-ab12"
+
+
+def test_kill_running_ends_every_probe_tree(tmp_path: Path, reap) -> None:
+    """What the app does when it ends mid-sweep: every running probe's tree is killed at once, so the exit
+    does not wait for each to finish or time out."""
+    script, pidfile = _escaper(tmp_path)
+    box: dict = {}
+    t = threading.Thread(target=lambda: box.setdefault("ev", run_command([str(script)], timeout=120.0)), daemon=True)
+    t.start()
+    pid = _wait_for(pidfile)
+    reap.append(pid)
+    t0 = time.monotonic()
+    assert runner.kill_running() == 1
+    t.join(15)
+    assert not t.is_alive() and time.monotonic() - t0 < 15
+    assert box["ev"].status.value != "ok"
+    assert _gone(pid)
+    assert runner.kill_running() == 0

@@ -79,6 +79,13 @@ def all_paths() -> dict[str, Path]:
 class PrivateFileError(OSError):
     """A private file or directory could not be written; the message names the path and why."""
 
+    def __init__(self, errno: int | None, message: str, reason: str = "") -> None:
+        super().__init__(errno, message)
+        self.reason = reason or message  #: why, without the path ("No space left on device")
+
+    def __str__(self) -> str:  # the message alone, without OSError's "[Errno N]"
+        return str(self.strerror)
+
 
 def private_dir(path: str | os.PathLike[str]) -> Path:
     """``mkdir -p`` with mode 0700 for each directory it creates (existing ones are left as they are)."""
@@ -97,7 +104,8 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
         if not d.is_dir():
             raise NotADirectoryError(20, "not a directory")
     except OSError as exc:
-        raise PrivateFileError(exc.errno, f"cannot create the directory {d}: {exc.strerror or exc}") from exc
+        raise PrivateFileError(exc.errno, f"cannot create the directory {d}: {exc.strerror or exc}",
+                               f"cannot create the directory {d}: {exc.strerror or exc}") from exc
     return d
 
 
@@ -115,7 +123,7 @@ def private_file(path: str | os.PathLike[str], mode: int = 0o600) -> Iterator[Bi
     try:
         fd = os.open(tmp, flags, mode)
     except OSError as exc:
-        raise PrivateFileError(exc.errno, f"cannot write {target}: {exc.strerror or exc}") from exc
+        raise PrivateFileError(exc.errno, f"cannot write {target}: {exc.strerror or exc}", exc.strerror or str(exc)) from exc
     try:
         with os.fdopen(fd, "wb") as f:
             yield f
@@ -126,7 +134,8 @@ def private_file(path: str | os.PathLike[str], mode: int = 0o600) -> Iterator[Bi
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError) and not isinstance(exc, PrivateFileError):
-            raise PrivateFileError(exc.errno, f"cannot write {target}: {exc.strerror or exc}") from exc
+            raise PrivateFileError(exc.errno, f"cannot write {target}: {exc.strerror or exc}",
+                                   exc.strerror or str(exc)) from exc
         raise
 
 

@@ -47,6 +47,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ capture
 def cmd_capture(args: argparse.Namespace) -> int:
+    from troubleshooter import locations
     from troubleshooter.probe import bundle as bmod, collect
     from troubleshooter.probe.targets import LocalTarget
 
@@ -65,6 +66,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
     out = args.output or f"{manifest['host']}-{manifest['created_at'].replace(':', '')}.bundle.tar.gz"
     try:
         path = bmod.write(out, manifest, files)
+    except locations.PrivateFileError as exc:  # it names the path and why
+        raise CliError(str(exc)) from exc
     except (OSError, bmod.BundleError) as exc:
         raise CliError(f"cannot write bundle {out}: {exc}") from exc
     counts: dict[str, int] = {}

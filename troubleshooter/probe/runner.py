@@ -149,6 +149,20 @@ def _kill_group(proc: subprocess.Popen, tag: str = "") -> None:
             time.sleep(0.05)
 
 
+# every probe running now, so an exit path (the app quitting mid-sweep) can end them all at once
+_running: dict[int, tuple[subprocess.Popen, str]] = {}
+_running_lock = threading.Lock()
+
+
+def kill_running() -> int:
+    """Kill the whole tree of every probe this process is running now; returns how many there were."""
+    with _running_lock:
+        items = list(_running.values())
+    for proc, tag in items:
+        _kill_group(proc, tag)
+    return len(items)
+
+
 def last_line(data: bytes, limit: int = 240) -> str:
     for line in reversed(data.decode("utf-8", errors="replace").strip().splitlines()):
         line = line.strip()
@@ -197,6 +211,8 @@ def run_command(
     except OSError as exc:
         return Evidence(status=Status.ERROR, reason=f"could not start {argv[0]}: {exc}", **base)
 
+    with _running_lock:
+        _running[proc.pid] = (proc, tag)
     out: list[bytes] = []
     err: list[bytes] = []
     out_n, err_n = [0], [0]
@@ -247,6 +263,8 @@ def run_command(
             _kill_group(proc, tag)
             for t in threads:
                 t.join(timeout=1.0)
+    with _running_lock:
+        _running.pop(proc.pid, None)
     duration = time.monotonic() - t0
     stdout = b"".join(out)
     stderr = b"".join(err)

@@ -257,7 +257,8 @@ class Guide:
         try:  # disk full, read-only: no half-written file left behind, a clear error
             locations.write_private(path, data)
         except OSError as exc:
-            raise OSError(exc.errno, f"cannot write the export {path}: {exc.strerror or exc}") from exc
+            why = getattr(exc, "reason", "") or exc.strerror or exc
+            raise OSError(exc.errno, f"cannot write the export {path}: {why}") from exc
         self._journal({"event": "export", "format": fmt, "path": str(path)})
         return path
 

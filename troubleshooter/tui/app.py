@@ -443,5 +443,12 @@ def main(args: argparse.Namespace) -> int:
     import gc
 
     gc.freeze()
-    app.run()
+    try:
+        app.run()
+    finally:
+        # probes still running when the app ends (a walk's, the preflight screen's) would hold the exit until
+        # each finished or timed out: their process trees are killed now
+        from troubleshooter.probe import runner
+
+        runner.kill_running()
     return 0

@@ -56,3 +56,19 @@ async def test_long_commands_scroll_in_the_detail_pane_never_wrap(size):
         await pilot.press("right", "right")
         await settle(app, pilot)
         assert f.scroll_x > 0
+
+
+@pytest.mark.asyncio
+async def test_a_no_cause_result_offers_what_settles_the_open_hypotheses():
+    app = make_app("healthy")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await start(app, pilot, "host-ok-container-slow")
+        assert isinstance(app.screen, ResultsScreen) and not app.guide.walk.conclusions
+        open_hyps = [h for h in app.guide.walk.hypotheses if h.state == "untested"]
+        cmds = app.screen.query_one("#commands", OptionList)
+        assert [cmds.get_option_at_index(i).id for i in range(cmds.option_count)] == [f"settle:{h.id}" for h in open_hyps]
+        assert app.focused is cmds and cmds.highlighted == 0
+        await pilot.press("c")
+        await settle(app, pilot)
+        f = Path(os.environ["TROUBLESHOOTER_DATA_DIR"]) / "exports" / "last-copied-command.sh"
+        assert f.read_text().endswith(open_hyps[0].settle + "\n")

@@ -90,3 +90,14 @@ async def test_j_and_k_move_in_lists():
         await pilot.press("j", "enter")  # "no, dense is slow too"
         await settle(app, pilot)
         assert app.guide.answers() == [("moe-only-slowdown.dense", "no")]
+
+
+@pytest.mark.asyncio
+async def test_the_hypotheses_panel_has_a_legend():
+    from textual.widgets import Static
+
+    app = make_app("case1")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await start(app, pilot, "moe-only-slowdown")
+        title = str(app.screen.query_one("#hyps-panel .panel-title", Static).render())
+        assert "● ruled in" in title and "○ ruled out" in title and "· untested" in title

@@ -98,6 +98,17 @@ class ResultsScreen(Screen[None]):
             causes.highlighted = 0
             self.show(self.guide.walk.conclusions[0])
             causes.focus()
+            return
+        # no cause: the Commands list holds what would settle each hypothesis still open (shown beside it)
+        cmds = self.query_one("#commands", OptionList)
+        for h in self._open_hypotheses():
+            cmds.add_option(Option(command_label(f"settle: {h.title}", h.settle), id=f"settle:{h.id}"))
+        if cmds.option_count:
+            cmds.highlighted = 0
+            cmds.focus()
+
+    def _open_hypotheses(self):
+        return [h for h in (self.guide.walk.hypotheses if self.guide.walk else []) if h.state == "untested" and h.settle]
 
     @on(OptionList.OptionHighlighted, "#causes")
     def highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -128,9 +139,13 @@ class ResultsScreen(Screen[None]):
 
     def _command(self) -> str | None:
         cmds = self.query_one("#commands", OptionList)
-        if self.selected is None or cmds.highlighted is None:
+        if cmds.highlighted is None or not cmds.option_count:
             return None
         oid = cmds.get_option_at_index(cmds.highlighted).id or ""
+        if oid.startswith("settle:"):
+            return next((h.settle for h in self._open_hypotheses() if h.id == oid[7:]), None)
+        if self.selected is None:
+            return None
         if oid == "verify":
             return self.selected.verify.get("command")
         if oid.startswith("fix:"):

@@ -296,12 +296,6 @@ class _Run:
         return s
 
 
-def _clean(line: str) -> str:
-    if line[:1] == ">":
-        line = _QUOTE.sub("", line)  # mail quoting
-    return line.rstrip()
-
-
 @parser(
     "nccl-tests",
     detect=_detect,

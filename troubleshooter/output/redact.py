@@ -97,6 +97,20 @@ _RULES: list[tuple[re.Pattern[str], Any]] = [
     (re.compile(r"\bsk-[A-Za-z0-9_-]{20,}\b"), MASK),
 ]
 
+# Upper-case literals without one of which a rule cannot match (keyed by pattern): its scan is skipped.
+_NEEDS: dict[str, tuple[str, ...]] = {}
+for _rx, _ in _RULES:
+    _p = _rx.pattern
+    for _key, _lits in (("sshpass", ("SSHPASS",)), ("://", ("://",)), ("authorization", ("AUTHORIZATION",)),
+                        ("(bearer", ("BEARER",)), ("ghp|gho", ("GHP_", "GHO_", "GHS_", "GHU_", "GHR_")),
+                        ("github_pat_", ("GITHUB_PAT_",)), ("glpat-", ("GLPAT-",)), ("hf_", ("HF_",)),
+                        ("xox", ("XOX",)), ("AKIA", ("AKIA", "ASIA")), ("AIza", ("AIZA",)), ("npm_", ("NPM_",)),
+                        ("_live_", ("K_LIVE_",)), ("eyJ", ("EYJ",)), ("sk-", ("SK-",)),
+                        ("password|passwd", ("PASS", "TOKEN", "KEY", "SECRET"))):
+        if _key in _p:
+            _NEEDS[_p] = _lits
+            break
+
 _PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----")
 _PEM_END = re.compile(r"-----END [A-Z ]{0,40}PRIVATE KEY-----")
 
@@ -217,7 +231,11 @@ class Redactor:
         if "\x00" in s:
             self.learn_text(s, found)
         s = _mask_assign(_mask_curl_user(_mask_pem(s)), found)
+        up = s.upper()
         for rx, repl in self.rules:
+            need = _NEEDS.get(rx.pattern)
+            if need is not None and not any(n in up for n in need):
+                continue  # it cannot match without one of these: a 4 MB value is not scanned 16 times for nothing
             s = rx.sub(repl, s)
         for v in sorted(found, key=len, reverse=True):
             if v in s:

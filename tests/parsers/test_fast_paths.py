@@ -57,20 +57,11 @@ def test_nvidia_smi_q_same_as_before(name: str, text: str) -> None:
     assert _outcome(nvidia_smi_q.parse, with_blanks) == _outcome(nvidia_smi_q_reference.parse, with_blanks)
 
 
-# Facts the turbostat parser gained after the reference copy was taken (compared separately, by their own tests).
-TURBO_NEW_FACTS = {"cpu.deep_cstates_available"}
-
-
-def _turbo_old_facts(text: str):
-    kind, out = _outcome(turbostat.parse, text)
-    return (kind, {k: v for k, v in out.items() if k not in TURBO_NEW_FACTS}) if kind == "ok" else (kind, out)
-
-
 @pytest.mark.parametrize("name,text", TURBO, ids=[n for n, _ in TURBO])
 def test_turbostat_same_as_before(name: str, text: str) -> None:
-    assert _turbo_old_facts(text) == _outcome(turbostat_reference.parse, text)
+    assert _outcome(turbostat.parse, text) == _outcome(turbostat_reference.parse, text)
     with_blanks = text + "\n" * 300 + "   \n\t\n"
-    assert _turbo_old_facts(with_blanks) == _outcome(turbostat_reference.parse, with_blanks)
+    assert _outcome(turbostat.parse, with_blanks) == _outcome(turbostat_reference.parse, with_blanks)
 
 
 def test_kv_matches_the_expression_it_replaced() -> None:
@@ -142,7 +133,7 @@ def test_nvidia_smi_q_same_as_before_on_mangled_reports(sample, edits) -> None:
 @given(st.sampled_from(TURBO), _EDITS)
 def test_turbostat_same_as_before_on_mangled_output(sample, edits) -> None:
     text = _mutate(sample[1], edits)
-    assert _turbo_old_facts(text) == _outcome(turbostat_reference.parse, text)
+    assert _outcome(turbostat.parse, text) == _outcome(turbostat_reference.parse, text)
 
 
 def test_gpu_sections_skipped_are_never_read(monkeypatch) -> None:

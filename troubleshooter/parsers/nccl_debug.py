@@ -282,8 +282,9 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
                 warnings.append(w)
             if err and w not in errors and len(errors) < MAX_ERRORS:
                 errors.append(w)
-            if topo_error is None and ("xml" in low or "topology file" in low) and _XML_OR_TOPO.search(msg):
-                topo_error = w
+            if topo_error is None and (("xml" in low or "topology file" in low) and _XML_OR_TOPO.search(msg)
+                                       or (loc and loc.startswith("graph/xml."))):
+                topo_error = w  # a WARN from NCCL's XML reader is about the topology (or graph) file it read
         elif err and not _WARN_LOC.match(msg):
             e = _clip(msg)
             if e not in errors and len(errors) < MAX_ERRORS:

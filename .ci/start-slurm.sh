@@ -74,7 +74,7 @@ else
   install -d -o munge -g munge -m 0755 /run/munge
   install -d -o munge -g munge -m 0700 /var/lib/munge /var/log/munge 2>/dev/null || true
   say "starting munged"
-  runuser -u munge -- /usr/sbin/munged --force
+  runuser -u munge -- /usr/sbin/munged --force 9>&-  # the daemons must not inherit the start lock
   for _ in $(seq 1 50); do
     munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break
     sleep 0.1
@@ -155,9 +155,9 @@ say "wrote $CONF_DIR/slurm.conf and gres.conf (node: $node)"
 
 # ---- daemons (no systemd: they daemonize themselves and write their pid files)
 say "starting slurmctld"
-slurmctld -c || { show_logs; die "slurmctld did not start"; }
+slurmctld -c 9>&- || { show_logs; die "slurmctld did not start"; }
 say "starting slurmd"
-slurmd || { show_logs; die "slurmd did not start"; }
+slurmd 9>&- || { show_logs; die "slurmd did not start"; }
 
 # ---- wait for the node to be idle
 wait_idle

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import cli, parsers
+from troubleshooter import parsers
 from troubleshooter.model.facts import MAX_DISPLAY_CHARS, format_value
 from troubleshooter.output import redact
 from troubleshooter.parsers import ParseError
 from troubleshooter.probe import bundle as bundlemod
 from troubleshooter.probe.bundle import Bundle, BundleError
+from tests.clihelp import main
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -31,13 +32,6 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TROUBLESHOOTER_CONFIG", str(tmp_path / "no-config.yaml"))
 
 
-def main(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    try:
-        rc = cli.main(list(args))
-    except SystemExit as exc:
-        rc = exc.code if isinstance(exc.code, int) else 2
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def _in_thread(fn, timeout: float = 10.0):

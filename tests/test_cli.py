@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from troubleshooter import __version__, cli
+from tests.clihelp import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -37,14 +38,6 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
                           stdin=subprocess.DEVNULL, env=dict(os.environ), cwd=cwd or ROOT, timeout=120)
 
 
-def main(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    """The CLI in this process (argparse's own exits become the code)."""
-    try:
-        rc = cli.main(list(args))
-    except SystemExit as exc:
-        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def bundle(case: str) -> Path:

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import cli, locations
+from troubleshooter import locations
 from troubleshooter.probe import bundle as bmod
+from tests.clihelp import main
 
 ROOT = Path(__file__).resolve().parents[1]
 HEALTHY = ROOT / "decision_trees" / "practice" / "healthy" / "bundle"
@@ -28,13 +29,6 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return d
 
 
-def main(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    try:
-        rc = cli.main(list(args))
-    except SystemExit as exc:
-        rc = exc.code if isinstance(exc.code, int) else 2
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def mode(p: Path) -> int:

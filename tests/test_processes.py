@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from troubleshooter import cli
 from troubleshooter.probe import runner
 from troubleshooter.probe.runner import run_command
 from troubleshooter.probe.targets import ExecTarget, SlurmTarget
+from tests.clihelp import main
 
 ROOT = Path(__file__).resolve().parents[1]
 HEALTHY = ROOT / "decision_trees" / "practice" / "healthy" / "bundle"
@@ -45,13 +45,6 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TROUBLESHOOTER_CONFIG", str(tmp_path / "no-config.yaml"))
 
 
-def main(capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    try:
-        rc = cli.main(list(args))
-    except SystemExit as exc:
-        rc = exc.code if isinstance(exc.code, int) else 2
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def _escaper(tmp_path: Path, name: str = "escaper") -> tuple[Path, Path]:

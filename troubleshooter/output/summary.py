@@ -29,10 +29,12 @@ def headline(found: int, states: Mapping[str, int]) -> str:
     if found:
         head = f"{found} root cause{'s' if found != 1 else ''} found"
         others = untested + ruled_out
-        return head + (f"; {untested} of {others} other hypotheses untested here" if untested else "")
+        noun = "hypothesis" if others == 1 else "hypotheses"
+        return head + (f"; {untested} of {others} other {noun} untested here" if untested else "")
     total = untested + ruled_out + states.get("ruled-in", 0)
     if untested:
-        return f"No root cause found in what could be checked: {untested} of {total} hypotheses untested here"
+        noun = "hypothesis" if total == 1 else "hypotheses"
+        return f"No root cause found in what could be checked: {untested} of {total} {noun} untested here"
     if total:
         return f"No root cause found: all {total} hypotheses were checked and ruled out"
     return "No root cause found, and no hypothesis could be tested here"

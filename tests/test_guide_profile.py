@@ -45,3 +45,24 @@ def test_resume_guesses_again_and_reaches_the_same_causes():
     r = Guide.resume(Session.open(g.session.id))
     assert r.profile_id == "h100"
     assert sorted(c.cause for c in r.walk.conclusions) == sorted(c.cause for c in g.walk.conclusions)
+
+
+@pytest.mark.parametrize("case,profile,causes", [
+    ("case4", "b200", ["topo-not-in-container"]), ("case2", "h100", ["cores-shared-housekeeping", "numa-remote",
+                                                                     "cstates-limited"]),
+    ("healthy", "h100", []),
+])
+def test_diagnose_bundle_uses_the_gpus_profile_and_finds_exactly_the_cases_causes(case, profile, causes):
+    """diagnose --bundle read the GPUs only after choosing thresholds (generic for a B200 bundle that check read
+    as b200); and the findings beyond the walk (signatures, comparison) add nothing to a reference case."""
+    import json
+    import subprocess
+    import sys
+
+    c = practice_case(case)
+    r = subprocess.run([sys.executable, "-m", "troubleshooter", "diagnose", "--bundle", str(practice_bundle_path(c)),
+                        "--symptom", c["symptom"], "--json", *[f"--answer={k}={v}" for k, v in c.get("answers", {}).items()]],
+                       capture_output=True, text=True, timeout=120)
+    doc = json.loads(r.stdout)
+    assert doc["profile"] == profile
+    assert sorted(x["cause"] for x in doc["conclusions"]) == sorted(causes)

@@ -23,7 +23,14 @@ class DiagnoseError(ValueError):
 
 
 def engine_for(profile_id: str | None, facts: eng.FactSource | None = None) -> tuple[eng.Engine, profiles.Profile]:
-    gpu_names = facts.lookup("gpu.names", "target") if facts is not None else None
+    """The engine with the reference profile: the one named, else the GPUs' (read first: the thresholds decide
+    branches, so they must be the right ones from the first step on), else generic."""
+    gpu_names = None
+    if facts is not None and not profile_id:
+        from troubleshooter import sources
+
+        facts.ensure(list(sources.producers_of("gpu.names")), "target")
+        gpu_names = facts.lookup("gpu.names", "target")
     prof = profiles.choose(profile_id, gpu_names)
     return eng.Engine(profile=prof.thresholds), prof
 

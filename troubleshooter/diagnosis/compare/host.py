@@ -23,6 +23,9 @@ ENV_EXTRA = ("NVIDIA_VISIBLE_DEVICES",)
 #: Variables that always differ between two contexts and are never compared (``--all-env`` included).
 ENV_IGNORE = ("PWD", "OLDPWD", "SHLVL", "_", "TERM", "SHELL", "PS1", "TMUX", "TMUX_PANE", "SSH_*",
               "XDG_*", "LS_COLORS", "MAIL", "SLURM_*", "SLURMD_*", "PMI_*", "PMIX_*", "OMPI_*")
+#: NCCL_-named variables NCCL itself does not read: labels a container image sets (NVIDIA's images set
+#: NCCL_VERSION to the NCCL they ship). They are compared, but never "matter".
+ENV_INFORMATIONAL = frozenset({"NCCL_VERSION"})
 #: HOSTNAME is ignored when both sides run on the same host (a container may rename itself).
 ENV_IGNORE_SAME_HOST = ("HOSTNAME",)
 
@@ -176,7 +179,8 @@ def host_vs_target(host: FactSet | Mapping[str, Any], target: FactSet | Mapping[
         fact = f"env.var.{name}"
         h = _side_value(host, fact) if h_env_known else Unknown(fact, "the environment could not be read")
         t = _side_value(target, fact) if t_env_known else Unknown(fact, "the environment could not be read")
-        _compare_one(f"env {name}", fact, "env", name.startswith("NCCL_"), h, t, diffs, same, unknown)
+        _compare_one(f"env {name}", fact, "env", name.startswith("NCCL_") and name not in ENV_INFORMATIONAL, h, t,
+                     diffs, same, unknown)
     for item in HOST_ITEMS:
         _compare_one(item.label, item.fact, item.category, item.matters, _side_value(host, item.fact),
                      _side_value(target, item.fact), diffs, same, unknown)

@@ -323,3 +323,13 @@ def test_plain_output_never_wraps_a_command(case, columns, monkeypatch):
     if case == "case4":
         assert ("printf '%s %s none x-create=file,bind,ro,nosuid\\n' /etc/nccl/topo.xml /etc/nccl/topo.xml"
                 " | sudo tee /etc/enroot/mounts.d/50-nccl-topo.fstab") in lines
+
+
+@pytest.mark.parametrize("verb", ["facts", "sources"])
+def test_listings_fit_80_columns_and_json_is_whole(verb: str) -> None:
+    """Issue 13: human listings fit the terminal (cut with a visible "…"); --json keeps every word."""
+    r = run(verb)
+    assert r.returncode == 0 and r.stdout.strip()
+    assert max(len(line) for line in r.stdout.splitlines()) <= 80
+    doc = json.loads(run(verb, "--json").stdout)
+    assert not any(str(v).endswith("…") for row in doc for v in row.values())

@@ -300,3 +300,21 @@ def test_killed_mid_walk_journal_is_readable_and_exports(tmp_path: Path, data_di
     # and the walk resumes where it was
     g = Guide.resume(Session.open(sid))
     assert g.done and [c.cause for c in g.walk.conclusions] == ["topo-not-in-container"]
+
+
+def test_a_replayed_bundle_names_the_session_and_its_exports_after_the_bundles_host(tmp_path):
+    """Issue 13: a ticket made on a laptop from node17's bundle is named after node17, not the laptop."""
+    import json
+    import shutil
+
+    from troubleshooter.service.guide import Guide, TargetSpec
+    from troubleshooter.service.practice import practice_bundle_path, practice_case
+
+    b = tmp_path / "node17.bundle"
+    shutil.copytree(practice_bundle_path(practice_case("case4")), b)
+    m = json.loads((b / "manifest.json").read_text())
+    m["host"] = "gpu017.cluster.example"
+    (b / "manifest.json").write_text(json.dumps(m))
+    g = Guide.for_target(TargetSpec(bundle=str(b)))
+    g.begin("host-ok-container-slow", session_dir=tmp_path / "sessions")
+    assert "-gpu017-" in g.session.id

@@ -50,8 +50,10 @@ class SessionInfo:
 clock = time.time  # tests and screenshots freeze it
 
 
-def new_id() -> str:
-    host = "".join(c for c in socket.gethostname().split(".")[0] if c.isalnum() or c == "-")[:24] or "host"
+def new_id(host: str | None = None) -> str:
+    """A session id: time, the host the evidence comes from (this node unless told: a bundle's own host), a
+    random part. The ticket's file names start with it."""
+    host = "".join(c for c in (host or socket.gethostname()).split(".")[0] if c.isalnum() or c == "-")[:24] or "host"
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime(clock())) + f"-{host}-{secrets.token_hex(2)}"
 
 
@@ -66,13 +68,13 @@ class Session:
         self.write_error: str = ""
 
     @classmethod
-    def create(cls, start: dict[str, Any], directory: Path | None = None) -> "Session":
+    def create(cls, start: dict[str, Any], directory: Path | None = None, host: str | None = None) -> "Session":
         d = directory or locations.sessions_dir()
         try:
             locations.private_dir(d)
         except OSError as exc:
             raise SessionError(f"cannot create the sessions directory {d}: {exc.strerror or exc}") from exc
-        s = cls(d / f"{new_id()}.jsonl")
+        s = cls(d / f"{new_id(host)}.jsonl")
         if not s.append({"event": "start", "tool": __version__, "host": socket.gethostname(), **start}):
             raise SessionError(s.write_error)  # a read-only or full sessions directory: say so now, once
         return s

@@ -72,3 +72,12 @@ def make_params(args: argparse.Namespace, target=None):
         if params.pid is None and saved.get("pid"):
             params.pid = saved["pid"]
     return params
+
+
+def fit(line: str, width: int | None = None) -> str:
+    """One listing line cut to the terminal's width with a visible "…" (human listings only: ``--json`` is
+    never cut). Without a terminal, 80 columns, unless COLUMNS says otherwise."""
+    import shutil
+
+    width = width or shutil.get_terminal_size((80, 24)).columns
+    return line if len(line) <= width else line[: max(width - 1, 10)] + "…"

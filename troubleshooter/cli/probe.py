@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from troubleshooter.cli.common import (EXIT_OK, CliError, _err, add_target_options, make_params, make_target, emitter)
+from troubleshooter.cli.common import (fit, EXIT_OK, CliError, _err, add_target_options, make_params, make_target, emitter)
 
 
 # ------------------------------------------------------------------ check
@@ -187,7 +187,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
     else:
         for r in rows:
             flags = ",".join(f for f, on in (("root", r["root"]), ("active", r["active"])) if on)
-            em.line(f"{r['id']:20} {r['family']:8} {r['summary']}" + (f" [{flags}]" if flags else ""))
+            em.line(fit(f"{r['id']:20} {r['family']:8} {r['summary']}" + (f" [{flags}]" if flags else "")))
     return EXIT_OK
 
 
@@ -205,7 +205,7 @@ def cmd_facts(args: argparse.Namespace) -> int:
         em.json([{"name": s.name, "type": s.type, "unit": s.unit, "doc": s.doc, "parser": s.parser} for s in rows])
     else:
         for s in rows:
-            em.line(f"{s.name:40} {s.type:7} {s.unit:6} {s.doc}")
+            em.line(fit(f"{s.name:40} {s.type:7} {s.unit:6} {s.doc}"))
     return EXIT_OK
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from troubleshooter import locations
-from troubleshooter.cli.common import EXIT_OK, CliError, emitter
+from troubleshooter.cli.common import EXIT_OK, CliError, emitter, fit
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,7 +37,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         return EXIT_OK
     for i in infos:
         causes = ", ".join(i.conclusions) or "-"
-        em.line(f"{i.id}  {i.created}  {i.status:9}  {i.symptom:24}  {causes}  [{i.target}]")
+        em.line(fit(f"{i.id}  {i.created}  {i.status:9}  {i.symptom:24}  {causes}  [{i.target}]"))
     return EXIT_OK
 
 

@@ -79,6 +79,13 @@ class Guide:
         return profiles.choose(None, self.facts.lookup("gpu.names", "target")).id
 
     # ------------------------------------------------------------------ walking
+    def _evidence_host(self) -> str | None:
+        """The host the evidence comes from when it is not this node: a bundle's own (its exports are named
+        after the node that was diagnosed, not the laptop that replayed it)."""
+        bundle = getattr(self.target, "bundle", None)
+        host = bundle.manifest.get("host") if bundle is not None else None
+        return host if isinstance(host, str) and host else None
+
     def begin(self, symptom_id: str, *, record: bool = True, session_dir: Path | None = None) -> None:
         self.symptom = self.engine.tree(symptom_id)
         self.walk = self.engine.walk(symptom_id, self.facts)
@@ -90,7 +97,7 @@ class Guide:
                     "symptom": symptom_id, "symptom_title": self.symptom.title,
                     "target": dataclasses.asdict(self.spec), "target_label": self.target.label,
                     "profile": None if self.profile_pending else self.profile_id,
-                }, session_dir)
+                }, session_dir, host=self._evidence_host())
             except SessionError as exc:  # a read-only HOME: walk anyway, unrecorded, and say where and why
                 self.session = None
                 self.record_problem = (f"this walk is not recorded: {exc} (set TROUBLESHOOTER_DATA_DIR to a "

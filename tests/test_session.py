@@ -36,7 +36,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def ids(monkeypatch: pytest.MonkeyPatch):
     """Deterministic, increasing session ids."""
     seq = iter(f"20260101-0000{i:02d}-node17-{i:04x}" for i in range(100))
-    monkeypatch.setattr(smod, "new_id", lambda: next(seq))
+    monkeypatch.setattr(smod, "new_id", lambda host=None: next(seq))
 
 
 def _case4() -> Path:

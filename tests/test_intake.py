@@ -98,3 +98,24 @@ def test_an_unreadable_block_is_reported_and_the_rest_used(tmp_path: Path) -> No
 ])
 def test_commands_are_routed_past_their_wrappers(command: str, kind: str | None) -> None:
     assert intake.tool_of(command) == kind
+
+
+def test_a_launch_line_with_variables_gives_their_environment_and_the_tools_output(tmp_path: Path) -> None:
+    """`VAR=value ... all_reduce_perf ...` pasted without a prompt: the variables are the command's environment
+    (read as one env value, NCCL_DEBUG's value was the whole line), its output goes to the tool's parser."""
+    out = load("nccl-tests/dgx-spark-gb10-all_gather-fec-none-slow-v2.18.3.txt")
+    line = "NCCL_DEBUG=WARN NCCL_IB_HCA='^=mlx5_8,^=mlx5_14' srun --mpi=pmix ./build/all_gather_perf -b 8 -e 1G\n"
+    p = tmp_path / "run.txt"
+    p.write_text(line + out)
+    ef = EvidenceFacts.from_specs([str(p)])
+    assert [f.kind for f in ef.files][:2] == ["env", "nccl-tests"]
+    assert ef.lookup("env.var.NCCL_DEBUG") == "WARN"
+    assert ef.lookup("env.var.NCCL_IB_HCA") == "^=mlx5_8,^=mlx5_14"
+    # and the value's own mistake is a cause: '^=' inside the list is read as part of a device name
+    from troubleshooter.service.diagnose import diagnose
+
+    walk, _ = diagnose("nccl-wrong-fabric", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+    assert "ib-hca-mismatch" in [c.cause for c in walk.conclusions]
+    assert intake.leading_assignments("NCCL_DEBUG=INFO ./all_reduce_perf -b 8") == (
+        ["NCCL_DEBUG=INFO"], "./all_reduce_perf -b 8")
+    assert intake.leading_assignments("PATH=/usr/bin") == ([], "PATH=/usr/bin")  # an env line, not a command

@@ -151,6 +151,31 @@ def _side_of(command: str, host: str | None) -> str | None:
     return None
 
 
+_LEADING_ASSIGN = re.compile(r"^\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+\S")
+_NAME_EQ = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def leading_assignments(command: str) -> tuple[list[str], str]:
+    """``NCCL_DEBUG=INFO NCCL_IB_HCA='^=mlx5_8' srun ...`` -> (["NCCL_DEBUG=INFO", "NCCL_IB_HCA=^=mlx5_8"], "srun ...").
+    The variables a command line sets for its command are the environment the command ran with; read as one
+    value they would make NCCL_DEBUG's value the whole line."""
+    if not _LEADING_ASSIGN.match(command):
+        return [], command
+    try:
+        words = shlex.split(command.split("|")[0])
+    except ValueError:
+        return [], command
+    assigns = []
+    for w in words:
+        if not _NAME_EQ.match(w):
+            break
+        assigns.append(w)
+    rest = words[len(assigns):]
+    if not assigns or not rest:
+        return [], command
+    return assigns, shlex.join(rest)
+
+
 def split(text: str) -> list[Block]:
     """Cut a transcript at its prompts. Text before the first prompt, or a paste with none, is one block."""
     lines = text.split("\n")
@@ -168,11 +193,21 @@ def split(text: str) -> list[Block]:
 
     for i, ln in enumerate(lines, 1):
         m = _PROMPT.match(ln)
-        if m and tool_of(m.group("cmd")) is not None:
+        cmd = host = None
+        if m:
+            assigns, rest = leading_assignments(m.group("cmd").strip())
+            if tool_of(rest) is not None:
+                cmd, host = m.group("cmd").strip(), m.group("host") or m.group("host2")
+        else:  # a launch line pasted without its prompt: VAR=value ... tool args
+            assigns, rest = leading_assignments(ln)
+            if assigns and tool_of(rest) is not None:
+                cmd = ln.strip()
+        if cmd is not None:
             flush()
-            cmd = m.group("cmd").strip()
-            host = m.group("host") or m.group("host2")
-            cur = Block("", i + 1, cmd, tool_of(cmd), _side_of(cmd, host))
+            side = _side_of(cmd, host)
+            if assigns:  # the environment the command ran with, as its own block
+                blocks.append(Block("\n".join(assigns) + "\n", i, cmd, "env", side))
+            cur = Block("", i + 1, cmd, tool_of(rest), side)
             buf = []
             start = i + 1
             continue

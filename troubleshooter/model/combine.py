@@ -12,6 +12,7 @@ declare("derived", [
     ("nccl.ib_qps_effective", "number", "count", "NCCL_IB_QPS_PER_CONNECTION as NCCL would use it (environment, nccl.conf, else NCCL's default of 1)"),
     ("nccl.ib_hca_selected", "list", "", "the RDMA ports (dev:port) the effective NCCL_IB_HCA selects among those present"),
     ("nccl.ib_hca_selects_none", "bool", "", "NCCL_IB_HCA is set but selects none of the ports present here (NCCL then falls back)"),
+    ("nccl.ib_hca_spec_problems", "list", "", "mistakes in the NCCL_IB_HCA value itself (a '^' or '=' inside the list, '=^', spaces, port 0), whatever devices are present"),
     ("numa.proc.remote_pct", "number", "%", "share of the training process's memory on NUMA nodes other than those its CPUs are on (needs the CPU binding: numactl --show, taskset -p or /proc/PID/status, with the CPU-to-node map); for a process not bound to a node, the share off the node holding most of it"),
     ("numa.proc.cpu_nodes", "list", "", "NUMA nodes of the CPUs the training process may run on"),
     ("gpu.xid_classes", "list", "", "classes of the Xid codes in the kernel log (decision_trees/xid.yaml): application, follow-on, memory, interconnect, bus, firmware, hardware"),
@@ -52,6 +53,9 @@ def _hca(fs: FactSet) -> None:
     from troubleshooter.model import ibhca
 
     spec_fact = fs.get("nccl.effective.NCCL_IB_HCA")
+    if spec_fact is not None and "nccl.ib_hca_spec_problems" not in fs:
+        fs.add(Fact("nccl.ib_hca_spec_problems", ibhca.spec_problems(str(spec_fact.value)), "", "inferred: NCCL's "
+                    "NCCL_IB_HCA syntax (troubleshooter/model/ibhca.py)", "", 0.0))
     ports_fact = fs.get("ib.ports")
     if spec_fact is None or ports_fact is None or "nccl.ib_hca_selected" in fs:
         return

@@ -110,6 +110,33 @@ def match_hca(spec: str | None, ports: list[tuple[str, int]]) -> list[tuple[str,
     return [(dev, port) for dev, port in ports if _in_list(dev, int(port), parsed) != parsed.exclude]
 
 
+def spec_problems(spec: str | None) -> list[str]:
+    """Mistakes in the value itself, whatever devices are present (plain-language, one per kind).
+
+    >>> spec_problems("^=mlx5_8,^=mlx5_14")
+    ["'^=mlx5_14': '^' and '=' go once, before the whole list; inside it they are read as part of a device name, so this entry matches nothing"]
+    >>> spec_problems("^=mlx5_8,mlx5_14")
+    []
+    """
+    if spec is None:
+        return []
+    parsed = parse_spec(spec)
+    problems = []
+    if spec.startswith("=^"):
+        problems.append("'=^' is read as exact names starting with '^' (nothing matches): NCCL expects '^=' to exclude exact names")
+    for n, _ in parsed.entries:
+        if n[:1] in ("^", "=") and not (spec.startswith("=^") and n == parsed.entries[0][0]):
+            problems.append(f"'{n}': '^' and '=' go once, before the whole list; inside it they are read as part of "
+                            "a device name, so this entry matches nothing")
+    if any(n != n.strip() for n, _ in parsed.entries):
+        problems.append("an entry has spaces around it: NCCL does not trim them, so it matches nothing")
+    if any(p == 0 for _, p in parsed.entries):
+        problems.append("a port number is 0 or not a number: ports start at 1, so that entry matches nothing")
+    if parsed.exclude and not parsed.entries:
+        problems.append("a bare '^' excludes every device")
+    return problems
+
+
 def explain(spec: str | None, ports: list[tuple[str, int]]) -> dict:
     """What ``NCCL_IB_HCA=spec`` does on these ports, with likely mistakes spelled out.
 
@@ -124,22 +151,14 @@ def explain(spec: str | None, ports: list[tuple[str, int]]) -> dict:
     for name, port in parsed.entries:
         if not any(_name_matches(d, name, parsed.exact) and (port == -1 or port == p) for d, p in ports):
             unmatched.append(name if port == -1 else f"{name}:{port}")
-    problems = []
+    problems = spec_problems(spec)
     if spec is not None:
-        if spec.startswith("=^"):
-            problems.append("'=^' is read as exact names starting with '^' (nothing matches): NCCL expects '^=' to exclude exact names")
-        if any(n != n.strip() for n, _ in parsed.entries):
-            problems.append("an entry has spaces around it: NCCL does not trim them, so it matches nothing")
-        if any(p == 0 for _, p in parsed.entries):
-            problems.append("a port number is 0 or not a number: ports start at 1, so that entry matches nothing")
         if not parsed.exact and not parsed.exclude:
             names = {d for d, _ in ports}
             for n, _ in parsed.entries:
                 wider = sorted(d for d in names if d != n and d.startswith(n))
                 if n in names and wider:
                     problems.append(f"'{n}' is a prefix: it also selects {', '.join(wider)}; use '={spec.lstrip('=')}' for exact names")
-        if parsed.exclude and not parsed.entries:
-            problems.append("a bare '^' excludes every device")
     if ports and not selected:
         problems.append("no device/port is selected: NCCL will report 'NET/IB : No device found.' and fall back to sockets")
     return {"selected": selected, "excluded": excluded, "unmatched_entries": unmatched, "problems": problems}

@@ -325,8 +325,8 @@ def test_linear_rules_still_redact() -> None:
     assert r.bytes(b"A=1\x00DB_PASSWORD=s3cr3t p@ss\x00B=2") == f"A=1\x00DB_PASSWORD={redact.MASK}\x00B=2".encode()
     assert r.obj({"api_key": "x", "x.github_token": "y", "name": "z"}) == {"api_key": redact.MASK,
                                                                            "x.github_token": redact.MASK, "name": "z"}
-    assert redact.is_secret_name("MY_SESSION_ID") and not redact.is_secret_name("PATH")
-    assert not redact.is_secret_name("TOKEN-X")
+    assert redact.secret_name("MY_SESSION_ID") and not redact.secret_name("PATH")
+    assert not redact.secret_name("TOKEN-X")
 
 
 def test_pasted_evidence_from_an_endless_device_stops(capsys) -> None:

@@ -11,7 +11,7 @@ from troubleshooter import parsers
 from troubleshooter.diagnosis import intake
 from troubleshooter.diagnosis.pasted import EvidenceFacts
 
-from .corpus import DATA, load
+from .corpus import load
 
 REAL = [
     "ibstat/ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt",

@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-import pytest
 
 from troubleshooter.probe import measure
 from troubleshooter import sources

@@ -54,3 +54,25 @@ async def settle(app, pilot) -> None:
 from pathlib import Path  # noqa: E402
 
 PRACTICE_DIR = Path(__file__).resolve().parents[2] / "decision_trees" / "practice"
+
+
+def fake_turbostat(tmp_path, monkeypatch, seconds: float) -> None:
+    """A turbostat on PATH that prints its banner and then runs for ``seconds`` (a probe still running)."""
+    import os
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "turbostat").write_text(f"#!/bin/sh\necho 'turbostat version 2025.01.01 - fake'\nsleep {seconds:g}\n")
+    (fake / "turbostat").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+
+
+async def until_running(app, pilot, source_id: str) -> None:
+    """Wait (bounded, no fixed sleep) until the walk screen shows ``source_id`` running."""
+    from troubleshooter.tui.screens.walk import WalkScreen
+
+    for _ in range(100):
+        await pilot.pause(0.05)
+        if isinstance(app.screen, WalkScreen) and source_id in app.screen.running:
+            return
+

@@ -15,7 +15,7 @@ from troubleshooter.tui.screens.results import ResultsScreen
 from troubleshooter.tui.screens.start import StartScreen
 from troubleshooter.tui.screens.walk import WalkScreen
 
-from .conftest import make_app, settle, start
+from .conftest import fake_turbostat, until_running, make_app, settle, start
 
 
 def _nvml_library_loads() -> bool:
@@ -126,20 +126,12 @@ async def test_failing_probes_are_shown_as_what_they_are(monkeypatch, tmp_path):
 
 @pytest.mark.asyncio
 async def test_cancel_a_hanging_probe(monkeypatch, tmp_path):
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "turbostat").write_text("#!/bin/sh\necho 'turbostat version 2025.01.01 - fake'\nsleep 60\n")
-    (fake / "turbostat").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    fake_turbostat(tmp_path, monkeypatch, 60)
     app = make_app(None)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(app, pilot)
         app.start_walk("uniformly-slow")
-        # wait until turbostat is running
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, WalkScreen) and "turbostat" in app.screen.running:
-                break
+        await until_running(app, pilot, "turbostat")
         assert "turbostat" in app.screen.running
         # its output streams to the status line while it runs
         for _ in range(100):

@@ -4,7 +4,6 @@ a result with no cause says only what is true of the hypotheses."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from textual.widgets import OptionList
@@ -15,7 +14,7 @@ from troubleshooter.tui.screens.results import ResultsScreen, no_cause_text
 from troubleshooter.tui.screens.start import StartScreen
 from troubleshooter.tui.screens.walk import WalkScreen
 
-from .conftest import make_app, settle, start
+from .conftest import fake_turbostat, until_running, make_app, settle, start
 
 
 def option_ids(screen) -> list[str]:
@@ -139,19 +138,12 @@ async def test_b_after_a_tree_with_no_question_is_never_a_blank_walk():
 
 @pytest.mark.asyncio
 async def test_esc_while_probes_run_and_reopen(monkeypatch, tmp_path):
-    fake = tmp_path / "bin"
-    fake.mkdir()
-    (fake / "turbostat").write_text("#!/bin/sh\necho 'turbostat version 2025.01.01 - fake'\nsleep 1\n")
-    (fake / "turbostat").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    fake_turbostat(tmp_path, monkeypatch, 1)
     app = make_app(None)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(app, pilot)
         app.start_walk("uniformly-slow")
-        for _ in range(100):
-            await pilot.pause(0.05)
-            if isinstance(app.screen, WalkScreen) and "turbostat" in app.screen.running:
-                break
+        await until_running(app, pilot, "turbostat")
         assert "turbostat" in app.screen.running
         await pilot.press("escape")
         await settle(app, pilot)

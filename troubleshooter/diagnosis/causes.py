@@ -53,10 +53,26 @@ class Finding:
     explain: str
 
 
+_LOADED: dict[Path, tuple[int, list[Cause]]] = {}
+
+
 def load(path: Path | None = None) -> list[Cause]:
+    """The causes of ``decision_trees/causes.yaml``, read again only when the file changed (every diagnosis
+    asks; a walk in the app and each case of the evaluation would otherwise parse the YAML anew)."""
     path = path or locations.trees_dir() / "causes.yaml"
-    if not path.exists():
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
         return []
+    held = _LOADED.get(path)
+    if held is not None and held[0] == stamp:
+        return held[1]
+    causes = _load(path)
+    _LOADED[path] = (stamp, causes)
+    return causes
+
+
+def _load(path: Path) -> list[Cause]:
     doc = yamlio.load(path)
     out = []
     for i, c in enumerate(doc.get("causes", []) if isinstance(doc, dict) else []):

@@ -93,6 +93,8 @@ _WRAPPERS = {"sudo", "time", "nohup", "exec", "timeout", "stdbuf", "nice", "ioni
              "srun", "docker", "podman", "kubectl", "enroot", "singularity", "apptainer", "ssh", "bash", "sh"}
 _CONTAINER_WRAPPERS = ("docker exec", "podman exec", "kubectl exec", "enroot exec", "enroot start", "singularity exec",
                        "apptainer exec", "--container-image", "--container-name", "nerdctl exec", "crictl exec")
+# what a command line can start with (anything else is a sentence or a comment that happens to follow a '#')
+_FIRST_WORDS = frozenset({t for t, _, _ in _TOOLS} | _WRAPPERS | {"cat", "less", "more", "head", "tail", "grep", "printenv"})
 # a prompt whose host is a 12-hex container id (docker's default hostname) is inside a container
 _CONTAINER_HOST = re.compile(r"^[0-9a-f]{12}$")
 
@@ -116,8 +118,7 @@ def tool_of(command: str) -> str | None:
     if not words:
         return None
     first = words[0].rsplit("/", 1)[-1]
-    known_first = {t for t, _, _ in _TOOLS} | _WRAPPERS | {"cat", "less", "more", "head", "tail", "grep", "printenv"}
-    if first not in known_first and not _NCCL_TESTS.search(first) and "=" not in first:
+    if first not in _FIRST_WORDS and not _NCCL_TESTS.search(first) and "=" not in first:
         return None  # a sentence or a comment line ("# Collective test starting: ..."), not a command
     for i, w in enumerate(words):
         base = w.rsplit("/", 1)[-1]

@@ -177,9 +177,6 @@ class EvidenceFacts(FactSource):
             return Unknown(name, f"no {side} outputs attached")
         return fs.get_value(name, sources.producers_of(name))
 
-    def all_evidence(self) -> dict[str, dict[str, Any]]:
-        return {}
-
     # -- reporting
     def report_lines(self) -> list[str]:
         lines = []

@@ -307,6 +307,3 @@ class Redactor:
 
 
 DEFAULT = Redactor()
-
-
-is_secret_name = secret_name  # the name the bounded-read tests and older callers use

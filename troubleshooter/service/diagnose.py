@@ -168,10 +168,11 @@ def _container_conclusion(diffs: list[Any]) -> eng.Conclusion:
         return "(absent)" if v is None else str(v)
 
     evidence = {d.key: f"host {show(d.host)} / job {show(d.target)}" for d in diffs}
-    env = [d.fact[len("env.var."):] for d in diffs if d.category == "env" and d.host is not None]
+    env_diffs = [d for d in diffs if d.category == "env" and d.host is not None]
+    env = [d.fact[len("env.var."):] for d in env_diffs]
     fixes: list[dict[str, Any]] = []
     if env:
-        pairs = [f"{n}={d.host}" for n, d in zip(env, [d for d in diffs if d.category == "env" and d.host is not None])]
+        pairs = [f"{n}={d.host}" for n, d in zip(env, env_diffs)]
         fixes += [
             {"title": "pyxis: pass the host's NCCL variables into the container", "context": "pyxis", "needs": ["job-script"],
              "note": "", "command": " ".join(f"export {shlex.quote(p)};" for p in pairs)

@@ -24,7 +24,8 @@ import shlex
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)[\w+-]*\s*$")
 # launcher prefixes, one per line: Open MPI's [1,0]<stdout>:, srun -l's "0: ", pdsh's "host: " is left alone
-_RANK_PREFIXES = (re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?"), re.compile(r"^\s{0,3}\d{1,5}: ?"))
+# (srun -l writes "0: " with its space; "86:00.0 ..." is lspci's bus address, "12:34:56" a time, not a rank)
+_RANK_PREFIXES = (re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?"), re.compile(r"^\s{0,3}\d{1,5}: |^\s{0,3}\d{1,5}:$"))
 _QUOTE = re.compile(r"^>[ ]?")
 
 
@@ -72,6 +73,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("p2pBandwidthLatencyTest", (), "p2p-bandwidth"),
     ("ibv_devinfo", (), "ibv-devinfo"),
     ("ibdev2netdev", (), "ibdev2netdev"),
+    ("lspci", (), "lspci"),
     ("env", (), "env"),
     ("printenv", (), "env"),
     ("dmesg", (), "dmesg"),

@@ -26,7 +26,7 @@ from troubleshooter.model import combine as derived
 from troubleshooter import parsers, sources
 from troubleshooter.diagnosis import intake
 from troubleshooter.diagnosis.engine import FactSource, Walk
-from troubleshooter.model.facts import FactSet, Unknown
+from troubleshooter.model.facts import Fact, FactSet, Unknown
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 TARGET_ALIASES = {"container", "target", "job", ""}
@@ -46,6 +46,7 @@ class PastedFile:
     error: str = ""
     how: str = ""  # how the kind was chosen: named, command, file name, detected
     where: str = ""  # the block of the paste it came from, when the paste held several
+    declared: str = ""  # the side as the person named it ('container' is the job's side, said outright)
 
     @property
     def display(self) -> str:
@@ -59,7 +60,7 @@ def _side(raw: str | None) -> str:
     return raw
 
 
-def _expand(spec: str, base: Path | None) -> list[tuple[str, str | None, Path]]:
+def _expand(spec: str, base: Path | None) -> list[tuple[str, str | None, Path, str]]:
     m = _SPEC.match(spec)
     if not m:
         raise PastedError(f"not a [SIDE:][KIND=]FILE spec: {spec!r}")
@@ -79,11 +80,11 @@ def _expand(spec: str, base: Path | None) -> list[tuple[str, str | None, Path]]:
         for f in sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith(".")):
             rel = f.relative_to(path)
             sub = rel.parts[0] if len(rel.parts) > 1 else None
-            out.append((side if sub is None else _side(sub), kind, f))
+            out.append((side if sub is None else _side(sub), kind, f, (side_raw or "") if sub is None else sub))
         if not out:
             raise PastedError(f"{path}: empty directory")
         return out
-    return [(side, kind, path)]
+    return [(side, kind, path, side_raw or "")]
 
 
 def _strip_provenance(text: str) -> str:
@@ -115,6 +116,10 @@ class EvidenceFacts(FactSource):
             for sid, src in registry.items():
                 if src.parser not in have:
                     fs.source_unavailable(sid, f"no {src.parser} output attached")
+            if "container.inside" not in fs and any(f.declared == "container" for f in files if f.side == side):
+                # the person said where these outputs were taken; a process inside a container rarely can tell
+                fs.add(Fact("container.inside", True, "", "inferred: the outputs were attached as the container's side",
+                            "", 0.0))
             derived.apply(fs)
 
     @classmethod
@@ -123,7 +128,7 @@ class EvidenceFacts(FactSource):
         source_kind = {sid: s.parser for sid, s in sources.SOURCES.items()}
         files: list[PastedFile] = []
         for spec in specs:
-            for side, kind, path in _expand(spec, base):
+            for side, kind, path, declared in _expand(spec, base):
                 try:
                     if path.stat().st_size > MAX_FILE_BYTES:
                         files.append(PastedFile(path, side, None, {}, f"larger than {MAX_FILE_BYTES >> 20} MB"))
@@ -136,7 +141,8 @@ class EvidenceFacts(FactSource):
                 except parsers.ParseError as exc:
                     files.append(PastedFile(path, side, None, {}, str(exc)))
                     continue
-                files += _read_paste(path, side, kind, text, source_kind)
+                files += [dataclasses.replace(f, declared=declared.lower())
+                          for f in _read_paste(path, side, kind, text, source_kind)]
         if not any(f.kind and not f.error for f in files):
             raise PastedError("none of the files could be read: " + "; ".join(f"{f.path}: {f.error}" for f in files))
         sides = {f.side for f in files}

@@ -18,6 +18,9 @@ declare("derived", [
     ("gpu.xid_classes", "list", "", "classes of the Xid codes in the kernel log (decision_trees/xid.yaml): application, follow-on, memory, interconnect, bus, firmware, hardware"),
     ("gpu.xid_node_codes", "list", "", "Xid codes that point at the node (memory, interconnect, bus, firmware, hardware), not at the application"),
     ("gpu.xid_app_only", "bool", "", "every Xid in the log is an application fault or a follow-on of one (13, 31, 43, 45 ...)"),
+    ("ib.hca_models", "dict", "", "RDMA device -> NIC model (ConnectX-6 ...), from ibstat's CA type, ibv_devinfo's vendor_part_id, or lspci when the node has one InfiniBand-capable model"),
+    ("ib.ports_below_rated", "list", "", "Active InfiniBand ports whose lanes trained below the speed their NIC model runs at ('mlx5_0:1 at 4X EDR, ConnectX-6 runs HDR'); absent when the model or the lane speed is not known"),
+    ("ib.ib_ports_edr_or_slower", "list", "", "Active InfiniBand ports whose lanes run at EDR (25 Gb/s) or slower: below the HDR/NDR/XDR that GPU-cluster HCAs since ConnectX-6 run"),
     ("topo.nics_per_gpu", "number", "ratio", "NICs per GPU in nvidia-smi topo -m (1 on rail-optimized GPU fabrics; well under 0.5 means the NICs are not a GPU fabric)"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
 ])
@@ -34,6 +37,7 @@ def apply(fs: FactSet) -> None:
         if key not in fs:
             fs.add(Fact(key, str(value), "", src, "", 0.0))
     _hca(fs)
+    _ib_rated(fs)
     _topo(fs)
     _topo_file(fs)
     _numa_remote(fs)
@@ -65,6 +69,55 @@ def _hca(fs: FactSet) -> None:
     chosen = ibhca.match_hca(str(spec_fact.value), ports)
     fs.add(Fact("nccl.ib_hca_selected", [f"{d}:{p}" for d, p in chosen], "", "derived", "", 0.0))
     fs.add(Fact("nccl.ib_hca_selects_none", not chosen, "", "derived", "", 0.0))
+
+
+def _ib_rated(fs: FactSet) -> None:
+    """Which InfiniBand ports run below their NIC model's lane speed (troubleshooter/model/hca.py)."""
+    from troubleshooter.model import hca
+    from troubleshooter.parsers.ibstat import LANE_GBPS
+
+    ports, lanes = fs.get("ib.ports"), fs.get("ib.port_lanes")
+    if ports is None or not isinstance(ports.value, list) or "ib.hca_models" in fs:
+        return
+    models: dict[str, str] = {}
+    parts = fs.get("ib.ca_types")
+    for dev, part in (parts.value.items() if parts is not None and isinstance(parts.value, dict) else []):
+        model = hca.model_of_part(part)
+        if model:
+            models[str(dev)] = model
+    pci = fs.get("pci.nic_models")
+    ib_models = sorted({m for m in (pci.value if pci is not None and isinstance(pci.value, list) else [])
+                        if hca.lane_speed_of(m)})
+    if len(ib_models) == 1:  # one InfiniBand-capable model on the node: every RDMA device is one of them
+        for p in ports.value:
+            if isinstance(p, dict) and p.get("device"):
+                models.setdefault(p["device"], ib_models[0])
+    src = "inferred: NIC model (CA type, vendor_part_id or lspci) and the ports' lane speed"
+    if models:
+        fs.add(Fact("ib.hca_models", models, "", src, "", 0.0))
+    lane_of = lanes.value if lanes is not None and isinstance(lanes.value, dict) else {}
+    active_ib = [p for p in ports.value if isinstance(p, dict) and p.get("state") == "Active"
+                 and p.get("link_layer") == "InfiniBand"]
+    slow, below, judged = [], [], False
+    for p in active_ib:
+        key = f"{p.get('device')}:{p.get('port')}"
+        lane = lane_of.get(key) or {}
+        gbps = lane.get("lane_gbps")
+        if not isinstance(gbps, (int, float)):
+            continue
+        shown = f"{lane.get('width', '?')}X {lane.get('lane_speed') or f'{gbps:g} Gb/s per lane'}"
+        if gbps <= LANE_GBPS["EDR"]:
+            slow.append(f"{key} at {shown}")
+        rated = hca.lane_speed_of(models.get(str(p.get("device"))))
+        if rated:
+            judged = True
+            if gbps < LANE_GBPS[rated]:
+                below.append(f"{key} at {shown}; {models[str(p.get('device'))]} runs {rated}")
+    if any(isinstance((lane_of.get(f"{p.get('device')}:{p.get('port')}") or {}).get("lane_gbps"), (int, float))
+           for p in active_ib):
+        fs.add(Fact("ib.ib_ports_edr_or_slower", slow, "", "inferred: the ports' lane speed", "", 0.0))
+    if judged:
+        fs.add(Fact("ib.ports_below_rated", below, "", src, "", 0.0))
 
 
 def _topo(fs: FactSet) -> None:

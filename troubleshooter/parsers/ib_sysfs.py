@@ -35,7 +35,7 @@ import re
 from typing import Any
 
 from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
-from troubleshooter.parsers.ibstat import COMMON_FACTS, set_port_state_field, summarize
+from troubleshooter.parsers.ibstat import COMMON_FACTS, set_lanes, set_port_state_field, summarize
 
 SYSFS_MARKER = "== ib-sysfs: /sys/class/infiniband =="
 DEV_MARKER = "== ib-sysfs: /dev/infiniband =="
@@ -116,6 +116,7 @@ def parse(text: str) -> dict[str, Any]:
                 rate = to_number(value.split()[0])
                 if rate is not None:
                     port["rate_gbps"] = rate
+                    set_lanes(port, value)
             continue
         m = _DEV_ATTR.match(line)
         if m:

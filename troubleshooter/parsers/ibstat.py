@@ -42,6 +42,8 @@ COMMON_FACTS = [
     ("ib.devices", "list", "", "RDMA devices: {name, ca_type / vendor_part_id, fw, board_id, ports: [port numbers]} (keys omitted when not shown)"),
     ("ib.device_names", "list", "", "RDMA device names in the order listed (mlx5_0, mlx5_bond_0, ...)"),
     ("ib.ports", "list", "", "every port: {device, port, state, phys_state, rate_gbps, link_layer} (ibv-devinfo adds active_mtu; keys omitted when not shown)"),
+    ("ib.ca_types", "dict", "", "RDMA device -> its PCI part (ibstat's CA type MT4123, ibv_devinfo's vendor_part_id, sysfs hca_type); kept apart from ib.devices so that a second tool's listing of the same ports does not drop it"),
+    ("ib.port_lanes", "dict", "", "'dev:port' -> {width, lane_gbps, lane_speed (EDR, HDR ...)} where the tool prints them (ibstatus and sysfs '(4X EDR)', ibv_devinfo -v active_width/active_speed; ibstat's Rate alone cannot tell 4X EDR from 2X HDR)"),
     ("ib.active_ports", "number", "count", "ports whose state is Active"),
     ("ib.down_ports", "list", "", "'dev:port' of ports whose state is known and not Active (Down, Initializing, Armed)"),
     ("ib.rates_gbps", "list", "Gb/s", "sorted distinct link rates of the Active ports"),
@@ -78,6 +80,20 @@ _PHYS_WORDS = {
 }
 
 
+# Gb/s per lane of each InfiniBand speed name (IBTA; FDR10 is 10 Gb/s with 64b/66b)
+LANE_GBPS = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.0, "FDR": 14.0, "EDR": 25.0, "HDR": 50.0, "NDR": 100.0,
+             "XDR": 200.0}
+_LANES = re.compile(r"\((\d+)X\s+(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\)", re.IGNORECASE)
+
+
+def set_lanes(port: dict[str, Any], rate_text: str) -> None:
+    """``100 Gb/sec (4X EDR)`` -> port width 4 and lane_speed EDR: the rate alone cannot tell a 4X EDR link
+    (an HDR port that trained at EDR speed) from a 2X HDR one (an HDR100 card, by design)."""
+    m = _LANES.search(rate_text)
+    if m:
+        port["width"], port["lane_speed"] = int(m.group(1)), m.group(2).upper()
+
+
 def set_port_state_field(port: dict[str, Any], key: str, value: str) -> bool:
     """state / phys_state / link_layer in the words ibstat uses, whatever tool printed them; True if handled."""
     norm = {"state": norm_state, "phys_state": norm_phys_state, "link_layer": norm_link_layer}.get(key)
@@ -109,6 +125,13 @@ def norm_link_layer(value: str) -> str:
 
 def summarize(devices: list[dict[str, Any]], ports: list[dict[str, Any]]) -> dict[str, Any]:
     """The ib.* facts shared by ibstat, ibv-devinfo and ib-sysfs."""
+    lanes: dict[str, dict[str, Any]] = {}
+    for p in ports:
+        lane = {k: p.pop(k) for k in ("width", "lane_speed", "lane_gbps") if k in p}
+        if lane.get("lane_speed") in LANE_GBPS:
+            lane["lane_gbps"] = LANE_GBPS[lane["lane_speed"]]
+        if "lane_gbps" in lane:
+            lanes[f"{p['device']}:{p['port']}"] = lane
     active = [p for p in ports if p.get("state") == "Active"]
     facts: dict[str, Any] = {
         "ib.devices": devices,
@@ -127,6 +150,12 @@ def summarize(devices: list[dict[str, Any]], ports: list[dict[str, Any]]) -> dic
             if p.get("link_layer") and isinstance(p.get("rate_gbps"), (int, float)):
                 by_layer.setdefault(p["link_layer"], set()).add(p["rate_gbps"])
         facts["ib.rates_mixed"] = any(len(r) > 1 for r in by_layer.values())
+    if lanes:
+        facts["ib.port_lanes"] = lanes
+    parts = {d["name"]: str(d.get("ca_type") or d.get("vendor_part_id")) for d in devices
+             if d.get("name") and (d.get("ca_type") or d.get("vendor_part_id"))}
+    if parts:
+        facts["ib.ca_types"] = parts
     return facts
 
 

@@ -32,7 +32,7 @@ import re
 from typing import Any
 
 from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
-from troubleshooter.parsers.ibstat import COMMON_FACTS, norm_link_layer, norm_phys_state, norm_state, summarize
+from troubleshooter.parsers.ibstat import COMMON_FACTS, norm_link_layer, norm_phys_state, norm_state, set_lanes, summarize
 
 FACTS = list(COMMON_FACTS)
 
@@ -92,6 +92,7 @@ def parse(text: str) -> dict[str, Any]:
             rate = to_number(r.group(1)) if r else None
             if rate is not None and 0 < rate < 1e6:
                 port["rate_gbps"] = rate
+                set_lanes(port, value)
         elif key == "link_layer":
             port["link_layer"] = norm_link_layer(value)
     if not ports:

@@ -88,6 +88,7 @@ def parse(text: str) -> dict[str, Any]:
             if not 0 < rate < 1e6:  # garbage, not a link rate
                 return
             port["rate_gbps"] = int(rate) if float(rate).is_integer() else round(rate, 3)
+            port["width"], port["lane_gbps"] = width, speed
 
     for raw in text.splitlines():
         line = raw.strip()

@@ -120,3 +120,16 @@ def test_real_nccl_error_lines_rank_prefixed_with_last_cuda_failure():
     assert f["cuda.error_codes"] == ["cudaErrorInvalidValue"]  # "invalid argument" counts next to "Cuda failure"
     assert f["cuda.error_numbers"] == [1]
     assert f["cuda.system_not_ready"] is False
+
+
+def test_nccl_error_number_is_not_a_cuda_error_number():
+    f = parsers.run("cuda-errors", load("cuda-errors/nccl-error-2-unhandled-system-error-dataparallel-rtx5090-notes.txt"))
+    assert f["nccl.errors"] == ["RuntimeError: NCCL Error 2: unhandled system error"]
+    assert f["cuda.error_codes"] == [] and f["cuda.error_numbers"] == []
+
+
+def test_the_shared_memory_line_under_an_nccl_traceback_is_an_nccl_error():
+    f = parsers.run("cuda-errors", load("cuda-errors/nccl-shm-segment-no-space-left-traceback-sglang9227-readme.txt"))
+    assert f["nccl.errors"][2] == ("Error while creating shared memory segment /dev/shm/nccl-cjY8K5 (size 10617216), "
+                                   "error: No space left on device (28)")
+    assert len(f["nccl.errors"]) == 3

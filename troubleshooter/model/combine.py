@@ -22,6 +22,7 @@ declare("derived", [
     ("ib.ports_below_rated", "list", "", "Active InfiniBand ports whose lanes trained below the speed their NIC model runs at ('mlx5_0:1 at 4X EDR, ConnectX-6 runs HDR'); absent when the model or the lane speed is not known"),
     ("ib.ib_ports_edr_or_slower", "list", "", "Active InfiniBand ports whose lanes run at EDR (25 Gb/s) or slower: below the HDR/NDR/XDR that GPU-cluster HCAs since ConnectX-6 run"),
     ("topo.nics_per_gpu", "number", "ratio", "NICs per GPU in nvidia-smi topo -m (1 on rail-optimized GPU fabrics; well under 0.5 means the NICs are not a GPU fabric)"),
+    ("topo.job_gpu_numa_nodes", "number", "count", "distinct NUMA nodes of the GPUs the job was given (CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS or NVIDIA_VISIBLE_DEVICES as indexes into nvidia-smi topo -m): more than 1 means the job's GPUs sit on both sockets"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
 ])
 
@@ -74,7 +75,7 @@ def _hca(fs: FactSet) -> None:
 def _ib_rated(fs: FactSet) -> None:
     """Which InfiniBand ports run below their NIC model's lane speed (troubleshooter/model/hca.py)."""
     from troubleshooter.model import hca
-    from troubleshooter.parsers.ibstat import LANE_GBPS
+    from troubleshooter.model.hca import LANE_GBPS
 
     ports, lanes = fs.get("ib.ports"), fs.get("ib.port_lanes")
     if ports is None or not isinstance(ports.value, list) or "ib.hca_models" in fs:
@@ -129,6 +130,20 @@ def _topo(fs: FactSet) -> None:
         nodes = {v for v in numa.value.values() if isinstance(v, int) and v >= 0}
         if nodes:
             fs.add(Fact("topo.gpu_numa_nodes", len(nodes), "count", numa.source, "", 0.0))
+    if numa is not None and isinstance(numa.value, dict) and "topo.job_gpu_numa_nodes" not in fs:
+        # a node's layout is not a job's allocation: only the GPUs the job was given say whether it spans sockets
+        for var in ("CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "NVIDIA_VISIBLE_DEVICES"):
+            given = fs.get(f"env.var.{var}")
+            if given is None:
+                continue
+            idx = [t.strip() for t in str(given.value).split(",") if t.strip()]
+            if not idx or not all(t.isdigit() for t in idx):
+                continue  # UUIDs, "all": not indexes
+            nodes = {numa.value.get(f"GPU{t}") for t in idx}
+            if None in nodes or len(idx) < 2:
+                continue
+            fs.add(Fact("topo.job_gpu_numa_nodes", len(nodes), "count", f"inferred: {var} and nvidia-smi topo -m", "", 0.0))
+            break
 
 
 def _topo_file(fs: FactSet) -> None:

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import re
 
+# Gb/s per lane of each InfiniBand speed name (IBTA; FDR10 is 10 Gb/s with 64b/66b)
+LANE_GBPS = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.0, "FDR": 14.0, "EDR": 25.0, "HDR": 50.0, "NDR": 100.0,
+             "XDR": 200.0}
 # PCI device id (decimal, as vendor_part_id and ibstat's MTxxxx print it) -> model (Mellanox/NVIDIA)
 _PARTS = {4099: "ConnectX-3", 4103: "ConnectX-3 Pro", 4115: "ConnectX-4", 4119: "ConnectX-5", 4121: "ConnectX-5 Ex",
           4123: "ConnectX-6", 4129: "ConnectX-7", 4131: "ConnectX-8", 41682: "BlueField", 41686: "BlueField-2",

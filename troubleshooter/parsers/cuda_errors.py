@@ -117,7 +117,9 @@ _NUMBERS = [
     re.compile(r"\(code (\d+),"),
 ]
 _NCCL_ERROR = re.compile(r"NCCL error(?: in)?:|\bncclUnhandledCudaError\b|\bncclSystemError\b|\bncclInternalError\b|"
-                         r"\bncclRemoteError\b|\bncclInvalidUsage\b|unhandled (?:cuda|system) error", re.IGNORECASE)
+                         r"\bncclRemoteError\b|\bncclInvalidUsage\b|unhandled (?:cuda|system) error|"
+                         r"while creating shared memory segment|failed to extend /dev/shm", re.IGNORECASE)
+_NCCL_NUMBER = re.compile(r"NCCL Error \d+:", re.IGNORECASE)
 _NCCL_STRUCTURE = re.compile(r"NCCL (?:INFO|WARN)\b")
 
 
@@ -194,12 +196,17 @@ def parse(text: str) -> dict[str, Any]:
     nccl_lines: list[str] = []
     names: set[str] = set()
     numbers: set[int] = set()
+    last_error = False
     for raw in text.split("\n"):
-        kind = _line_kind(raw)
+        # NCCL (2.12+) puts the failing call on the line after "Last error:" (shared memory, a socket, ...)
+        kind = _line_kind(raw) or ("nccl" if last_error and raw.strip() else None)
+        last_error = raw.strip().lower() == "last error:" or (last_error and not raw.strip())
         if kind is None:
             continue
         msg = _clip(raw.strip().removeprefix("->").strip())
-        n, c = _codes(raw)  # only on error lines: _line_kind filtered the rest
+        # only on error lines: _line_kind filtered the rest; "NCCL Error 2:" is NCCL's number (ncclSystemError),
+        # not CUDA's error 2 (out of memory)
+        n, c = _codes(_NCCL_NUMBER.sub("", raw) if kind == "nccl" else raw)
         names |= n
         numbers |= c
         target = nccl_lines if kind == "nccl" else cuda_lines

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from troubleshooter.model.hca import LANE_GBPS
 from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
 
 # Facts every InfiniBand/RoCE parser (ibstat, ibv-devinfo, ib-sysfs) produces from devices and ports.
@@ -80,9 +81,6 @@ _PHYS_WORDS = {
 }
 
 
-# Gb/s per lane of each InfiniBand speed name (IBTA; FDR10 is 10 Gb/s with 64b/66b)
-LANE_GBPS = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.0, "FDR": 14.0, "EDR": 25.0, "HDR": 50.0, "NDR": 100.0,
-             "XDR": 200.0}
 _LANES = re.compile(r"\((\d+)X\s+(SDR|DDR|QDR|FDR10|FDR|EDR|HDR|NDR|XDR)\)", re.IGNORECASE)
 
 

@@ -21,6 +21,7 @@ declare("derived", [
     ("ib.hca_models", "dict", "", "RDMA device -> NIC model (ConnectX-6 ...), from ibstat's CA type, ibv_devinfo's vendor_part_id, or lspci when the node has one InfiniBand-capable model"),
     ("ib.ports_below_rated", "list", "", "Active InfiniBand ports whose lanes trained below the speed their NIC model runs at ('mlx5_0:1 at 4X EDR, ConnectX-6 runs HDR'); absent when the model or the lane speed is not known"),
     ("ib.ib_ports_edr_or_slower", "list", "", "Active InfiniBand ports whose lanes run at EDR (25 Gb/s) or slower: below the HDR/NDR/XDR that GPU-cluster HCAs since ConnectX-6 run"),
+    ("nccl.version_code", "number", "", "NCCL's version as one comparable number, as NCCL_VERSION_CODE (2.21.5 -> 22105)"),
     ("topo.nics_per_gpu", "number", "ratio", "NICs per GPU in nvidia-smi topo -m (1 on rail-optimized GPU fabrics; well under 0.5 means the NICs are not a GPU fabric)"),
     ("topo.job_gpu_numa_nodes", "number", "count", "distinct NUMA nodes of the GPUs the job was given (CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS or NVIDIA_VISIBLE_DEVICES as indexes into nvidia-smi topo -m): more than 1 means the job's GPUs sit on both sockets"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
@@ -37,6 +38,12 @@ def apply(fs: FactSet) -> None:
         key = f"nccl.effective.{name}"
         if key not in fs:
             fs.add(Fact(key, str(value), "", src, "", 0.0))
+    version = fs.get("nccl.version")
+    if version is not None and "nccl.version_code" not in fs:
+        parts = str(version.value).split(".")
+        if len(parts) >= 3 and all(p.isdigit() for p in parts[:3]):
+            major, minor, patch = (int(p) for p in parts[:3])
+            fs.add(Fact("nccl.version_code", major * 10000 + minor * 100 + patch, "", version.source, "", 0.0))
     _hca(fs)
     _ib_rated(fs)
     _topo(fs)

@@ -41,6 +41,7 @@ FACTS = [
     ("cuda.error_numbers", "list", "", "sorted distinct CUDA error numbers (802, 804, 35, 100, 3, ...) printed or implied by the names"),
     ("cuda.system_not_ready", "bool", "", "'system not yet initialized' (802): on an NVSwitch system the fabric manager is not running"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
+    ("nccl.version", "string", "", "NCCL version a framework's NCCL error names ('..., NCCL version 2.21.5')"),
 ]
 
 # cudaError_t name -> (number, the runtime's message), per the CUDA runtime API documentation.
@@ -119,6 +120,7 @@ _NUMBERS = [
 _NCCL_ERROR = re.compile(r"NCCL error(?: in)?:|\bncclUnhandledCudaError\b|\bncclSystemError\b|\bncclInternalError\b|"
                          r"\bncclRemoteError\b|\bncclInvalidUsage\b|unhandled (?:cuda|system) error|"
                          r"while creating shared memory segment|failed to extend /dev/shm", re.IGNORECASE)
+_NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _NCCL_NUMBER = re.compile(r"NCCL Error \d+:", re.IGNORECASE)
 _NCCL_STRUCTURE = re.compile(r"NCCL (?:INFO|WARN)\b")
 
@@ -200,7 +202,7 @@ def parse(text: str) -> dict[str, Any]:
     for raw in text.split("\n"):
         # NCCL (2.12+) puts the failing call on the line after "Last error:" (shared memory, a socket, ...)
         kind = _line_kind(raw) or ("nccl" if last_error and raw.strip() else None)
-        last_error = raw.strip().lower() == "last error:" or (last_error and not raw.strip())
+        last_error = raw.strip().lower().endswith("last error:") or (last_error and not raw.strip())
         if kind is None:
             continue
         msg = _clip(raw.strip().removeprefix("->").strip())
@@ -222,4 +224,9 @@ def parse(text: str) -> dict[str, Any]:
     }
     if nccl_lines:
         facts["nccl.errors"] = nccl_lines
+        for line in nccl_lines:  # PyTorch's "NCCL error in: ..., NCCL version 2.21.5"
+            v = _NCCL_VERSION.search(line)
+            if v:
+                facts["nccl.version"] = v.group(1)
+                break
     return facts

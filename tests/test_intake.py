@@ -119,3 +119,15 @@ def test_a_launch_line_with_variables_gives_their_environment_and_the_tools_outp
     assert intake.leading_assignments("NCCL_DEBUG=INFO ./all_reduce_perf -b 8") == (
         ["NCCL_DEBUG=INFO"], "./all_reduce_perf -b 8")
     assert intake.leading_assignments("PATH=/usr/bin") == ([], "PATH=/usr/bin")  # an env line, not a command
+
+
+def test_a_config_grep_that_printed_nothing_says_the_option_is_not_set(tmp_path):
+    """NixOS PR #527847's 'Before:' transcript shape: the grep for CONFIG_ARM_SMMU_V3_SVA= prints nothing and the
+    next prompt asks for its exit status; the option is then known unset (the kernel's own '# ... is not set')."""
+    blocks = intake.split(intake.clean("$ zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA=\n\n$ echo $?\n1\n"))
+    assert [(b.kind, b.text) for b in blocks] == [("kernel-config", "# CONFIG_ARM_SMMU_V3_SVA is not set\n"),
+                                                  (None, "1\n")]
+    # a pattern with a regex group names only the literal prefix; what the output shows is never 'not set'
+    blocks = intake.split(intake.clean("$ grep -E 'CONFIG_ARM_SMMU_V3(_SVA)?=' /boot/config-$(uname -r)\n"
+                                       "CONFIG_ARM_SMMU_V3=y\n"))
+    assert [(b.kind, b.text) for b in blocks] == [("kernel-config", "CONFIG_ARM_SMMU_V3=y\n")]

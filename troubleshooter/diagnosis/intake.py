@@ -86,7 +86,8 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("scontrol", ("show node",), "scontrol-node"),
     ("systemd-detect-virt", (), "virt"),
 ]
-_CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
+_CAT_LIKE = ("cat", "zcat", "less", "more", "head", "tail", "grep", "zgrep")
+_CAT_FILES = [("/proc/config.gz", "kernel-config"), ("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),
               ("status", "proc-status"), ("config-", "kernel-config"), ("/boot/config", "kernel-config"),
               ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq")]
@@ -96,7 +97,7 @@ _WRAPPERS = {"sudo", "time", "nohup", "exec", "timeout", "stdbuf", "nice", "ioni
 _CONTAINER_WRAPPERS = ("docker exec", "podman exec", "kubectl exec", "enroot exec", "enroot start", "singularity exec",
                        "apptainer exec", "--container-image", "--container-name", "nerdctl exec", "crictl exec")
 # what a command line can start with (anything else is a sentence or a comment that happens to follow a '#')
-_FIRST_WORDS = frozenset({t for t, _, _ in _TOOLS} | _WRAPPERS | {"cat", "less", "more", "head", "tail", "grep", "printenv"})
+_FIRST_WORDS = frozenset({t for t, _, _ in _TOOLS} | _WRAPPERS | set(_CAT_LIKE) | {"printenv"})
 # a prompt whose host is a 12-hex container id (docker's default hostname) is inside a container
 _CONTAINER_HOST = re.compile(r"^[0-9a-f]{12}$")
 
@@ -129,11 +130,13 @@ def tool_of(command: str) -> str | None:
             if not [x for x in words[i + 1:] if "=" not in x and not x.startswith("-")] or base == "printenv":
                 return "env"
             continue
-        if base in ("cat", "less", "more", "head", "tail", "grep") and i + 1 < len(words):
+        if base in _CAT_LIKE and i + 1 < len(words):
             target = words[-1]
             for needle, kind in _CAT_FILES:
                 if needle in target:
                     return kind
+            if "/proc/config.gz" in command or "/boot/config" in command:  # zcat /proc/config.gz | grep ...
+                return "kernel-config"
             continue
         if _NCCL_TESTS.search(base):
             return "nccl-tests"
@@ -201,6 +204,11 @@ def split(text: str) -> list[Block]:
             assigns, rest = leading_assignments(m.group("cmd").strip())
             if tool_of(rest) is not None:
                 cmd, host = m.group("cmd").strip(), m.group("host") or m.group("host2")
+            elif cur is not None and cur.command and "grep" in cur.command \
+                    and (m.group("who") or m.group("who2") or ln.lstrip().startswith("$")) and _SHELL_WORD.match(rest):
+                # a grep's output is exactly its matching lines, so the next prompt ends it even when that prompt
+                # runs a command this does not read (echo $?): what the grep did not print is then known absent
+                cmd, host = m.group("cmd").strip(), m.group("host") or m.group("host2")
         else:  # a launch line pasted without its prompt: VAR=value ... tool args
             assigns, rest = leading_assignments(ln)
             if assigns and tool_of(rest) is not None:
@@ -216,4 +224,21 @@ def split(text: str) -> list[Block]:
             continue
         buf.append(ln)
     flush()
+    for b in blocks:
+        if b.kind == "kernel-config" and b.command and "grep" in b.command:
+            b.text += _not_set_by_grep(b.command, b.text)
     return [b for b in blocks if b.text.strip()]
+
+
+_SHELL_WORD = re.compile(r"^[A-Za-z_./~][\w./+-]*(?:\s|$)")
+_CONFIG_NAME = re.compile(r"\bCONFIG_[A-Z0-9_]+")
+
+
+def _not_set_by_grep(command: str, output: str) -> str:
+    """``grep CONFIG_X= /boot/config-...`` printing nothing says CONFIG_X is not set: the kernel's own words for
+    that (``# CONFIG_X is not set``), for each option the pattern names literally and the output does not show."""
+    pattern = command.split("grep", 1)[1]
+    named = [n for n in dict.fromkeys(_CONFIG_NAME.findall(pattern))
+             if pattern[pattern.index(n) + len(n):][:1] in ("=", "'", '"', " ", "") ]
+    shown = set(_CONFIG_NAME.findall(output))
+    return "".join(f"# {n} is not set\n" for n in named if n not in shown)

@@ -227,8 +227,9 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
         if not candidates:
             ranked = parsers.scores(b.text)
             if not ranked or ranked[0][0] < parsers.DETECT_MIN:
-                out.append(PastedFile(path, bside, None, {}, "cannot tell what tool printed this; name the kind "
-                                      "(see `troubleshooter parse --list`)", "", where))
+                why = (f"`{b.command[:40]}` is not a command whose output this reads" if b.command else
+                       "cannot tell what tool printed this; name the kind (see `troubleshooter parse --list`)")
+                out.append(PastedFile(path, bside, None, {}, why, "", where))
                 continue
             top = ranked[0][0]
             candidates = [kd for sc, kd in ranked if top - sc < parsers.DETECT_MARGIN]

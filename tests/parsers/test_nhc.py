@@ -1,0 +1,61 @@
+"""NHC / AzNHC verdict lines (real captures, wrapped and truncated as posted)."""
+
+import pytest
+
+from tests.corpus import load
+from troubleshooter import parsers
+from troubleshooter.parsers import ParseError
+
+
+def parse(name):
+    return parsers.run("nhc", load(f"nhc/{name}"))
+
+
+def test_eight_ib_write_bw_passes_and_a_cut_sudo_line():
+    f = parse("ib-write-bw-gdr-8x-ndr-passed-aznhc152.txt")
+    assert len(f["nhc.results"]) == 8
+    assert f["nhc.results"][0] == {"check": "check_ib_bw_gdr", "passed": True,
+                                   "message": "IB write bandwidth test IB_WRITE_BW passed for IB=mlx5_ib3, IB BW=399.71 Gbps"}
+    assert f["nhc.passed_checks"] == ["check_ib_bw_gdr"] and f["nhc.failed_checks"] == []
+    assert f["nhc.fault_codes"] == [] and "nhc.exit_code" not in f
+
+
+def test_ecc_failure_rewrapped_by_the_notes_is_joined():
+    f = parse("check-ecc-sram-uncorrectable-wrapped-aks-notes.txt")
+    assert f["nhc.results"] == [{"check": "check_ecc", "passed": False, "fault_code": "NHC2019",
+                                 "message": "GPU id 3: SRAM Uncorrectable ECC error count detected, (0,1)"}]
+    assert f["nhc.failed_checks"] == ["check_ecc"] and f["nhc.fault_codes"] == ["NHC2019"]
+
+
+def test_allreduce_error_and_exit_code():
+    f = parse("collect-nccl-allreduce-error-code-3-aznhc-troubleshooting.txt")
+    assert f["nhc.failed_checks"] == ["collect_nccl_allreduce_data"]
+    assert f["nhc.results"][0]["message"] == "nccl_allreduce returned error code 3"
+    assert f["nhc.fault_codes"] == ["NHCNA"] and f["nhc.exit_code"] == 1
+
+
+def test_detected():
+    assert parsers.detect(load("nhc/check-ecc-sram-uncorrectable-wrapped-aks-notes.txt")) == "nhc"
+
+
+def test_not_nhc():
+    with pytest.raises(ParseError):
+        parsers.run("nhc", "ERROR: something else\n")
+
+
+def test_failures_as_the_rules_read_them():
+    f = parse("check-ecc-sram-uncorrectable-wrapped-aks-notes.txt")
+    assert f["nhc.failures"] == ["check_ecc: GPU id 3: SRAM Uncorrectable ECC error count detected, (0,1)"]
+
+
+def test_ecc_failure_is_a_gpu_memory_finding_and_nvlink_list_is_not_a_cause():
+    from tests.corpus import DATA
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+    from troubleshooter.service.diagnose import diagnose
+
+    ef = EvidenceFacts.from_specs([str(DATA / "nhc/check-ecc-sram-uncorrectable-wrapped-aks-notes.txt")])
+    walk, _ = diagnose("below-reference", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+    assert "gpu-memory-errors" in [c.cause for c in walk.conclusions]
+    ef = EvidenceFacts.from_specs([str(DATA / "nhc/ib-write-bw-gdr-8x-ndr-passed-aznhc152.txt")])
+    walk, _ = diagnose("below-reference", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+    assert walk.conclusions == []

@@ -1,0 +1,89 @@
+"""Node Health Check (LBNL NHC, and Azure's AzNHC built on it): the verdict line of each check.
+
+Real samples (Azure/azurehpc-health-checks#152; AzNHC notes)::
+
+    SUCCESS:  nhc:  Health check passed:  check_ib_bw_gdr: IB write bandwidth test IB_WRITE_BW passed for IB=mlx5_ib3, IB BW=399.71 Gbps
+    ERROR:  nhc:  Health check failed:  check_ecc: GPU id 3: SRAM Uncorrectable ECC
+    error count detected, (0,1). FaultCode: NHC2019
+
+What it means here: NHC runs a node's checks (GPU count, ECC, NVLink, IB bandwidth, NCCL all-reduce) against
+thresholds written per VM size and says pass or fail. A failure names the check and what it measured; it is
+a pointer to the evidence, not the evidence (a threshold written for another SKU fails a healthy node: on
+H100 PCIe only 12 of 18 NVLinks exist by design, and check_nvlink_status lists the other six as inactive).
+Lines a ticket re-wrapped are joined back to their check (up to the FaultCode, a blank line or the next
+verdict). ``Health checks completed with exit code: N`` gives the run's result.
+
+>>> f = parse("ERROR:  nhc:  Health check failed:  check_gpu_count: Expected 8 and found 7. FaultCode: NHC2009\\n")
+>>> f["nhc.failed_checks"], f["nhc.fault_codes"]
+(['check_gpu_count'], ['NHC2009'])
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text
+
+FACTS = [
+    ("nhc.results", "list", "", "each verdict: {check, passed, message, fault_code (when printed)}, in order"),
+    ("nhc.failures", "list", "", "each failure as 'check: message' (what the rules read)"),
+    ("nhc.failed_checks", "list", "", "sorted distinct names of the checks that failed (check_ecc, check_nccl_allreduce ...)"),
+    ("nhc.passed_checks", "list", "", "sorted distinct names of the checks that passed"),
+    ("nhc.fault_codes", "list", "", "sorted distinct AzNHC fault codes of the failures (NHC2019 ...)"),
+    ("nhc.exit_code", "number", "", "the run's exit code (Health checks completed with exit code: N)"),
+]
+
+_VERDICT = re.compile(r"^\s*(SUCCESS|ERROR|WARNING|INFO):\s+nhc:\s+Health check (passed|failed):\s+([A-Za-z_][\w-]*)\s*:?\s*(.*)$")
+_FAULT = re.compile(r"\bFaultCode:\s*(\w+)")
+_EXIT = re.compile(r"^\s*Health checks completed with exit code:\s*(\d+)")
+
+
+def _detect(text: str) -> float:
+    head = text[:65536]
+    if re.search(r"^\s*(?:SUCCESS|ERROR):\s+nhc:\s+Health check (?:passed|failed):", head, re.MULTILINE):
+        return 0.95
+    return 0.0
+
+
+@parser(
+    "nhc",
+    detect=_detect,
+    summary="NHC / AzNHC health check verdicts (passed, failed, fault codes)",
+    facts=FACTS,
+    command="sudo nhc  (AzNHC: sudo /opt/azurehpc/test/azurehpc-health-checks/run-health-checks.sh)",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "NHC output (SUCCESS/ERROR:  nhc:  Health check passed/failed: lines)")
+    results: list[dict[str, Any]] = []
+    exit_code: int | None = None
+    open_result: dict[str, Any] | None = None
+    for line in text.split("\n"):
+        m = _VERDICT.match(line)
+        if m:
+            open_result = {"check": m.group(3), "passed": m.group(2) == "passed", "message": m.group(4).strip()}
+            results.append(open_result)
+        elif (e := _EXIT.match(line)) is not None:
+            exit_code, open_result = int(e.group(1)), None
+            continue
+        elif open_result is not None and line.strip() and "fault_code" not in open_result:
+            open_result["message"] = f"{open_result['message']} {line.strip()}"  # re-wrapped by a ticket
+        else:
+            open_result = None
+            continue
+        f = _FAULT.search(open_result["message"])
+        if f:
+            open_result["fault_code"] = f.group(1)
+            open_result["message"] = open_result["message"][: f.start()].rstrip(" .")
+    if not results and exit_code is None:
+        raise ParseError("no 'nhc:  Health check passed/failed:' line: this is not NHC output")
+    facts: dict[str, Any] = {
+        "nhc.results": results,
+        "nhc.failures": [f"{r['check']}: {r['message']}" for r in results if not r["passed"]],
+        "nhc.failed_checks": sorted({r["check"] for r in results if not r["passed"]}),
+        "nhc.passed_checks": sorted({r["check"] for r in results if r["passed"]}),
+        "nhc.fault_codes": sorted({r["fault_code"] for r in results if not r["passed"] and r.get("fault_code")}),
+    }
+    if exit_code is not None:
+        facts["nhc.exit_code"] = exit_code
+    return facts

@@ -348,3 +348,11 @@ def _leaves(cond: dict[str, Any]) -> list[dict[str, Any]]:
             sub = cond[k]
             return [leaf for c in (sub if isinstance(sub, list) else [sub]) for leaf in _leaves(c)]
     return [cond]
+
+
+def test_matches_on_a_list_anchors_to_each_item():
+    from troubleshooter.diagnosis import conditions as c
+
+    ev = c.Evaluator(lambda name, side="target": {"x": ["alpha: one", "check_ecc: Uncorrectable"]}[name], {})
+    assert ev.evaluate({"fact": "x", "op": "matches", "value": "^check_ecc\\b.*Uncorrectable"}).value is True
+    assert ev.evaluate({"fact": "x", "op": "matches", "value": "^one"}).value is False

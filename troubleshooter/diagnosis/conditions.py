@@ -252,9 +252,10 @@ def _apply(op: str, actual: Any, expected: Any) -> bool | None:
         if isinstance(actual, str):
             return str(expected) in actual
         return None
-    if op == "matches":
+    if op == "matches":  # a list matches when one of its items does (so ^ and $ anchor to an item)
         try:
-            return re.search(str(expected), str(actual)) is not None
+            items = actual if isinstance(actual, (list, tuple, set, frozenset)) else [actual]
+            return any(re.search(str(expected), str(v)) is not None for v in items)
         except re.error:
             return None
     return None

@@ -100,3 +100,10 @@ def test_xid_classes_name_the_specific_cause_on_real_kernel_logs() -> None:
         "gpu-fallen-off-bus", "gpu-firmware-errors"]
     # Xid 13 (graphics engine exception) and 109 (context switch timeout): the application, not the node
     assert causes("nvrm-xid13-xid109-ctx-switch-timeout-dmesg-ctime-gpud-doc.txt") == []
+
+
+def test_ticket_table_keeps_angle_bracket_placeholders(tmp_path):
+    """'<training pid>' in a settle command survives the Markdown ticket (it was read as an HTML tag and dropped)."""
+    from troubleshooter.output.export import _cell
+
+    assert _cell("numastat -p <training pid> | x") == "numastat -p \\<training pid> \\| x"

@@ -23,7 +23,13 @@ STATE_MARK = {"ruled-in": "ruled in", "ruled-out": "ruled out", "untested": "unt
 
 
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text for a Markdown table cell: a '|' would end the cell, and '<training pid>' would be read as an HTML
+    tag and vanish (GitHub, rich), so both are backslash-escaped (CommonMark renders them as typed)."""
+    return _prose(str(text).replace("|", "\\|").replace("\n", " "))
+
+
+def _prose(text: str) -> str:
+    return text.replace("<", "\\<")
 
 
 def diagnosis_doc(*, symptom: dict[str, str], target: dict[str, Any], profile: str, steps: list[Step],
@@ -169,9 +175,9 @@ def to_markdown(doc: dict[str, Any]) -> str:
         out.append("<details><summary>Path taken</summary>")
         out.append("")
         for i, s in enumerate(path, 1):
-            line = f"{i}. **{s['title']}**"
+            line = f"{i}. **{_prose(s['title'])}**"
             if s.get("because"):
-                line += f": {s['because']}"
+                line += f": {_prose(s['because'])}"
             out.append(line)
             if s.get("explain"):
                 out.append(f"   - {s['explain']}")

@@ -131,3 +131,21 @@ def test_a_config_grep_that_printed_nothing_says_the_option_is_not_set(tmp_path)
     blocks = intake.split(intake.clean("$ grep -E 'CONFIG_ARM_SMMU_V3(_SVA)?=' /boot/config-$(uname -r)\n"
                                        "CONFIG_ARM_SMMU_V3=y\n"))
     assert [(b.kind, b.text) for b in blocks] == [("kernel-config", "CONFIG_ARM_SMMU_V3=y\n")]
+
+
+def test_launcher_variables_are_the_runs_environment():
+    assert intake.launcher_environment(
+        "mpirun -np 16 -x NCCL_IB_GID_INDEX=3 -x LD_LIBRARY_PATH --mca btl tcp ./all_reduce_perf -b 8") == [
+        "NCCL_IB_GID_INDEX=3"]
+    assert intake.launcher_environment("srun --export=ALL,NCCL_DEBUG=INFO,NCCL_IB_HCA=mlx5 python t.py") == [
+        "NCCL_DEBUG=INFO", "NCCL_IB_HCA=mlx5"]
+    assert intake.launcher_environment("docker run -e NCCL_DEBUG=INFO --env=A=1 img cmd") == ["NCCL_DEBUG=INFO", "A=1"]
+    assert intake.launcher_environment("python train.py -x NOT=env") == []
+
+
+def test_a_launch_command_continued_with_backslashes_is_one_command():
+    blocks = intake.split("$  mpirun   \\\n      -np 16  \\\n      -x NCCL_DEBUG=INFO \\\n      ../build/all_reduce_perf  \\\n"
+                          "      -b 16 -e 4G -f 4 -g 1 \n\n# nThread 1 nGpus 1 minBytes 16\n")
+    assert [(b.kind, b.text.strip()) for b in blocks] == [("env", "NCCL_DEBUG=INFO"), ("nccl-tests", "# nThread 1 nGpus 1 minBytes 16")]
+    assert blocks[1].command.split() == ["mpirun", "-np", "16", "-x", "NCCL_DEBUG=INFO", "../build/all_reduce_perf",
+                                         "-b", "16", "-e", "4G", "-f", "4", "-g", "1"]

@@ -102,10 +102,15 @@ def test_kind_override_and_several_files_of_one_kind(tmp_path):
     b = DATA / "nccl-tests" / "h200-baremetal-vs-kvm-vm-passthrough-collapse.txt"
     facts = EvidenceFacts.from_specs([f"nccl-tests={a}", str(b)])
     kinds = [(f.path.name, f.kind, f.how) for f in facts.files]
-    assert kinds[0] == (a.name, "nccl-tests", "named") and kinds[1][1] == "nccl-tests"
-    # the second paste holds two runs, each after its own `$ mpirun ... all_reduce_perf` prompt: one block each
-    assert [(f.how, f.where.split(":")[0]) for f in facts.files[1:]] == [("command", "line 2"), ("command", "line 33")]
-    assert len(facts.kinds_by_side["target"]["nccl-tests"]) == 3
+    assert kinds[0] == (a.name, "nccl-tests", "named")
+    # each `mpirun -x NAME=value` is the environment its run had: an env block before the run's output
+    assert [k for _, k, _ in kinds[1:]] == ["env", "nccl-tests", "env", "env"]
+    # the second paste holds two runs, each after its own `$ mpirun ... all_reduce_perf` prompt: read together as
+    # one output of two runs (the first block's place kept), so neither run's numbers are dropped
+    nccl = [f for f in facts.files[1:] if f.kind == "nccl-tests"]
+    assert [(f.how, f.where.split(":")[0]) for f in nccl] == [("command", "line 2")]
+    assert nccl[0].facts["nccl_tests.run_count"] == 3  # bare metal 475.8, the VM 27.5, the VM again 52.8 (its tail only)
+    assert len(facts.kinds_by_side["target"]["nccl-tests"]) == 2
 
 
 def test_cli_json_has_conclusions_hypotheses_and_missing_evidence():

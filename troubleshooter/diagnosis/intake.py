@@ -182,6 +182,41 @@ def leading_assignments(command: str) -> tuple[list[str], str]:
     return assigns, shlex.join(rest)
 
 
+_LAUNCHERS = {"mpirun", "mpiexec", "srun", "docker", "podman", "orterun", "prterun"}
+
+
+def launcher_environment(command: str) -> list[str]:
+    """The variables a launcher passes its ranks: ``mpirun -x NAME=VALUE``, ``srun --export=A=1,B=2``,
+    ``docker run -e NAME=VALUE`` / ``--env NAME=VALUE``. ``-x NAME`` (the caller's value) says nothing here."""
+    try:
+        words = shlex.split(command.split("|")[0])
+    except ValueError:
+        return []
+    if not words or words[0].rsplit("/", 1)[-1] not in _LAUNCHERS and not any(
+            w.rsplit("/", 1)[-1] in _LAUNCHERS for w in words[:3]):
+        return []
+    out: list[str] = []
+    for i, w in enumerate(words):
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if w in ("-x", "-e", "--env") and _NAME_EQ.match(nxt):
+            out.append(nxt)
+        elif w.startswith("--env=") and _NAME_EQ.match(w[6:]):
+            out.append(w[6:])
+        elif w.startswith("--export="):
+            out += [t for t in w[len("--export="):].split(",") if _NAME_EQ.match(t)]
+    return out
+
+
+def _joined(lines: list[str], i: int) -> tuple[str, int]:
+    """Line i with its backslash continuations (a multi-line launch command), and the index after them."""
+    text = lines[i]
+    j = i + 1
+    while text.rstrip().endswith("\\") and j < len(lines):
+        text = text.rstrip()[:-1] + " " + lines[j].strip()
+        j += 1
+    return text, j
+
+
 def split(text: str) -> list[Block]:
     """Cut a transcript at its prompts. Text before the first prompt, or a paste with none, is one block."""
     lines = text.split("\n")
@@ -197,7 +232,16 @@ def split(text: str) -> list[Block]:
             b.text = body + ("\n" if body and not body.endswith("\n") else "")
             blocks.append(b)
 
+    skip_to = 0
     for i, ln in enumerate(lines, 1):
+        if i <= skip_to:
+            continue
+        if ln.rstrip().endswith("\\"):
+            ln, nxt = _joined(lines, i - 1)
+            if _PROMPT.match(ln) or tool_of(ln) is not None:
+                skip_to = nxt  # the continuation lines are the command's, not output
+            else:
+                ln = lines[i - 1]
         m = _PROMPT.match(ln)
         cmd = host = None
         if m:
@@ -209,11 +253,12 @@ def split(text: str) -> list[Block]:
                 # a grep's output is exactly its matching lines, so the next prompt ends it even when that prompt
                 # runs a command this does not read (echo $?): what the grep did not print is then known absent
                 cmd, host = m.group("cmd").strip(), m.group("host") or m.group("host2")
-        else:  # a launch line pasted without its prompt: VAR=value ... tool args
+        else:  # a launch line pasted without its prompt: VAR=value ... tool args, or mpirun -x VAR=value ... tool
             assigns, rest = leading_assignments(ln)
-            if assigns and tool_of(rest) is not None:
+            if (assigns or launcher_environment(ln)) and tool_of(rest) is not None:
                 cmd = ln.strip()
         if cmd is not None:
+            assigns = assigns + launcher_environment(cmd)
             flush()
             side = _side_of(cmd, host)
             if assigns:  # the environment the command ran with, as its own block

@@ -208,10 +208,31 @@ class EvidenceFacts(FactSource):
         return out
 
 
+# Outputs that add up when one paste holds several (two nccl-tests runs, a log in pieces); a state listing
+# (ibstat, env) is a snapshot, and the last one shown stands
+_ACCUMULATE = {"nccl-tests", "nccl-debug", "dmesg", "cuda-errors", "steps", "nhc"}
+
+
+def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
+    """Blocks of one accumulating kind and side, read as one output (each run's numbers kept)."""
+    out: list[intake.Block] = []
+    first: dict[tuple[str, str | None], intake.Block] = {}
+    for b in blocks:
+        key = (b.kind or "", b.side)
+        if b.kind in _ACCUMULATE and key in first:
+            first[key].text += "\n" + b.text
+            continue
+        if b.kind in _ACCUMULATE:
+            first[key] = b
+        out.append(b)
+    return out
+
+
 def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind: dict[str, str]) -> list[PastedFile]:
     """One pasted file: cleaned, cut at its prompts, each block read by the tool its command names, else by
     detection; a block two tools' parsers both read (numactl -H and topo -m in one paste) gives both."""
-    blocks = intake.split(intake.clean(text))
+    # a kind the person named is the whole file's kind: its lines are not cut at prompts or launch lines
+    blocks = [intake.Block(intake.clean(text), 1)] if kind else _gather(intake.split(intake.clean(text)))
     if not blocks:
         return [PastedFile(path, side, None, {}, "empty")]
     out: list[PastedFile] = []

@@ -46,7 +46,7 @@ def rows():
 
 def test_realworld_cases_are_well_formed() -> None:
     cases = score.load_cases()
-    assert len(cases) >= 58
+    assert len(cases) >= 78
     for c in cases:
         assert c.files and all(p.is_file() for _, p in c.files), c.id
         assert c.source, c.id

@@ -186,7 +186,8 @@ REAL: list[tuple[str, str, str, list[tuple[str, str]]]] = [
     ("kernel-xid", "pass", "generic", [("dmesg", "dmesg/dmesg-kernel-cmdline-spectre-off-nopti-intel_iommu-on-dmar-enabled-rocm.txt")]),
     ("iommu-faults", "warn", "generic", [("dmesg", "dmesg/amd-vi-io-page-fault-nvidia-p2p-cuda-samples-journal.txt")]),
     ("iommu-faults", "pass", "generic", [("dmesg", "dmesg/dmesg-kernel-cmdline-spectre-off-nopti-intel_iommu-on-dmar-enabled-rocm.txt")]),
-    ("gpu-throttle", "fail", "generic", [("nvidia-smi-q", "nvidia-smi/a40x10-driver550-table-and-q-idle-p8-sw-power-cap-active-dram-ce-remapped.txt")]),
+    # SW power cap at the default power limit (300 of 300 W) is the GPU keeping to its budget, not a slowdown
+    ("gpu-throttle", "pass", "generic", [("nvidia-smi-q", "nvidia-smi/a40x10-driver550-table-and-q-idle-p8-sw-power-cap-active-dram-ce-remapped.txt")]),
     ("gpu-throttle", "pass", "generic", [("nvidia-smi-q", "nvidia-smi/rtx5080-laptop-driver580-full-q-event-reason-counters.txt")]),
     ("gpu-ecc", "pass", "generic", [("nvidia-smi-q", "nvidia-smi/a40x10-driver550-table-and-q-idle-p8-sw-power-cap-active-dram-ce-remapped.txt")]),
     ("gpu-visible", "pass", "generic", [("nvidia-smi-q", "nvidia-smi/rtx5080-laptop-driver580-full-q-event-reason-counters.txt")]),

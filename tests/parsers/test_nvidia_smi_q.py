@@ -28,14 +28,16 @@ def test_a40_table_then_q_sw_power_cap_remapped_rows():
     assert f["gpu.devices"] == [{
         "index": 0, "name": "NVIDIA A40", "uuid": "GPU-4e65de01-972e-93cf-b077-181a5378972a",
         "bus_id": "00000000:4F:00.0", "perf_state": "P8", "sm_clock_mhz": 0, "sm_clock_max_mhz": 1740,
-        "mem_clock_mhz": 405, "mem_clock_max_mhz": 7251, "power_w": 29.7, "power_limit_w": 300.0, "temp_c": 29,
+        "mem_clock_mhz": 405, "mem_clock_max_mhz": 7251, "power_w": 29.7, "power_limit_w": 300.0,
+        "power_default_limit_w": 300.0, "temp_c": 29,
         "clocks_event_reasons": ["sw_power_cap"], "ecc_uncorrected_volatile": 0, "ecc_corrected_volatile": 0,
         "remapped_rows": {"correctable": 2, "uncorrectable": 0, "pending": False, "failure": False},
         "retired_pages": None, "nvlink": None, "pcie_gen": 1, "pcie_gen_max": 4, "pcie_width": 16,
         "pcie_width_max": 16, "persistence_mode": True, "processes": [],
     }]
     assert f["gpu.throttle_reasons"] == ["sw_power_cap"]  # active although the GPU is idle at P8
-    assert f["gpu.throttled"] == [0]
+    # at its default power limit (300 W of 300 W): the power cap is the GPU staying in budget, not clocks held down
+    assert f["gpu.power_limit_lowered"] == [] and f["gpu.throttled"] == []
     assert f["gpu.sm_clock_ratio_min"] == 0.0
     assert f["gpu.power_ratio_max"] == 0.099
     assert f["gpu.temp_max_c"] == 29
@@ -283,6 +285,10 @@ def test_grep_fragment_of_two_gpus_with_an_active_reason():
     assert [d["index"] for d in f["gpu.devices"]] == [0, 1]
     assert f["gpu.devices"][1]["clocks_event_reasons"] == ["gpu_idle", "sw_power_cap"]
     assert f["gpu.throttle_reasons"] == ["sw_power_cap"]
+    # a grep of the reasons alone shows no power limits: the power cap is listed, not judged a slowdown
+    assert f["gpu.throttled"] == [] and "gpu.power_limit_lowered" not in f
+    third = block.replace("HW Slowdown                 : Not Active", "HW Slowdown                 : Active")
+    f = parse("$ nvidia-smi -q | grep -A8 'Clocks Throttle'\n" + block + "--\n" + third)
     assert f["gpu.throttled"] == [1]
 
 

@@ -176,6 +176,7 @@ def fake_rtx5080(monkeypatch, **overrides):
         "nvmlDeviceGetMaxClockInfo": lambda h, t: {pynvml.NVML_CLOCK_SM: 3090, pynvml.NVML_CLOCK_MEM: 14001}[t],
         "nvmlDeviceGetPowerUsage": lambda h: 12720,
         "nvmlDeviceGetEnforcedPowerLimit": lambda h: 80000,
+        "nvmlDeviceGetPowerManagementDefaultLimit": lambda h: 80000,
         "nvmlDeviceGetTemperature": lambda h, s: 49,
         "nvmlDeviceGetCurrentClocksEventReasons": lambda h: 0,
         "nvmlDeviceGetTotalEccErrors": _raise(pynvml.NVMLError_NotSupported),

@@ -297,6 +297,12 @@ def _power(gpu: Node) -> tuple[float | None, float | None]:
     return (float(draw) if draw is not None else None), (float(limit) if limit is not None else None)
 
 
+def _default_power_limit(gpu: Node) -> float | None:
+    readings = gpu.child("GPU Power Readings", "Power Readings")
+    value = _number(readings.value_at("Default Power Limit")) if readings is not None else None
+    return float(value) if value is not None else None
+
+
 def device(gpu: Node, index: int) -> dict[str, Any]:
     """One GPU section as the per-GPU dict of the NVML document."""
     link = gpu.path("PCI", "GPU Link Info")
@@ -320,6 +326,7 @@ def device(gpu: Node, index: int) -> dict[str, Any]:
         "mem_clock_max_mhz": _int(gpu.value_at("Max Clocks", "Memory")),
         "power_w": power,
         "power_limit_w": limit,
+        "power_default_limit_w": _default_power_limit(gpu),
         "temp_c": _int(gpu.value_at("Temperature", "GPU Current Temp")),
         "clocks_event_reasons": _reasons(gpu),
         "ecc_uncorrected_volatile": unc,

@@ -34,10 +34,15 @@ from troubleshooter.parsers.base import ParseError, parser, require_text
 
 # Reasons that are not a slowdown: the GPU is idle, or clocks were set on purpose.
 BENIGN_REASONS = frozenset({"gpu_idle", "applications_clocks_setting"})
+# SW power cap is how a GPU under full load stays within its power budget (NVIDIA: "reducing the clocks below
+# requested clocks because the GPU is consuming too much power"): normal at the default limit, a cause when
+# someone set the limit below the default (nvidia-smi -pl)
+POWER_CAP = "sw_power_cap"
+LIMIT_LOWERED_RATIO = 0.95
 
 DEVICE_KEYS = (
     "index", "name", "uuid", "bus_id", "perf_state", "sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz",
-    "mem_clock_max_mhz", "power_w", "power_limit_w", "temp_c", "clocks_event_reasons",
+    "mem_clock_max_mhz", "power_w", "power_limit_w", "power_default_limit_w", "temp_c", "clocks_event_reasons",
     "ecc_uncorrected_volatile", "ecc_corrected_volatile", "remapped_rows", "retired_pages", "nvlink",
     "pcie_gen", "pcie_gen_max", "pcie_width", "pcie_width_max", "persistence_mode", "processes",
 )
@@ -51,7 +56,8 @@ FACTS = [
      "temp_c, clocks_event_reasons, ECC, remapped_rows, retired_pages, nvlink, PCIe gen/width, persistence_mode, processes"),
     ("gpu.throttle_reasons", "list", "", "distinct active clock event (throttle) reasons across GPUs, sorted, "
      "without gpu_idle and applications_clocks_setting (e.g. sw_power_cap, hw_slowdown, hw_thermal_slowdown)"),
-    ("gpu.throttled", "list", "", "indexes of GPUs with such a reason active"),
+    ("gpu.throttled", "list", "", "indexes of GPUs whose clocks are held down: a hardware or thermal slowdown active, or SW power cap active under a power limit set below the default (SW power cap at the default limit is how a loaded GPU stays in its budget)"),
+    ("gpu.power_limit_lowered", "list", "", "indexes of GPUs whose enforced power limit is below 95% of the default (nvidia-smi -pl)"),
     ("gpu.sm_clock_ratio_min", "number", "ratio", "lowest current/max SM clock across GPUs (low at idle, by design)"),
     ("gpu.power_ratio_max", "number", "ratio", "highest power draw / enforced power limit across GPUs"),
     ("gpu.temp_max_c", "number", "C", "hottest GPU temperature"),
@@ -67,6 +73,11 @@ FACTS = [
 
 def _num(value: Any) -> float | int | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _lowered(devices: list[dict[str, Any]]) -> list[Any]:
+    return [d["index"] for d in devices if _num(d["power_limit_w"]) and _num(d["power_default_limit_w"])
+            and d["power_limit_w"] < LIMIT_LOWERED_RATIO * d["power_default_limit_w"]]
 
 
 def gpu_facts(devices: Iterable[dict[str, Any]], *, driver: Any = None, cuda: Any = None,
@@ -90,7 +101,11 @@ def gpu_facts(devices: Iterable[dict[str, Any]], *, driver: Any = None, cuda: An
         active = {d["index"]: sorted({r for r in d["clocks_event_reasons"] if isinstance(r, str)} - BENIGN_REASONS)
                   for d in with_reasons}
         facts["gpu.throttle_reasons"] = sorted({r for rs in active.values() for r in rs})
-        facts["gpu.throttled"] = [i for i, rs in active.items() if rs]
+        lowered = set(_lowered(devices))
+        facts["gpu.throttled"] = [i for i, rs in active.items()
+                                  if set(rs) - {POWER_CAP} or (POWER_CAP in rs and i in lowered)]
+    if any(_num(d["power_default_limit_w"]) for d in devices):
+        facts["gpu.power_limit_lowered"] = _lowered(devices)
 
     ratios = [d["sm_clock_mhz"] / d["sm_clock_max_mhz"] for d in devices
               if _num(d["sm_clock_mhz"]) is not None and _num(d["sm_clock_max_mhz"])]

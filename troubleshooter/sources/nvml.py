@@ -309,6 +309,8 @@ def _gpu(q: Queries, index: int) -> dict[str, Any]:
         # power.draw (averaged over 1 s on Ampere-but-GA100 and newer, instantaneous before) / enforced.power.limit
         "power_w": _json(_mw_to_w(q.get(f"{g}.power", pynvml.nvmlDeviceGetPowerUsage, handle))),
         "power_limit_w": _json(_mw_to_w(q.get(f"{g}.power_limit", pynvml.nvmlDeviceGetEnforcedPowerLimit, handle))),
+        "power_default_limit_w": _json(_mw_to_w(q.get(f"{g}.power_default_limit",
+                                                      pynvml.nvmlDeviceGetPowerManagementDefaultLimit, handle))),
         # temperature.gpu
         "temp_c": _json(q.get(f"{g}.temp", pynvml.nvmlDeviceGetTemperature, handle, pynvml.NVML_TEMPERATURE_GPU)),
         "clocks_event_reasons": _json(_event_reasons(q, f"{g}.clocks_event_reasons", handle)),

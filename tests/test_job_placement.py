@@ -66,3 +66,14 @@ def test_reverse_path_error_with_a_recent_nccl_is_not_called_too_old():
         assert fs.get("nccl.version_code").value in (21903, 22005)
         walk, _doc = diagnose("below-reference", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})
         assert "nccl-version-too-old" not in [c.cause for c in walk.conclusions], name
+
+
+def test_driver_reported_ecc_and_hca_port_error_events_are_findings():
+    """A framework's 'CUDA error: uncorrectable ECC error encountered' is the driver's own report (gpu-memory-errors);
+    NCCL's 'Got async event : port error' is the HCA saying its link went down (fabric-port-down)."""
+    cases = [("cuda-errors/pytorch-uncorrectable-ecc-venado-ddp-notes.txt", "gpu-memory-errors"),
+             ("nccl-debug/ib-async-event-port-error-opt175b-notes.txt", "fabric-port-down")]
+    for rel, cause in cases:
+        ef = EvidenceFacts.from_specs([str(DATA / rel)])
+        walk, _doc = diagnose("below-reference", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+        assert [c.cause for c in walk.conclusions] == [cause], rel

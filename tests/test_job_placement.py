@@ -72,7 +72,7 @@ def test_driver_reported_ecc_and_hca_port_error_events_are_findings():
     """A framework's 'CUDA error: uncorrectable ECC error encountered' is the driver's own report (gpu-memory-errors);
     NCCL's 'Got async event : port error' is the HCA saying its link went down (fabric-port-down)."""
     cases = [("cuda-errors/pytorch-uncorrectable-ecc-venado-ddp-notes.txt", "gpu-memory-errors"),
-             ("nccl-debug/ib-async-event-port-error-opt175b-notes.txt", "fabric-port-down")]
+             ("nccl-warn-lines/ib-async-event-port-error-opt175b-notes.txt", "fabric-port-down")]
     for rel, cause in cases:
         ef = EvidenceFacts.from_specs([str(DATA / rel)])
         walk, _doc = diagnose("below-reference", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})

@@ -123,3 +123,13 @@ def test_cli_json_has_conclusions_hypotheses_and_missing_evidence():
     assert {h["state"] for h in doc["hypotheses"]} >= {"ruled-in"}
     assert isinstance(doc["missing_evidence"], list)
     assert "read these outputs" in out.stderr
+
+
+def test_logs_of_one_side_from_several_files_are_read_together():
+    """Two nodes' NCCL logs attached as two files: the facts of both count (the hosts), not only the last file's."""
+    d = DATA / "nccl-debug"
+    logs = [d / "aws-p4d-eks-4pods-same-node-efa-libfabric-nccl2.27.3.txt", d / "azure-2node-ib-not-colocated-completion-error-12.txt"]
+    single = [EvidenceFacts.from_specs([str(p)]).factset("target").get("nccl.hosts") for p in logs]
+    both = EvidenceFacts.from_specs([str(p) for p in logs]).factset("target").get("nccl.hosts")
+    assert set(both.value) == set(single[0].value) | set(single[1].value)
+    assert "read together" in both.source

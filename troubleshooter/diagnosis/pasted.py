@@ -47,6 +47,7 @@ class PastedFile:
     how: str = ""  # how the kind was chosen: named, command, file name, detected
     where: str = ""  # the block of the paste it came from, when the paste held several
     declared: str = ""  # the side as the person named it ('container' is the job's side, said outright)
+    text: str = dataclasses.field(default="", repr=False)  # what was parsed, kept for outputs that add up
 
     @property
     def display(self) -> str:
@@ -109,6 +110,17 @@ class EvidenceFacts(FactSource):
             fs = self.factsets.setdefault(f.side, FactSet(f.side))
             fs.update_from(f.facts, source=f"file {f.path.name}", target=f.side, at=0.0)
             self.kinds_by_side.setdefault(f.side, {}).setdefault(f.kind, []).append(f)
+        for side, kinds in self.kinds_by_side.items():
+            for kind, group in kinds.items():
+                # several logs of one side (one per node, or a log in pieces) are one log: read together, the
+                # facts of every node count (hosts, interfaces, runs), not only the last file's
+                if kind in _ACCUMULATE and len(group) > 1 and all(g.text for g in group):
+                    try:
+                        together = parsers.run(kind, "\n".join(g.text for g in group))
+                    except parsers.ParseError:
+                        continue
+                    names = ", ".join(dict.fromkeys(g.path.name for g in group))
+                    self.factsets[side].update_from(together, source=f"files {names}, read together", target=side, at=0.0)
         self.factsets.setdefault("target", FactSet("target"))
         registry = sources.load_all()
         for side, fs in self.factsets.items():
@@ -261,7 +273,7 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
             except parsers.ParseError as exc:
                 out.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
                 continue
-            out.append(PastedFile(path, bside, kd, facts, "", how, where))
+            out.append(PastedFile(path, bside, kd, facts, "", how, where, text=b.text if kd in _ACCUMULATE else ""))
     if len(out) > 1 and any(f.kind and not f.error for f in out):
         # an ambiguous block that one candidate could not read is not a failure of the paste
         out = [f for f in out if not (f.error and f.how.startswith("detected (several"))]

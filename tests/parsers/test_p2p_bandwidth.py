@@ -99,3 +99,11 @@ def test_detected(path):
 def test_a_pasted_transcript_command_names_the_kind():
     from troubleshooter.diagnosis.intake import tool_of
     assert tool_of("./p2pBandwidthLatencyTest") == "p2p-bandwidth"
+
+
+def test_a_paste_cut_after_the_device_list_is_still_recognised():
+    """Pasted outputs are often cut after the banner and device list: detected as this program, read as far as it goes."""
+    text = load("p2p-bandwidth/a100-sxm4-80gb-8gpu-nvswitch-healthy-full.txt")
+    head = "\n".join(text.split("\n")[1:5]) + "\n"  # banner and the first devices, as a cut paste shows them
+    assert "Device: 0" in head
+    assert parsers.detect(head) == "p2p-bandwidth"

@@ -75,6 +75,9 @@ def _detect(text: str) -> float:
     if titles or re.search(r"^\s*P2P Connectivity Matrix\s*$", head, re.MULTILINE) or re.search(
             r"^Device=\d+ CAN(?:NOT)? Access Peer Device=\d+", head, re.MULTILINE):
         return 0.8
+    if "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]" in head or re.search(
+            r"^Device: \d+, .+, pciBusID: [0-9a-fA-F]+, pciDeviceID: ", head, re.MULTILINE):
+        return 0.7  # the program's banner or device list, cut before any matrix
     return 0.0
 
 

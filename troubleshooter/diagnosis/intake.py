@@ -55,7 +55,7 @@ def clean(text: str) -> str:
 # ---------------------------------------------------------------------------- transcripts
 # A prompt: user@host:dir$ / root@host:/# / [user@host dir]$ / (venv) $ / a bare "$ " or "# ", then a command.
 _PROMPT = re.compile(
-    r"^\s{0,4}(?:\([\w.-]+\)\s*)?"
+    r"^\s{0,4}(?:\((?P<label>[\w.-]+)\)\s*)?"
     r"(?:(?P<who>[\w.-]+@(?P<host>[\w.-]+))(?::[^\s$#]*)?\s?[$#]|\[(?P<who2>[\w.-]+@(?P<host2>[\w.-]+))[^\]]*\][$#]|[$#%])"
     r"\s+(?P<cmd>\S.*)$")
 
@@ -108,7 +108,7 @@ class Block:
     line: int                    #: 1-based line of the block's first output line in the paste
     command: str | None = None   #: the command line that printed it, when the paste shows one
     kind: str | None = None      #: the parser its command calls for, when the command says
-    side: str | None = None      #: 'container' when the command ran inside one; None: as the file says
+    side: str | None = None      #: 'container' when the command ran inside one ('host' when the paste labels it so); None: as the file says
 
 
 def tool_of(command: str) -> str | None:
@@ -260,7 +260,8 @@ def split(text: str) -> list[Block]:
         if cmd is not None:
             assigns = assigns + launcher_environment(cmd)
             flush()
-            side = _side_of(cmd, host)
+            label = (m.group("label") or "").lower() if m else ""
+            side = _side_of(cmd, host) or (label if label in ("container", "host") else None)
             if assigns:  # the environment the command ran with, as its own block
                 blocks.append(Block("\n".join(assigns) + "\n", i, cmd, "env", side))
             cur = Block("", i + 1, cmd, tool_of(rest), side)

@@ -153,7 +153,7 @@ class EvidenceFacts(FactSource):
                 except parsers.ParseError as exc:
                     files.append(PastedFile(path, side, None, {}, str(exc)))
                     continue
-                files += [dataclasses.replace(f, declared=declared.lower())
+                files += [dataclasses.replace(f, declared=f.declared or declared.lower())
                           for f in _read_paste(path, side, kind, text, source_kind)]
         if not any(f.kind and not f.error for f in files):
             raise PastedError("none of the files could be read: " + "; ".join(f"{f.path}: {f.error}" for f in files))
@@ -240,6 +240,18 @@ def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
     return out
 
 
+def _fallback(text: str, failed: str) -> tuple[str, dict[str, Any]] | None:
+    """Another kind that reads a block its command's parser could not (nvidia-smi printing NVML's error)."""
+    for score, kind in parsers.scores(text):
+        if kind == failed or score < parsers.DETECT_MIN:
+            continue
+        try:
+            return kind, parsers.run(kind, text)
+        except parsers.ParseError:
+            continue
+    return None
+
+
 def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind: dict[str, str]) -> list[PastedFile]:
     """One pasted file: cleaned, cut at its prompts, each block read by the tool its command names, else by
     detection; a block two tools' parsers both read (numactl -H and topo -m in one paste) gives both."""
@@ -249,35 +261,48 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
         return [PastedFile(path, side, None, {}, "empty")]
     out: list[PastedFile] = []
     for b in blocks:
-        where = f"line {b.line}: `{b.command[:60]}`" if b.command else (f"line {b.line}" if len(blocks) > 1 else "")
-        bside = "target" if b.side == "container" else side
-        k, how = kind, "named"
-        if k is None and b.kind:
-            k, how = b.kind, "command"
-        if k is None and path.stem in source_kind:
-            k, how = source_kind[path.stem], "file name"
-        candidates = [k] if k else []
-        if not candidates:
-            ranked = parsers.scores(b.text)
-            if not ranked or ranked[0][0] < parsers.DETECT_MIN:
-                why = (f"`{b.command[:40]}` is not a command whose output this reads" if b.command else
-                       "cannot tell what tool printed this; name the kind (see `troubleshooter parse --list`)")
-                out.append(PastedFile(path, bside, None, {}, why, "", where))
-                continue
-            top = ranked[0][0]
-            candidates = [kd for sc, kd in ranked if top - sc < parsers.DETECT_MARGIN]
-            how = "detected" if len(candidates) == 1 else "detected (several tools in one paste)"
-        for kd in candidates:
-            try:
-                facts = parsers.run(kd, b.text)
-            except parsers.ParseError as exc:
-                out.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
-                continue
-            out.append(PastedFile(path, bside, kd, facts, "", how, where, text=b.text if kd in _ACCUMULATE else ""))
+        first = len(out)
+        _read_block(path, side, kind, b, len(blocks), source_kind, out)
+        if b.side == "container":  # the command went through a container, or its prompt is a container's
+            out[first:] = [dataclasses.replace(f, declared="container") for f in out[first:]]
     if len(out) > 1 and any(f.kind and not f.error for f in out):
         # an ambiguous block that one candidate could not read is not a failure of the paste
         out = [f for f in out if not (f.error and f.how.startswith("detected (several"))]
     return out
+
+
+def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblocks: int,
+                source_kind: dict[str, str], out: list[PastedFile]) -> None:
+    where = f"line {b.line}: `{b.command[:60]}`" if b.command else (f"line {b.line}" if nblocks > 1 else "")
+    bside = "target" if b.side == "container" else ("host" if b.side == "host" else side)
+    k, how = kind, "named"
+    if k is None and b.kind:
+        k, how = b.kind, "command"
+    if k is None and path.stem in source_kind:
+        k, how = source_kind[path.stem], "file name"
+    candidates = [k] if k else []
+    if not candidates:
+        ranked = parsers.scores(b.text)
+        if not ranked or ranked[0][0] < parsers.DETECT_MIN:
+            why = (f"`{b.command[:40]}` is not a command whose output this reads" if b.command else
+                   "cannot tell what tool printed this; name the kind (see `troubleshooter parse --list`)")
+            out.append(PastedFile(path, bside, None, {}, why, "", where))
+            return
+        top = ranked[0][0]
+        candidates = [kd for sc, kd in ranked if top - sc < parsers.DETECT_MARGIN]
+        how = "detected" if len(candidates) == 1 else "detected (several tools in one paste)"
+    for kd in candidates:
+        try:
+            facts = parsers.run(kd, b.text)
+        except parsers.ParseError as exc:
+            other = _fallback(b.text, kd) if how == "command" else None
+            if other is not None:  # the tool printed something else than its report (an error message)
+                out.append(PastedFile(path, bside, other[0], other[1], "", "detected (the command's report "
+                                      "was not there)", where, text=b.text if other[0] in _ACCUMULATE else ""))
+                continue
+            out.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
+            continue
+        out.append(PastedFile(path, bside, kd, facts, "", how, where, text=b.text if kd in _ACCUMULATE else ""))
 
 
 def infer_symptom(facts: EvidenceFacts) -> str | None:

@@ -358,6 +358,7 @@ NOT_SIGNALS = {
     "gpu.nvlink_inactive_links": "which links; gpu.nvlink_inactive is the signal",
     "gpu.nvlink_all_inactive": "PCIe GPUs without NVLink print it too; gpu.nvlink_inactive counts real links down",
     "gpu.nvlink_error_counts": "counter totals; gpu.nvlink_error_links is the signal",
+    "gpu.smi_error": "nvidia-smi's message as printed; gpu.smi_error_kind classifies it and is the signal",
     "nhc.fault_codes": "Azure's impact category of each failure; nhc.failures (the check and what it measured) is the signal",
 }
 

@@ -1,0 +1,52 @@
+"""nvidia-smi's failure messages and -L list (real transcripts), and what the diagnosis makes of them."""
+
+import pytest
+
+from tests.corpus import DATA, load
+from troubleshooter import parsers
+from troubleshooter.diagnosis.pasted import EvidenceFacts
+from troubleshooter.parsers import ParseError
+from troubleshooter.service.diagnose import diagnose
+
+
+def test_nvml_unknown_error_and_the_host_list():
+    f = parsers.run("nvidia-smi-status", load("nvidia-smi-status/list-host-ok-container-nvml-unknown-error-nvidia-ctk1227.txt"))
+    assert f["gpu.smi_error"] == "Failed to initialize NVML: Unknown Error"
+    assert f["gpu.smi_error_kind"] == "nvml-unknown-error"
+    assert f["gpu.count"] == 4 and f["gpu.names"] == ["NVIDIA A10", "NVIDIA A10", "Tesla T4", "Tesla T4"]
+
+
+@pytest.mark.parametrize("name, kind", [
+    ("driver-library-mismatch-after-install-notes.txt", "driver-library-mismatch"),
+    ("monitor-report-driver-library-mismatch-nvml-580.txt", "driver-library-mismatch"),
+    ("no-driver-communication-rhel9-dkms-notes.txt", "no-driver"),
+])
+def test_error_kinds(name, kind):
+    f = parsers.run("nvidia-smi-status", load(f"nvidia-smi-status/{name}"))
+    assert f["gpu.smi_error_kind"] == kind and "gpu.count" not in f
+
+
+def test_not_a_status_message():
+    with pytest.raises(ParseError):
+        parsers.run("nvidia-smi-status", "hello\n")
+
+
+@pytest.mark.parametrize("name, side, cause", [
+    # the prompt's host is a docker container id: inside a container
+    ("nvml-unknown-error-after-daemon-reload-nvidia-docker1671.txt", "target", "container-lost-gpu-access"),
+    # "(container) $" and "(host) #" labels: each block on its side
+    ("list-host-ok-container-nvml-unknown-error-nvidia-ctk1227.txt", "target", "container-lost-gpu-access"),
+    ("driver-library-mismatch-after-install-notes.txt", "target", "driver-library-mismatch"),
+    ("no-driver-communication-rhel9-dkms-notes.txt", "target", "gpu-driver-not-loaded"),
+])
+def test_the_diagnosis_names_the_cause(name, side, cause):
+    ef = EvidenceFacts.from_specs([str(DATA / "nvidia-smi-status" / name)])
+    walk, _ = diagnose("below-reference", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+    assert [c.cause for c in walk.conclusions] == [cause]
+
+
+def test_labelled_host_block_goes_to_the_host_side():
+    ef = EvidenceFacts.from_specs([str(DATA / "nvidia-smi-status" / "list-host-ok-container-nvml-unknown-error-nvidia-ctk1227.txt")])
+    assert ef.factset("host").get("gpu.count").value == 4
+    assert ef.factset("target").get("container.inside").value is True
+    assert ef.factset("target").get("gpu.count") is None or ef.factset("target").get("gpu.count").value != 4

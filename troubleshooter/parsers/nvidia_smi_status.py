@@ -1,0 +1,77 @@
+"""``nvidia-smi`` when it cannot show the table, and ``nvidia-smi -L``: what it says about the driver and the GPUs.
+
+Real samples (NVIDIA/nvidia-docker#1671; NVIDIA/nvidia-container-toolkit#1227; install notes)::
+
+    Failed to initialize NVML: Unknown Error
+    GPU 0: NVIDIA A10 (UUID: GPU-f15ae561-21b1-6003-c768-861fc285203b)
+    Failed to initialize NVML: Driver/library version mismatch
+    NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.
+
+What each means: ``Unknown Error`` inside a container that used to see its GPUs is the container losing its device
+access (systemd re-applied the cgroup's device rules on ``systemctl daemon-reload``, NVIDIA's notice in
+nvidia-container-toolkit#48); ``Driver/library version mismatch`` is a user-space library upgraded under a loaded
+older kernel module; "couldn't communicate with the NVIDIA driver" is no kernel module loaded (on a host), or no
+GPU devices passed in (in a container); ``No devices were found`` is a driver with no GPU it can use. ``-L``
+lists the GPUs the driver sees.
+
+>>> parse("Failed to initialize NVML: Unknown Error\\n")["gpu.smi_error_kind"]
+'nvml-unknown-error'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text
+
+FACTS = [
+    ("gpu.smi_error", "string", "", "the message nvidia-smi printed instead of its report"),
+    ("gpu.smi_error_kind", "string", "", "nvml-unknown-error | driver-library-mismatch | no-driver | no-devices | no-permission"),
+    ("gpu.count", "number", "count", "GPUs attached"),
+    ("gpu.names", "list", "", "product name of each GPU, in index order"),
+]
+
+_ERRORS = [
+    (re.compile(r"Failed to initialize NVML: Unknown Error"), "nvml-unknown-error"),
+    (re.compile(r"Failed to initialize NVML: Driver/library version mismatch"), "driver-library-mismatch"),
+    (re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"), "no-driver"),
+    (re.compile(r"^\s*No devices were found\s*$", re.MULTILINE), "no-devices"),
+    (re.compile(r"Failed to initialize NVML: Insufficient Permissions"), "no-permission"),
+]
+_LIST = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$", re.MULTILINE)
+
+
+def _detect(text: str) -> float:
+    head = text[:65536]
+    if any(rx.search(head) for rx, _ in _ERRORS):
+        return 0.9
+    if _LIST.search(head) and "Driver Version" not in head and not re.search(r"^\s+Link \d+\s*:", head, re.MULTILINE):
+        return 0.85  # (nvidia-smi nvlink -s prints the same GPU lines, each followed by its links)
+    return 0.0
+
+
+@parser(
+    "nvidia-smi-status",
+    detect=_detect,
+    summary="nvidia-smi's failure messages (NVML unknown error, driver/library mismatch, no driver) and nvidia-smi -L",
+    facts=FACTS,
+    command="nvidia-smi -L",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "nvidia-smi's message or its -L list")
+    facts: dict[str, Any] = {}
+    for rx, kind in _ERRORS:
+        m = rx.search(text)
+        if m:
+            line_end = text.find("\n", m.start())
+            facts["gpu.smi_error"] = text[m.start(): line_end if line_end >= 0 else len(text)].strip()
+            facts["gpu.smi_error_kind"] = kind
+            break
+    gpus = _LIST.findall(text)
+    if gpus:
+        facts["gpu.count"] = len(gpus)
+        facts["gpu.names"] = [name for _, name, _ in gpus]
+    if not facts:
+        raise ParseError("neither an nvidia-smi failure message nor a 'GPU N: NAME (UUID: ...)' line")
+    return facts

@@ -40,12 +40,16 @@ class Leaf:
     result: bool | None
 
     def explain(self) -> str:
-        actual = "unknown" if isinstance(self.actual, Unknown) else format_value(self.actual)
-        side = f"{self.side}:" if self.side != "target" else ""
-        if self.op in ("exists", "missing"):
-            return f"{side}{self.fact} {self.op}: {'yes' if self.result else 'no'} ({actual})"
-        mark = {True: "✓", False: "✗", None: "?"}[self.result]
-        return f"{mark} {side}{self.fact} = {actual} ({self.op} {format_value(self.expected)})"
+        """In plain English (:func:`troubleshooter.diagnosis.plain.leaf_text`): what people read."""
+        from troubleshooter.diagnosis.plain import leaf_text
+
+        return leaf_text(self)
+
+    def raw(self) -> str:
+        """The terse form for tree authors: ``✓ perf.smmu_cmdq_pct = 24.13 (gt 5)``."""
+        from troubleshooter.diagnosis.plain import raw_leaf_text
+
+        return raw_leaf_text(self)
 
 
 Lookup = Callable[[str, str], Any]  # (fact, side) -> value or Unknown
@@ -57,7 +61,11 @@ class Result:
     leaves: list[Leaf]
 
     def explain(self) -> str:
+        """Every leaf in plain English, joined with "; " (the app, the CLI and the ticket show this)."""
         return "; ".join(leaf.explain() for leaf in self.leaves)
+
+    def raw(self) -> str:
+        return "; ".join(leaf.raw() for leaf in self.leaves)
 
 
 def validate(cond: Any, where: str = "condition") -> list[str]:

@@ -10,7 +10,8 @@ Each case lives in ``decision_trees/practice/<case>/``:
   ``troubleshooter demo <case>`` and the tree tests (``bundle: practice/<case>/bundle``) replay.
 
 ``decision_trees/practice/cases.yaml`` lists the cases: id, title, symptom (entry tree), profile, answers
-to the tree's questions, the causes expected, the story (what the SRE saw) and the bundle path.
+to the tree's questions, the causes expected, the intro (the symptom as the SRE first sees it: it never names
+the cause), the story (the whole case, for the debrief) and the bundle path.
 
 Rebuild every bundle after editing an output (the bundles are committed; a test checks they are up to
 date)::
@@ -62,6 +63,12 @@ def practice_case(case_id: str) -> dict[str, Any]:
         if c["id"] == case_id:
             return c
     raise PracticeError(f"unknown practice case {case_id!r}; cases: {', '.join(c['id'] for c in cases)}")
+
+
+def case_intro(case: dict[str, Any]) -> str:
+    """What the trainee is told before the walk: the symptom as an SRE first sees it, never the cause (the
+    ``story``, which names it, is for the debrief)."""
+    return str(case.get("intro") or "").strip()
 
 
 def practice_bundle_path(case: dict[str, Any]) -> Path:

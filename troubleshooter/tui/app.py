@@ -101,6 +101,7 @@ class TroubleshooterApp(App[int]):
 
         g = Guide.for_target(spec or self.spec, self.settings.profile or None, redactor=red,
                              on_event=self._probe_event)
+        g.engine.practice = practice  # a practice walk keeps its "(case N)" references; a real one never shows them
         return g
 
     def _probe_event(self, kind: str, obj: Any) -> None:
@@ -184,7 +185,7 @@ class TroubleshooterApp(App[int]):
             self.notify(g.record_problem, title="not recorded", severity="warning", timeout=20)
 
     def start_practice(self, case_id: str) -> None:
-        from troubleshooter.service.practice import practice_bundle_path, practice_case
+        from troubleshooter.service.practice import case_intro, practice_bundle_path, practice_case
 
         try:
             case = practice_case(case_id)
@@ -194,7 +195,7 @@ class TroubleshooterApp(App[int]):
         self.learn = True
         self.show_why = True
         spec = TargetSpec(bundle=str(practice_bundle_path(case)))
-        story = f"Practice: {case['title']}\n{case.get('story', '').strip()}"
+        story = f"Practice: {case['title']}\n{case_intro(case)}"
         self.start_walk(case["symptom"], spec, story=story, practice=True)
 
     def resume_session(self, session_id: str) -> None:

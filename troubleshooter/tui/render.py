@@ -104,7 +104,9 @@ def conclusion_markdown(c: eng.Conclusion) -> str:
     lines = [f"## {c.title}", "", c.summary or "", ""]
     if c.evidence:
         lines += ["**Evidence**", ""]
-        lines += [f"- `{k}` = {v}" for k, v in c.evidence.items()]
+        from troubleshooter.diagnosis.plain import evidence_label
+
+        lines += [f"- {evidence_label(k)}: {v}" for k, v in c.evidence.items()]
         lines.append("")
     for i, fx in enumerate(c.fixes, 1):
         needs = ", ".join(NEEDS_TEXT.get(n, n) for n in fx.get("needs", []))

@@ -198,6 +198,29 @@ class TroubleshooterApp(App[int]):
         story = f"Practice: {case['title']}\n{case_intro(case)}"
         self.start_walk(case["symptom"], spec, story=story, practice=True)
 
+    def start_quiz(self, case_id: str) -> None:
+        """Practice that teaches: choose each probe, read its output, then the expert's choice (service.quiz)."""
+        self.notify("building the case: walking the expert path over its capture…", timeout=3)
+        self._quiz_worker(case_id)
+
+    @work(thread=True, exclusive=True, group="quiz", exit_on_error=False)
+    def _quiz_worker(self, case_id: str) -> None:
+        from troubleshooter.output.redact import Redactor
+        from troubleshooter.service.quiz import Quiz
+
+        try:
+            quiz = Quiz(case_id, redactor=Redactor(self.settings.redact_extra))
+        except Exception as exc:  # noqa: BLE001 - an unknown case, a broken bundle: said as what it is
+            self.call_from_thread(self.show_error, "cannot start the practice case", str(exc))
+            return
+        self.call_from_thread(self._quiz_ready, quiz)
+
+    def _quiz_ready(self, quiz) -> None:
+        from troubleshooter.tui.screens.quiz import QuizScreen
+
+        self.sub_title = self._shown(f"practice: {quiz.title}")
+        self.push_screen(QuizScreen(quiz))
+
     def resume_session(self, session_id: str) -> None:
         self.notify("resuming: replaying the recorded answers (probes run again)…")
         self._resume_worker(session_id)
@@ -309,10 +332,11 @@ class TroubleshooterApp(App[int]):
     def keymap_rows(self) -> list[tuple[str, str, str]]:
         """(id, default keys, what) of every binding with an id, app first, then screen by screen."""
         from troubleshooter.tui.screens.evidence import EvidenceScreen
+        from troubleshooter.tui.screens.quiz import QuizScreen
 
         rows, seen = [], set()
         for cls in (TroubleshooterApp, StartScreen, WalkScreen, ResultsScreen, EvidenceScreen, ExportScreen,
-                    GlossaryScreen, MessageScreen):
+                    GlossaryScreen, MessageScreen, PracticeScreen, QuizScreen):
             for b in cls.BINDINGS:
                 if isinstance(b, Binding) and b.id and b.id not in seen:
                     seen.add(b.id)

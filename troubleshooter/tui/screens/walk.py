@@ -195,7 +195,11 @@ class WalkScreen(Screen[None]):
         if self.guide.session and self.guide.session.write_error:
             self.app.notify(esc(self.guide.session.write_error), severity="error", timeout=10, markup=False)
         if self.guide.done:
-            self.app.push_screen(ResultsScreen(self.guide))
+            if getattr(self.app, "learn", False):
+                # learning (a practice walk, learn mode): the steps are the lesson, so they stay on screen
+                self.app.notify("the walk is done: read the steps above; r opens the results", title="done")
+            else:
+                self.app.push_screen(ResultsScreen(self.guide))
 
     @on(OptionList.OptionSelected, "#choices")
     def answered(self, event: OptionList.OptionSelected) -> None:

@@ -152,3 +152,64 @@ async def test_real_walk_has_no_practice_case_references():
         assert "SMMU command-queue contention" in md
         assert "case 1" not in md.lower() and "(case" not in md
         assert "(ne (none))" not in md and "(gt " not in md
+
+
+# ---------------------------------------------------------------------------- the glossary
+@pytest.mark.asyncio
+async def test_typing_in_the_glossary_search_never_triggers_global_keys():
+    from textual.widgets import Input
+
+    from troubleshooter.tui.screens.dialogs import GlossaryScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        theme, learn = app.theme, app.learn
+        await pilot.press("g")
+        await settle(app, pilot)
+        assert isinstance(app.screen, GlossaryScreen)
+        await pilot.press(*"steal")  # t was the theme, l learn mode, q would quit
+        await settle(app, pilot)
+        assert app.theme == theme and app.learn == learn and isinstance(app.screen, GlossaryScreen)
+        assert app.screen.query_one("#glossary-search", Input).value == "steal"
+        ol = app.screen.query_one("#terms", OptionList)
+        assert ol.get_option_at_index(0).id == "steal time"
+        assert "hypervisor ran something else" in app.screen.query_one("#term-md", Markdown).source
+        # a search for a word of the entries' text finds the terms that use it; nothing found is said
+        await pilot.press(*"qxz")
+        await settle(app, pilot)
+        assert ol.option_count == 0 and "No term matches" in app.screen.query_one("#term-md", Markdown).source
+        assert isinstance(app.screen, GlossaryScreen)  # q was typed, not quit
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, GlossaryScreen)
+
+
+@pytest.mark.asyncio
+async def test_terms_in_step_text_are_marked_and_open_the_glossary_there():
+    from troubleshooter.tui.screens.dialogs import GlossaryScreen
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.start_practice("case2")  # bimodal step time: C-states, NUMA, steal time are linked terms
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, WalkScreen)
+        marked = [k for s in app.guide.walk.steps for k, _ in app.guide.glossary_terms(s)]
+        assert "numa" in marked or "c-state" in marked, marked
+        assert "glossary (g):" in shown_text(screen)
+        term = screen.newest_term()
+        assert term
+        await pilot.press("g")  # opens at the newest marked term
+        await settle(app, pilot)
+        assert isinstance(app.screen, GlossaryScreen)
+        ol = app.screen.query_one("#terms", OptionList)
+        assert ol.get_option_at_index(ol.highlighted).id == term
+        await pilot.press("escape")
+        await settle(app, pilot)
+        # a click on a term runs the same action with the term named
+        await app.run_action("app.glossary('numa')")
+        await settle(app, pilot)
+        ol = app.screen.query_one("#terms", OptionList)
+        assert ol.get_option_at_index(ol.highlighted).id == "numa"

@@ -199,8 +199,8 @@ class Quiz:
         if correct:
             verdict = f"Right: {chosen.title} is the probe that answers “{step.title}”."
         else:
-            verdict = (f"Not the expert's choice. {chosen.title} shows what is below, but it does not answer "
-                       f"“{step.title}”: the expert ran {expert.title}.")
+            verdict = (f"Not the expert's choice: {chosen.title} does not answer “{step.title}”. "
+                       f"The expert ran {expert.title}.")
         return Feedback(chosen, correct, 1 if correct else 0, clipped, full, self.shows(chosen.id), expert,
                         self._safe(verdict), [self._safe(w) for w in why])
 

@@ -349,8 +349,13 @@ class TroubleshooterApp(App[int]):
         body = HELP + "\n" + keymap_markdown(self.keymap_rows(), dict(self.settings.keymap or {}))
         self.push_screen(MessageScreen("Help", body, markdown=True))
 
-    def action_glossary(self) -> None:
-        self.push_screen(GlossaryScreen())
+    def action_glossary(self, term: str = "") -> None:
+        """The glossary; at ``term`` (a term clicked in a step), else at the newest term the walk marked."""
+        if isinstance(self.screen, GlossaryScreen):
+            return
+        if not term and isinstance(self.screen, WalkScreen):
+            term = self.screen.newest_term()
+        self.push_screen(GlossaryScreen(term))
 
     def action_toggle_learn(self) -> None:
         self.learn = not self.learn

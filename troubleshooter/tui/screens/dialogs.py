@@ -118,25 +118,83 @@ class ExportScreen(ModalScreen[None]):
 
 
 class GlossaryScreen(Screen[None]):
+    """The glossary: a search box (focused first: what is typed there is text, never a key of the app), the
+    terms that match, the term's entry. ``term`` opens it at that term (a term marked in a step)."""
+
     # esc closes it like help (back where g was pressed); q quits, as on every screen
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="glossary.back")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="glossary.back"),
+                Binding("down", "to_terms", "Terms", id="glossary.terms", show=False,
+                        tooltip="From the search box down to the terms")]
+
+    def __init__(self, term: str = "") -> None:
+        super().__init__()
+        self.terms = eng.load_glossary()
+        self.start_term = term.lower()
 
     def compose(self) -> ComposeResult:
         yield Header()
-        terms = eng.load_glossary()
         with Horizontal():
-            yield OptionList(*[Option(t["term"], id=k) for k, t in sorted(terms.items())], id="terms")
+            with Vertical(id="terms-side"):
+                yield Input(placeholder="search the glossary", id="glossary-search")
+                yield OptionList(id="terms")
             with VerticalScroll(id="term-detail"):
                 yield _markdown("Pick a term.", id="term-md")
         yield Footer()
 
+    def on_mount(self) -> None:
+        self.fill("")
+        if self.start_term in self.terms:
+            ol = self.query_one("#terms", OptionList)
+            ids = [ol.get_option_at_index(i).id for i in range(ol.option_count)]
+            ol.highlighted = ids.index(self.start_term)
+            self.show_term(self.start_term)
+            ol.focus()
+        else:
+            self.query_one("#glossary-search", Input).focus()
+
+    def matches(self, query: str) -> list[str]:
+        """Term keys whose name matches ``query`` first, then those whose text does (case-insensitive)."""
+        q = query.strip().lower()
+        keys = sorted(self.terms, key=lambda k: self.terms[k]["term"].lower())
+        if not q:
+            return keys
+        by_name = [k for k in keys if q in k]
+        by_text = [k for k in keys if k not in by_name and
+                   q in f"{self.terms[k].get('short', '')} {self.terms[k].get('long', '')}".lower()]
+        return by_name + by_text
+
+    def fill(self, query: str) -> None:
+        ol = self.query_one("#terms", OptionList)
+        ol.clear_options()
+        found = self.matches(query)
+        ol.add_options([Option(esc(self.terms[k]["term"]), id=k) for k in found])
+        if found:
+            ol.highlighted = 0
+            self.show_term(found[0])
+        else:
+            self.query_one("#term-md").update(f"No term matches “{esc(query)}”.")  # type: ignore[attr-defined]
+
+    @on(Input.Changed, "#glossary-search")
+    def searched(self, event: Input.Changed) -> None:
+        self.fill(event.value)
+
+    @on(Input.Submitted, "#glossary-search")
+    def search_done(self, event: Input.Submitted) -> None:
+        self.action_to_terms()
+
+    def action_to_terms(self) -> None:
+        self.query_one("#terms", OptionList).focus()
+
     @on(OptionList.OptionHighlighted, "#terms")
     def show(self, event: OptionList.OptionHighlighted) -> None:
+        self.show_term(event.option.id or "")
+
+    def show_term(self, key: str) -> None:
         from textual.widgets import Markdown
 
-        t = eng.load_glossary().get(event.option.id or "", {})
+        t = self.terms.get(key, {})
         body = f"# {t.get('term', '')}\n\n{t.get('short', '')}\n\n{t.get('long', '')}"
-        self.query_one("#term-md", Markdown).update(body)
+        self.query_one("#term-md", Markdown).update(esc(body))
 
 
 HELP = """\

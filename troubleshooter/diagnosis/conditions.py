@@ -61,8 +61,8 @@ class Result:
     leaves: list[Leaf]
 
     def explain(self) -> str:
-        """Every leaf in plain English, joined with "; " (the app, the CLI and the ticket show this)."""
-        return "; ".join(leaf.explain() for leaf in self.leaves)
+        """Every leaf in plain English, each once, joined with "; " (the app, the CLI and the ticket show this)."""
+        return "; ".join(dict.fromkeys(leaf.explain() for leaf in self.leaves))
 
     def raw(self) -> str:
         return "; ".join(leaf.raw() for leaf in self.leaves)

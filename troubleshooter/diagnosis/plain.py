@@ -118,7 +118,7 @@ def leaf_text(leaf: Leaf, *, mark: bool = True) -> str:
     elif op == "missing":
         text = f"{what} is not there{why}" if res else f"{what} is there: {a}"
     elif isinstance(actual, Unknown):
-        text = f"{what} is unknown{why}, so it cannot be compared with {e}"
+        text = f"{what} is unknown{why}"
     elif isinstance(expected, Unknown):
         text = f"{what} is {a}; the value to compare it with is unknown ({expected.reason})"
     elif yes_no and op in ("eq", "ne") and isinstance(expected, bool):
@@ -154,3 +154,13 @@ def raw_leaf_text(leaf: Leaf) -> str:
     if leaf.op in ("exists", "missing"):
         return f"{side}{leaf.fact} {leaf.op}: {'yes' if leaf.result else 'no'} ({actual})"
     return f"{MARK[leaf.result]} {side}{leaf.fact} = {actual} ({leaf.op} {format_value(leaf.expected)})"
+
+
+def condense(explain: str, most: int = 4) -> str:
+    """A step's explanation as people read it first: the leaves that held (✓) when any did, else the others,
+    each once, at most ``most`` of them and a count of the rest."""
+    leaves = list(dict.fromkeys(x.strip() for x in (explain or "").split("; ") if x.strip()))
+    held = [x for x in leaves if x.startswith("✓")]
+    keep = held or leaves
+    rest = len(keep) - most
+    return "; ".join(keep[:most]) + (f" (+{rest} more)" if rest > 0 else "")

@@ -19,7 +19,7 @@ import random
 from typing import Any
 
 from troubleshooter import sources
-from troubleshooter.diagnosis.plain import label, value_text
+from troubleshooter.diagnosis.plain import condense, label, value_text
 from troubleshooter.output.redact import Redactor
 from troubleshooter.output.safe import escape_controls
 from troubleshooter.probe.targetspec import TargetSpec
@@ -195,7 +195,7 @@ class Quiz:
         found = step.because or step.decision
         why.append(f"What it found: {found}")
         if step.explain:
-            why.append(f"Because: {decisive(step.explain)}")
+            why.append(f"Because: {condense(step.explain, 3)}")
         if correct:
             verdict = f"Right: {chosen.title} is the probe that answers “{step.title}”."
         else:
@@ -239,7 +239,7 @@ class Quiz:
             text = f"(no output; {ev.describe()})"
         return self._safe(text.rstrip("\n"))
 
-    def shows(self, option_id: str, limit: int = 8) -> list[str]:
+    def shows(self, option_id: str, limit: int = 6) -> list[str]:
         """What an output establishes, in plain words (the facts read from it, those trees use first)."""
         side, sid = _side_sid(option_id)
         self.facts.ensure([sid], side)
@@ -249,7 +249,7 @@ class Quiz:
         from troubleshooter.diagnosis.plain import labels
 
         known = labels()
-        names = [n for n in fs if fs[n].source == sid]
+        names = [n for n in fs if fs[n].source == sid and not _structured(fs[n].value) and label(n) != n]
         names.sort(key=lambda n: (n not in known, n))
         out = []
         for n in names[:limit]:
@@ -302,12 +302,11 @@ class Quiz:
         return self._safe("\n".join(out))
 
 
-def decisive(explain: str, most: int = 3) -> str:
-    """The leaves of a step's explanation that decided it: those that held (✓) when any did, each once."""
-    leaves = list(dict.fromkeys(x.strip() for x in explain.split("; ") if x.strip()))
-    held = [x for x in leaves if x.startswith("✓")]
-    keep = (held or leaves)[:most]
-    return "; ".join(keep) + (" …" if len(held or leaves) > most else "")
+def _structured(value: Any) -> bool:
+    """A value that is a record, not a reading (a list of mappings): no sentence shows it well."""
+    if isinstance(value, dict):
+        return any(isinstance(v, (dict, list)) for v in value.values())
+    return isinstance(value, (list, tuple)) and any(isinstance(v, (dict, list, tuple)) for v in value)
 
 
 def _cell(s: str) -> str:

@@ -200,7 +200,6 @@ class TroubleshooterApp(App[int]):
 
     def start_quiz(self, case_id: str) -> None:
         """Practice that teaches: choose each probe, read its output, then the expert's choice (service.quiz)."""
-        self.notify("building the case: walking the expert path over its capture…", timeout=3)
         self._quiz_worker(case_id)
 
     @work(thread=True, exclusive=True, group="quiz", exit_on_error=False)

@@ -111,7 +111,9 @@ def render_step(step: eng.Step, *, show_why: bool, learn: bool, terms: list[tupl
         parts.append(Text(f"  ! {esc(line)}", style="magenta"))
     parts.append(mark_terms(Text(f"  → {esc(step.because or step.decision)}", style="green"), terms))
     if learn and step.explain:
-        parts.append(Text(f"    {esc(step.explain)}", style="dim"))
+        from troubleshooter.diagnosis.plain import condense
+
+        parts.append(Text(f"    {esc(condense(step.explain))}", style="dim"))
     if terms and show_why:
         parts.append(terms_line(terms))
     return Group(*parts)

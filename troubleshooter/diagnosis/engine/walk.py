@@ -340,6 +340,7 @@ class Walk:
                 break
             if res.value is None:
                 undecided.append(res.explain())
+        undecided = list(dict.fromkeys("; ".join(undecided).split("; "))) if undecided else []
         if chosen is None and undecided and "unknown" in node:
             chosen, explain = node["unknown"], "; ".join(undecided)
         if chosen is None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from troubleshooter.service.quiz import Feedback, Quiz, Round
 
 NEXT = "__next__"
+SHOWN_LINES = 12  # of a probe's output in the transcript; o opens the whole output
 
 
 class QuizScreen(Screen[None]):
@@ -113,15 +114,19 @@ class QuizScreen(Screen[None]):
         ol.highlighted = 0
         self.query_one("#question-text", Static).update(Text.assemble(
             ("✓ right" if fb.correct else "✗ not the expert's choice", "bold green" if fb.correct else "bold yellow"),
-            ("   read the feedback above, then enter", "dim")))
+            ("  · feedback above · enter: next", "dim")))
         self.update_status()
 
     def feedback(self, r: Round, fb: Feedback) -> Group:
         parts: list = []
         head = "Your diagnosis" if r.is_diagnosis else "You ran"
         parts.append(Text.assemble((f"Round {r.index} · {head}: ", "bold"), (fb.chosen.title, "bold cyan")))
-        if fb.output:
-            parts.append(Panel(Text(fb.output), title="what it printed", title_align="left", border_style="dim",
+        if fb.output_full:
+            lines = fb.output_full.splitlines()
+            shown = "\n".join(lines[:SHOWN_LINES])
+            if len(lines) > SHOWN_LINES:
+                shown += f"\n… {len(lines) - SHOWN_LINES} more lines (o shows them all)"
+            parts.append(Panel(Text(shown), title="what it printed", title_align="left", border_style="dim",
                                expand=True))
         if fb.shows:
             parts.append(Text("It shows: " + "; ".join(fb.shows)))

@@ -204,10 +204,9 @@ class WalkScreen(Screen[None]):
         if self.guide.session and self.guide.session.write_error:
             self.app.notify(esc(self.guide.session.write_error), severity="error", timeout=10, markup=False)
         if self.guide.done:
-            if getattr(self.app, "learn", False):
-                # learning (a practice walk, learn mode): the steps are the lesson, so they stay on screen
-                self.app.notify("the walk is done: read the steps above; r opens the results", title="done")
-            else:
+            # learning (a practice walk, learn mode), the steps are the lesson: they stay on screen and the
+            # status line says r opens the results; otherwise the results open
+            if not getattr(self.app, "learn", False):
                 self.app.push_screen(ResultsScreen(self.guide))
 
     @on(OptionList.OptionSelected, "#choices")

@@ -49,12 +49,12 @@ class QuizScreen(Screen[None]):
         yield Static("", id="status")
         yield Footer()
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         intro = Text.assemble((f"Practice: {self.quiz.title}\n", "bold"), (self.quiz.intro, "italic"),
                               ("\n\nChoose the probe you would run next; read what it printed; then see the "
                                "expert's choice and why. At the end, name the root cause.", "dim"))
         self.query_one("#transcript", VerticalScroll).mount(Static(intro, classes="story"))
-        self.show_round()
+        await self.show_round()
 
     # -- rounds
     def _mount(self, renderable, classes: str = "step") -> None:
@@ -62,11 +62,11 @@ class QuizScreen(Screen[None]):
         tr.mount(Static(renderable, classes=classes))
         tr.anchor()
 
-    def show_round(self) -> None:
+    async def show_round(self) -> None:
         self.waiting_next = False
         r = self.quiz.current()
         if r is None:
-            self.show_debrief()
+            await self.show_debrief()
             return
         for line in r.context:
             self._mount(Text(f"· {line}", style="dim"), "step step-call")
@@ -95,9 +95,9 @@ class QuizScreen(Screen[None]):
                  f"{len(self.quiz.rounds)} · o: whole output · esc: symptoms", style="dim"))
 
     @on(OptionList.OptionSelected, "#choices")
-    def chosen(self, event: OptionList.OptionSelected) -> None:
+    async def chosen(self, event: OptionList.OptionSelected) -> None:
         if self.waiting_next:
-            self.show_round()
+            await self.show_round()
             return
         r = self.quiz.current()
         if r is None or not event.option.id:
@@ -136,14 +136,17 @@ class QuizScreen(Screen[None]):
             parts.append(Text(f"  {w}", style="italic"))
         return Group(*parts)
 
-    def show_debrief(self) -> None:
+    async def show_debrief(self) -> None:
         self.query_one("#question").display = False
         tr = self.query_one("#transcript", VerticalScroll)
-        tr.mount(_markdown(self.quiz.debrief_markdown(), id="debrief"))
+        md = _markdown(self.quiz.debrief_markdown(), id="debrief")
+        await tr.mount(md)
         got, most = self.quiz.score()
         self.query_one("#status", Static).update(
             Text(f"✔ done: score {got} of {most} · d: walk it as the expert · esc: symptoms", style="bold green"))
-        tr.anchor()
+        tr.anchor(False)  # the debrief is read from its top, not its end
+        tr.focus()
+        self.set_timer(0.1, lambda: tr.scroll_to_widget(md, top=True, animate=False))
 
     # -- actions
     def action_output(self) -> None:

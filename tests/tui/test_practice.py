@@ -168,7 +168,7 @@ async def test_typing_in_the_glossary_search_never_triggers_global_keys():
         await pilot.press("g")
         await settle(app, pilot)
         assert isinstance(app.screen, GlossaryScreen)
-        await pilot.press(*"steal")  # t was the theme, l learn mode, q would quit
+        await pilot.press(*"steal")  # s starts the search; then t was the theme, l learn mode, q would quit
         await settle(app, pilot)
         assert app.theme == theme and app.learn == learn and isinstance(app.screen, GlossaryScreen)
         assert app.screen.query_one("#glossary-search", Input).value == "steal"
@@ -180,9 +180,35 @@ async def test_typing_in_the_glossary_search_never_triggers_global_keys():
         await settle(app, pilot)
         assert ol.option_count == 0 and "No term matches" in app.screen.query_one("#term-md", Markdown).source
         assert isinstance(app.screen, GlossaryScreen)  # q was typed, not quit
+        assert app.return_code is None
         await pilot.press("escape")
         await settle(app, pilot)
         assert not isinstance(app.screen, GlossaryScreen)
+
+
+@pytest.mark.asyncio
+async def test_glossary_slash_searches_and_keys_still_work_on_the_terms():
+    from textual.widgets import Input
+
+    from troubleshooter.tui.screens.dialogs import GlossaryScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("g")
+        await settle(app, pilot)
+        theme = app.theme
+        await pilot.press("t")  # on the terms, t is the app's key as everywhere
+        await settle(app, pilot)
+        assert app.theme != theme and isinstance(app.screen, GlossaryScreen)
+        await pilot.press("slash", *"turbo")  # / starts the search: now t is typed
+        await settle(app, pilot)
+        search = app.screen.query_one("#glossary-search", Input)
+        assert search.value == "turbo" and app.screen.focused is search
+        assert app.screen.query_one("#terms", OptionList).get_option_at_index(0).id == "turbo"
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert app.screen.focused is app.screen.query_one("#terms", OptionList)
 
 
 @pytest.mark.asyncio

@@ -118,11 +118,14 @@ class ExportScreen(ModalScreen[None]):
 
 
 class GlossaryScreen(Screen[None]):
-    """The glossary: a search box (focused first: what is typed there is text, never a key of the app), the
-    terms that match, the term's entry. ``term`` opens it at that term (a term marked in a step)."""
+    """The glossary: a search box, the terms that match, the term's entry. ``term`` opens it at that term (a
+    term marked in a step). It opens on the terms, where q quits as on every screen; / (or any letter that is
+    no key of the app, such as the s of "steal") starts the search, and what is typed in the search box is
+    text, never a key of the app."""
 
     # esc closes it like help (back where g was pressed); q quits, as on every screen
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="glossary.back"),
+                Binding("slash", "search", "Search", id="glossary.search", tooltip="Search the glossary"),
                 Binding("down", "to_terms", "Terms", id="glossary.terms", show=False,
                         tooltip="From the search box down to the terms")]
 
@@ -135,7 +138,7 @@ class GlossaryScreen(Screen[None]):
         yield Header()
         with Horizontal():
             with Vertical(id="terms-side"):
-                yield Input(placeholder="search the glossary", id="glossary-search")
+                yield Input(placeholder="/ to search", id="glossary-search", select_on_focus=False)
                 yield OptionList(id="terms")
             with VerticalScroll(id="term-detail"):
                 yield _markdown("Pick a term.", id="term-md")
@@ -143,14 +146,28 @@ class GlossaryScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.fill("")
+        ol = self.query_one("#terms", OptionList)
         if self.start_term in self.terms:
-            ol = self.query_one("#terms", OptionList)
             ids = [ol.get_option_at_index(i).id for i in range(ol.option_count)]
             ol.highlighted = ids.index(self.start_term)
             self.show_term(self.start_term)
-            ol.focus()
-        else:
-            self.query_one("#glossary-search", Input).focus()
+        ol.focus()
+
+    def action_search(self) -> None:
+        self.query_one("#glossary-search", Input).focus()
+
+    def on_key(self, event) -> None:
+        """A letter typed on the terms that is no key of the app starts the search with it (the event stops
+        here, so the app never sees it); in the search box the Input takes every printable key itself."""
+        search = self.query_one("#glossary-search", Input)
+        if self.focused is search or not event.character or not event.is_printable:
+            return
+        if not event.character.isalnum() or event.key in self.active_bindings:
+            return
+        event.stop()
+        event.prevent_default()
+        search.focus()
+        search.insert_text_at_cursor(event.character)
 
     def matches(self, query: str) -> list[str]:
         """Term keys whose name matches ``query`` first, then those whose text does (case-insensitive)."""
@@ -218,7 +235,9 @@ HELP = """\
 | m | results | record the step time after a fix: the ticket shows where the gap went, fix by fix |
 | e | walk, results | export the ticket (Markdown, JSON, bundle) |
 | p s d o | symptom list | preflight, resume a session, practise, open a bundle |
-| g | anywhere | glossary |
+| enter / w | practice cases | the quiz (you choose each probe, read its output, then the expert's choice, a score, a debrief) / watch the expert walk it |
+| o / d | a practice round | the whole output of the probe you chose / the expert walk of this case |
+| g | anywhere | glossary: at the newest term a step underlined (a click on a term opens it too); / searches it (typing there is text, never a key) |
 | ? | anywhere | this help |
 | ctrl+p | anywhere | command palette (every action) |
 | t | anywhere | light / dark theme |

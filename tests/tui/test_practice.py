@@ -239,3 +239,29 @@ async def test_terms_in_step_text_are_marked_and_open_the_glossary_there():
         await settle(app, pilot)
         ol = app.screen.query_one("#terms", OptionList)
         assert ol.get_option_at_index(ol.highlighted).id == "numa"
+
+
+@pytest.mark.asyncio
+async def test_a_practice_walk_that_misses_the_cause_says_how_to_find_it():
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.start_practice("case3")
+        await settle(app, pilot)
+        q = app.guide.question()
+        other = next(c.id for c in q.choices if c.id != "yes")
+        await pick(app, pilot, other)  # "a single node is slow too": the walk goes elsewhere
+        assert app.guide.walk.done and not app.guide.walk.conclusions
+        await pilot.press("r")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ResultsScreen)
+        text = app.screen.query_one("#cause-md", Markdown).source
+        assert "Practice: this path did not reach 1 of the case's 1 root cause" in text
+        assert f"you answered {other!r}" in text and "Press **b**" in text
+        await pilot.press("b")  # back to the walk, then back to the question: the other branch
+        await settle(app, pilot)
+        await pilot.press("b")
+        await settle(app, pilot)
+        await pick(app, pilot, "yes")
+        assert "ib-qps-per-connection" in [c.cause for c in app.guide.walk.conclusions]
+        assert app.guide.practice_missed() == ""

@@ -55,6 +55,7 @@ class Guide:
         self.symptom: Tree | None = None
         self.verifications: list[VerifyResult] = []
         self.record_problem = ""  # why this walk is not being recorded (a read-only HOME), or ""
+        self.practice_case: dict[str, Any] | None = None  # the practice case this walk replays, if any
         # where the gap went: the metric before any fix, the reference, and the value after each fix
         self.metric: dict[str, Any] = {}
         self.measurements: list[tuple[str, float]] = []
@@ -176,6 +177,14 @@ class Guide:
         self.walk.back_to_last_question()
         self._journal({"event": "back", "answers": self.answers()})
         return True
+
+    def practice_missed(self) -> str:
+        """On a practice walk that ended without the case's causes: the lesson (Markdown), else ""."""
+        if self.practice_case is None or self.walk is None or not self.walk.done:
+            return ""
+        from troubleshooter.service.practice import missed
+
+        return missed(self.practice_case, [c.cause for c in self.walk.conclusions], self.answers())
 
     def glossary_terms(self, step: Step) -> list[tuple[str, str]]:
         """(glossary key, the words the step shows for it) of every glossary term the step's tree text links

@@ -71,6 +71,29 @@ def case_intro(case: dict[str, Any]) -> str:
     return str(case.get("intro") or "").strip()
 
 
+def missed(case: dict[str, Any], found: list[str], answers: list[tuple[str, str]]) -> str:
+    """On a practice walk that ends without the case's root causes: what went differently and how to find
+    them (Markdown), so a wrong answer ends in a lesson, not in "no root cause". "" when every cause was found."""
+    expect = [str(c) for c in case.get("expect") or []]
+    lost = [c for c in expect if c not in found]
+    if not lost:
+        return ""
+    given = {node.rsplit(".", 1)[-1]: choice for node, choice in answers}
+    wanted = {str(k): str(v) for k, v in (case.get("answers") or {}).items()}
+    differ = [f"`{k}`: you answered {given[k]!r}, the case's team answered {v!r}"
+              for k, v in wanted.items() if k in given and given[k] != v]
+    lines = [f"**Practice: this path did not reach {len(lost)} of the case's {len(expect)} root "
+             f"cause{'s' if len(expect) != 1 else ''}.**", ""]
+    if differ:
+        lines += ["An answer sent the walk elsewhere:", ""] + [f"- {d}" for d in differ] + [
+            "", "Press **b** to go back to the question and take the other branch."]
+    else:
+        lines += ["The walk could not settle them from this capture."]
+    lines += ["", "Or practise the case as a quiz (enter on the practice list): you choose each probe and "
+              "are shown the expert's choice and why, then a debrief with the cause and its fix.", ""]
+    return "\n".join(lines)
+
+
 def practice_bundle_path(case: dict[str, Any]) -> Path:
     return practice_dir() / case["bundle"]
 

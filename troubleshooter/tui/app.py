@@ -197,6 +197,8 @@ class TroubleshooterApp(App[int]):
         spec = TargetSpec(bundle=str(practice_bundle_path(case)))
         story = f"Practice: {case['title']}\n{case_intro(case)}"
         self.start_walk(case["symptom"], spec, story=story, practice=True)
+        if self.guide is not None and self.guide.engine.practice:
+            self.guide.practice_case = case
 
     def start_quiz(self, case_id: str) -> None:
         """Practice that teaches: choose each probe, read its output, then the expert's choice (service.quiz)."""

@@ -97,14 +97,18 @@ def render_step(step: eng.Step, *, show_why: bool, learn: bool, terms: list[tupl
     if show_why and step.why:
         parts.append(mark_terms(Text(f"  {esc(step.why)}", style="italic dim"), terms))
     if step.facts:
+        from troubleshooter.diagnosis.plain import evidence_label
+
         t = Table.grid(padding=(0, 1))
-        t.add_column(style="dim", no_wrap=True)
+        # learning: each fact by its plain name (the fact's own name after it, for grep); else the names
+        t.add_column(style="dim", no_wrap=not learn, overflow="fold", max_width=44 if learn else None)
         t.add_column(overflow="fold")
         for k, v in step.facts.items():
+            name = evidence_label(k) if learn else k
             if v.startswith("unknown"):
-                t.add_row(Text(f"  {esc(k)}"), Text("unknown", style="magenta"))
+                t.add_row(Text(f"  {esc(name)}"), Text("unknown", style="magenta"))
             else:
-                t.add_row(Text(f"  {esc(k)}"), Text(esc(v)))
+                t.add_row(Text(f"  {esc(name)}"), Text(esc(v)))
         parts.append(t)
     bad = [f"{k}: {v}" for k, v in step.evidence.items() if not v.startswith(("ok", "from", "canned"))]
     for line in bad[:4]:

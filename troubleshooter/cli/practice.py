@@ -73,8 +73,7 @@ def cmd_practice(args: argparse.Namespace) -> int:
 def _read_choice(em, ids: list[str]) -> str | None:
     while True:
         if sys.stdin.isatty():
-            sys.stderr.write("choice> ")
-            sys.stderr.flush()
+            em.line(f"your choice (1-{len(ids)}):", err=True)
         raw = sys.stdin.readline()
         if not raw:
             return None

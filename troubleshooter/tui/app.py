@@ -196,8 +196,9 @@ class TroubleshooterApp(App[int]):
         self.show_why = True
         spec = TargetSpec(bundle=str(practice_bundle_path(case)))
         story = f"Practice: {case['title']}\n{case_intro(case)}"
+        before = self.guide
         self.start_walk(case["symptom"], spec, story=story, practice=True)
-        if self.guide is not None and self.guide.engine.practice:
+        if self.guide is not None and self.guide is not before:  # started (a bad bundle leaves the old one)
             self.guide.practice_case = case
 
     def start_quiz(self, case_id: str) -> None:

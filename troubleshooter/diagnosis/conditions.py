@@ -20,7 +20,7 @@ import dataclasses
 import re
 from typing import Any, Callable, Mapping
 
-from troubleshooter.model.facts import Unknown, format_value
+from troubleshooter.model.facts import Unknown
 
 OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "contains", "matches", "exists", "missing")
 LOGIC = ("all", "any", "not")

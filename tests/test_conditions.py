@@ -155,16 +155,75 @@ def test_nested_logic_and_every_leaf_recorded() -> None:
     # all leaves were evaluated (the UI explains every one), in order
     assert [leaf.fact for leaf in res.leaves] == ["cpu.busy_mhz", "nope", "cpu.busy_mhz"]
     assert [leaf.result for leaf in res.leaves] == [True, None, False]
-    text = res.explain()
+    text = res.raw()
     assert "✓ cpu.busy_mhz = 3000 (eq 3000)" in text and "? nope = unknown" in text and "✗" in text
+    plain = res.explain()  # what people read: no fact names, no operators
+    assert "cpu.busy_mhz" not in plain and "(eq" not in plain and "✓" in plain and "?" in plain and "✗" in plain
 
 
 def test_explain_names_the_side_and_exists() -> None:
     res = EV.evaluate({"all": [{"fact": "env.var.NCCL_TOPO_FILE", "side": "host", "op": "exists"},
                                {"fact": "nope", "op": "missing"}]})
     assert res.value is True
-    assert "host:env.var.NCCL_TOPO_FILE exists: yes" in res.explain()
-    assert "nope missing: yes" in res.explain()
+    assert "host:env.var.NCCL_TOPO_FILE exists: yes" in res.raw()
+    assert "nope missing: yes" in res.raw()
+    assert "on the host: NCCL_TOPO_FILE is set here" in res.explain()
+    assert "nope is not there" in res.explain()
+
+
+# ---------------------------------------------------------------------------- plain English, every operator
+def _plain(cond: dict[str, Any], facts: dict[str, Any], profile: dict[str, Any] | None = None) -> str:
+    from troubleshooter.model.facts import Unknown
+
+    look = lambda n, s: facts[n] if n in facts else Unknown(n, "turbostat: permission denied")  # noqa: E731
+    return Evaluator(look, profile or {}).evaluate(cond).explain()
+
+
+@pytest.mark.parametrize("cond, facts, want", [
+    ({"fact": "perf.smmu_cmdq_pct", "op": "gt", "value": 5}, {"perf.smmu_cmdq_pct": 24.13},
+     "✓ SMMU command-queue time (share of CPU samples) is 24.1%, above 5%"),
+    ({"fact": "perf.smmu_cmdq_pct", "op": "le", "value": 5}, {"perf.smmu_cmdq_pct": 2.0}, "is 2%, at most 5%"),
+    ({"fact": "perf.smmu_cmdq_pct", "op": "lt", "value": 5}, {"perf.smmu_cmdq_pct": 7.0}, "✗ SMMU command-queue time"),
+    ({"fact": "cpu.busy_cores_mhz", "op": "ge", "value": 3500}, {"cpu.busy_cores_mhz": 3000}, "is 3000 MHz, below 3500 MHz"),
+    ({"fact": "gpu.throttled", "op": "ne", "value": []}, {"gpu.throttled": [0, 3]},
+     "✓ GPUs with a clock-throttle reason active: 0, 3"),
+    ({"fact": "gpu.throttled", "op": "eq", "value": []}, {"gpu.throttled": []}, "✓ GPUs with a clock-throttle reason active: none"),
+    ({"fact": "cpu.deep_cstates_enabled", "op": "eq", "value": True}, {"cpu.deep_cstates_enabled": False},
+     "✗ a deep idle state (C6 or deeper) is enabled on every CPU: no"),
+    ({"fact": "cpu.freq.governor", "op": "eq", "value": "performance"}, {"cpu.freq.governor": "powersave"},
+     "✗ the CPU frequency governor is powersave, not performance"),
+    ({"fact": "cpu.freq.governor", "op": "in", "value": ["performance", "ondemand"]}, {"cpu.freq.governor": "powersave"},
+     "not one of performance, ondemand"),
+    ({"fact": "cpu.freq.governor", "op": "not_in", "value": ["powersave"]}, {"cpu.freq.governor": "powersave"},
+     "✗ the CPU frequency governor is powersave, one of powersave"),
+    ({"fact": "dmesg.xid_codes", "op": "contains", "value": 79}, {"dmesg.xid_codes": [79]}, "which include 79"),
+    ({"fact": "cpu.freq.governor", "op": "matches", "value": "^perf"}, {"cpu.freq.governor": "powersave"}, "does not match"),
+    ({"fact": "cpu.busy_cores_mhz", "op": "lt", "value": 3500}, {},
+     "? the clock of the busy CPU cores is unknown (turbostat: permission denied)"),
+    ({"fact": "perf.smmu_cmdq_pct", "op": "exists"}, {}, "could not be established"),
+    ({"fact": "env.var.NCCL_TOPO_FILE", "op": "missing"}, {}, "✓ NCCL_TOPO_FILE is not set here"),
+])
+def test_plain_english_for_every_operator(cond: dict[str, Any], facts: dict[str, Any], want: str) -> None:
+    text = _plain(cond, facts)
+    assert want in text, text
+    assert cond["fact"] not in text and f"({cond['op']} " not in text and "(none)" not in text
+
+
+def test_condense_keeps_what_decided_each_once() -> None:
+    from troubleshooter.diagnosis.plain import condense
+
+    assert condense("✗ a; ✓ b; ✓ b; ✓ c") == "✓ b; ✓ c"
+    assert condense("? x is unknown; ? x is unknown; ✗ y") == "? x is unknown; ✗ y"
+    assert condense("; ".join(f"? f{i}" for i in range(6)), 4).endswith("(+2 more)")
+
+
+def test_every_operator_has_a_plain_rendering() -> None:
+    from troubleshooter.diagnosis.conditions import OPS
+
+    for op in OPS:
+        value = ["x"] if op in ("in", "not_in") else "x"
+        text = _plain({"fact": "cpu.freq.governor", "op": op, "value": value}, {"cpu.freq.governor": "x"})
+        assert text and "cpu.freq.governor" not in text and f"({op} " not in text, (op, text)
 
 
 # ---------------------------------------------------------------------------- values from the profile and facts

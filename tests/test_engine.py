@@ -284,7 +284,7 @@ def test_walk_ask_then_probe_true_concludes_and_continues(tmp_path: Path) -> Non
         ("subt", "s1", "probe"), ("subt", "c2", "conclude"), ("sym", "done", "end")]
     probe = w.steps[1]
     assert probe.decision == "c" and probe.because == "the file is not there"
-    assert "nccl.topo_file.visible" in probe.explain and probe.evidence == {"nccl-topo-file": "canned facts"}
+    assert "the topology file is visible here: no" in probe.explain and probe.evidence == {"nccl-topo-file": "canned facts"}
     assert probe.facts == {"nccl.topo_file.path": "/etc/nccl/topo.xml"}
     concl = w.conclusions[0]
     assert concl.fixes[0]["command"] == "ls -l /etc/nccl/topo.xml" and concl.missing_facts == []

@@ -60,6 +60,9 @@ def test_question(snap_compare, size):
 def test_conclusion(snap_compare, size):
     async def run(pilot):
         await _walk_case4(pilot)
+        assert isinstance(pilot.app.screen, WalkScreen)  # a practice walk keeps its steps on screen
+        await pilot.press("r")
+        await settle(pilot.app, pilot)
         assert isinstance(pilot.app.screen, ResultsScreen)
 
     assert snap_compare(make_app(None), terminal_size=size, run_before=run)
@@ -80,6 +83,35 @@ def test_help(snap_compare, size):
     async def run(pilot):
         await settle(pilot.app, pilot)
         await pilot.press("question_mark")
+        await settle(pilot.app, pilot)
+
+    assert snap_compare(make_app("case4"), terminal_size=size, run_before=run)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_practice_feedback(snap_compare, size):
+    """A practice round after a wrong pick: the chosen probe's output, the expert's probe and why."""
+    async def run(pilot):
+        from troubleshooter.tui.screens.quiz import QuizScreen
+
+        app = pilot.app
+        await settle(app, pilot)
+        app.start_quiz("case1")
+        await settle(app, pilot)
+        assert isinstance(app.screen, QuizScreen)
+        quiz = app.screen.quiz
+        app.screen.query_one("#choices").highlighted = [o.id for o in quiz.current().options].index("ib-sysfs")
+        await pilot.press("enter")
+        await settle(app, pilot)
+
+    assert snap_compare(make_app(None), terminal_size=size, run_before=run)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_glossary_search(snap_compare, size):
+    async def run(pilot):
+        await settle(pilot.app, pilot)
+        await pilot.press("g", *"steal")
         await settle(pilot.app, pilot)
 
     assert snap_compare(make_app("case4"), terminal_size=size, run_before=run)

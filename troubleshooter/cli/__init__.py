@@ -17,7 +17,7 @@ from troubleshooter import __version__
 from troubleshooter.cli.common import _CURRENT, EXIT_CANNOT, EXIT_FAIL, EXIT_OK, CliError, _err, start  # noqa: F401
 
 VERB_MODULES = ("troubleshooter.cli.probe", "troubleshooter.cli.diagnose", "troubleshooter.cli.session",
-                "troubleshooter.cli.measure", "troubleshooter.cli.compare")
+                "troubleshooter.cli.measure", "troubleshooter.cli.compare", "troubleshooter.cli.practice")
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:

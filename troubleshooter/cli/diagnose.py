@@ -7,7 +7,7 @@ import re
 import sys
 from typing import Any
 
-from troubleshooter.service.practice import PracticeError, load_cases, practice_bundle_path
+from troubleshooter.service.practice import PracticeError, case_intro, load_cases, practice_bundle_path
 from troubleshooter.service.practice import practice_case as _practice_case
 from troubleshooter.cli.common import EXIT_FAIL, EXIT_OK, CliError, add_target_options, emitter, make_params, make_target
 
@@ -88,13 +88,14 @@ def _ask_tty(q) -> str | None:
 
 def run_diagnosis(symptom: str | None, facts, *, answers: dict[str, str], profile_id: str | None,
                   target_desc: dict[str, Any], context: list[str] | None = None, interactive: bool = True,
-                  extra: dict[str, Any] | None = None, redact: bool = True):
+                  extra: dict[str, Any] | None = None, redact: bool = True, practice: bool = False):
     """The diagnose use case (:func:`troubleshooter.service.diagnose.diagnose`), asking on the terminal."""
     from troubleshooter.service.diagnose import DiagnoseError, diagnose
 
     try:
         return diagnose(symptom, facts, answers=answers, profile_id=profile_id, target_desc=target_desc,
-                        context=context, ask=_ask_tty if interactive else None, extra=extra, redact=redact)
+                        context=context, ask=_ask_tty if interactive else None, extra=extra, redact=redact,
+                        practice=practice)
     except DiagnoseError as exc:
         raise CliError(str(exc)) from exc
 
@@ -273,12 +274,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if not (args.json or args.md):
         from rich.panel import Panel
 
-        em.rich(Panel(em.cell(case.get("story", "").strip()), title=em.cell(f"practice: {case['title']}"), expand=False))
+        em.rich(Panel(em.cell(case_intro(case)), title=em.cell(f"practice: {case['title']}"), expand=False))
         learn = True
     else:
         learn = False
     walk, doc = run_diagnosis(case["symptom"], facts, answers=dict(case.get("answers", {})),
-                              profile_id=case.get("profile"), target_desc=target.describe(), interactive=False)
+                              profile_id=case.get("profile"), target_desc=target.describe(), interactive=False,
+                              practice=True)
     if learn:
         con = em.console
         for i, s in enumerate(em.clean(walk.steps), 1):
@@ -290,5 +292,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
             if s.because or s.explain:
                 con.print(f"   [cyan]→ {em.m(s.because or s.explain)}[/]")
         con.print()
+        em.rich(Panel(em.cell(case.get("story", "").strip()), title=em.cell("the whole case"), expand=False))
     emit(doc, args)
     return EXIT_FAIL if walk.conclusions else EXIT_OK

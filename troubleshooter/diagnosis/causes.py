@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from troubleshooter import locations, yamlio
 from troubleshooter.diagnosis import conditions
-from troubleshooter.diagnosis.engine import Conclusion, display, fill, strip_links
+from troubleshooter.diagnosis.engine import Conclusion, display, fill, plain_text
 from troubleshooter.diagnosis.engine.walk import conclusion_from_node
 
 CONFIDENCES = ("confirmed", "likely")
@@ -132,6 +132,6 @@ def conclusion(f: Finding, lookup: Callable[[str, str], Any], has_side: Callable
     if verify.get("command"):
         verify["command"], miss = fill(verify["command"], lookup)
         missing += miss
-    summary = strip_links(f.cause.summary) + how
+    summary = plain_text(f.cause.summary) + how
     return Conclusion(f.cause.id, "causes", f.signature.name, f.cause.title, summary, evidence, fixes, verify, "",
                       list(f.cause.references), "", sorted(set(missing)))

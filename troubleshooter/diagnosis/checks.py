@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from troubleshooter.diagnosis import conditions
+from troubleshooter.diagnosis.engine.text import strip_case_refs
 from troubleshooter.model import facts as factmod
 from troubleshooter import locations, sources, yamlio
 from troubleshooter.model.facts import FactSet, Unknown, format_value
@@ -77,9 +78,10 @@ def load(path=None) -> list[Check]:
             errs = conditions.validate(b["when"], f"{where}.{verdict}.when")
             if errs:
                 raise CheckError("; ".join(errs))
-            blocks[verdict] = {"when": b["when"], "reason": str(b.get("reason", ""))}
+            # a preflight runs on a real node: no practice-case references in what it says
+            blocks[verdict] = {"when": b["when"], "reason": strip_case_refs(str(b.get("reason", "")))}
         out.append(Check(str(c["id"]), str(c["area"]), str(c["title"]), list(c.get("sources", [])),
-                         list(c.get("show", [])), blocks, str(c.get("why", "")), bool(c.get("measure", False)),
+                         list(c.get("show", [])), blocks, strip_case_refs(str(c.get("why", ""))), bool(c.get("measure", False)),
                          yamlio.line_of(c)))
     return out
 

@@ -20,7 +20,7 @@ import dataclasses
 import re
 from typing import Any, Callable, Mapping
 
-from troubleshooter.model.facts import Unknown, format_value
+from troubleshooter.model.facts import Unknown
 
 OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "contains", "matches", "exists", "missing")
 LOGIC = ("all", "any", "not")
@@ -40,12 +40,16 @@ class Leaf:
     result: bool | None
 
     def explain(self) -> str:
-        actual = "unknown" if isinstance(self.actual, Unknown) else format_value(self.actual)
-        side = f"{self.side}:" if self.side != "target" else ""
-        if self.op in ("exists", "missing"):
-            return f"{side}{self.fact} {self.op}: {'yes' if self.result else 'no'} ({actual})"
-        mark = {True: "✓", False: "✗", None: "?"}[self.result]
-        return f"{mark} {side}{self.fact} = {actual} ({self.op} {format_value(self.expected)})"
+        """In plain English (:func:`troubleshooter.diagnosis.plain.leaf_text`): what people read."""
+        from troubleshooter.diagnosis.plain import leaf_text
+
+        return leaf_text(self)
+
+    def raw(self) -> str:
+        """The terse form for tree authors: ``✓ perf.smmu_cmdq_pct = 24.13 (gt 5)``."""
+        from troubleshooter.diagnosis.plain import raw_leaf_text
+
+        return raw_leaf_text(self)
 
 
 Lookup = Callable[[str, str], Any]  # (fact, side) -> value or Unknown
@@ -57,7 +61,11 @@ class Result:
     leaves: list[Leaf]
 
     def explain(self) -> str:
-        return "; ".join(leaf.explain() for leaf in self.leaves)
+        """Every leaf in plain English, each once, joined with "; " (the app, the CLI and the ticket show this)."""
+        return "; ".join(dict.fromkeys(leaf.explain() for leaf in self.leaves))
+
+    def raw(self) -> str:
+        return "; ".join(leaf.raw() for leaf in self.leaves)
 
 
 def validate(cond: Any, where: str = "condition") -> list[str]:

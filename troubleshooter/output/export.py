@@ -60,6 +60,15 @@ def to_json(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, default=str)
 
 
+def _evidence_name(key: str) -> str:
+    """``SMMU command-queue time [`perf.smmu_cmdq_pct`]``: the plain name, the fact name kept in code."""
+    from troubleshooter.diagnosis.plain import evidence_label
+
+    text = evidence_label(key)
+    head, sep, name = text.rpartition(" [")
+    return f"{head} (`{name[:-1]}`)" if sep else f"`{text}`"
+
+
 def to_markdown(doc: dict[str, Any]) -> str:
     out: list[str] = []
     sym = doc["symptom"]
@@ -90,7 +99,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
                 out.append("| evidence | value |")
                 out.append("|---|---|")
                 for k, v in c["evidence"].items():
-                    out.append(f"| `{_cell(k)}` | {_cell(v)} |")
+                    out.append(f"| {_cell(_evidence_name(k))} | {_cell(v)} |")
                 out.append("")
             for fx in c.get("fixes", []):
                 needs = ", ".join(NEEDS_TEXT.get(n, n) for n in fx.get("needs", []))

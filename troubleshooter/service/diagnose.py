@@ -38,9 +38,12 @@ def engine_for(profile_id: str | None, facts: eng.FactSource | None = None) -> t
 def diagnose(symptom: str | None, facts: eng.FactSource, *, answers: dict[str, str], profile_id: str | None,
              target_desc: dict[str, Any], context: list[str] | None = None,
              ask: Callable[[eng.Question], str | None] | None = None,
-             extra: dict[str, Any] | None = None, redact: bool = True) -> tuple[eng.Walk, dict[str, Any]]:
-    """Walk ``symptom``'s tree over ``facts`` and return the walk and the diagnosis document."""
+             extra: dict[str, Any] | None = None, redact: bool = True,
+             practice: bool = False) -> tuple[eng.Walk, dict[str, Any]]:
+    """Walk ``symptom``'s tree over ``facts`` and return the walk and the diagnosis document. ``practice``:
+    a practice case, whose steps keep their references to the reference cases ("(case 2)")."""
     engine, prof = engine_for(profile_id, facts)
+    engine.practice = practice
     if symptom is None:
         raise DiagnoseError("--symptom is required; one of: " + ", ".join(t.id for t in engine.symptoms()))
     tree = engine.tree(symptom)

@@ -24,6 +24,9 @@ from troubleshooter.session import Session, SessionError
 from troubleshooter.probe.targetspec import TargetSpec  # noqa: F401  (re-exported: troubleshooter.service.guide.TargetSpec)
 
 
+_GLOSSARY: dict[str, dict[str, Any]] | None = None  # read once: the walk screen asks for every step
+
+
 @dataclasses.dataclass
 class VerifyResult:
     cause: str
@@ -52,6 +55,7 @@ class Guide:
         self.symptom: Tree | None = None
         self.verifications: list[VerifyResult] = []
         self.record_problem = ""  # why this walk is not being recorded (a read-only HOME), or ""
+        self.practice_case: dict[str, Any] | None = None  # the practice case this walk replays, if any
         # where the gap went: the metric before any fix, the reference, and the value after each fix
         self.metric: dict[str, Any] = {}
         self.measurements: list[tuple[str, float]] = []
@@ -173,6 +177,47 @@ class Guide:
         self.walk.back_to_last_question()
         self._journal({"event": "back", "answers": self.answers()})
         return True
+
+    def practice_missed(self) -> str:
+        """On a practice walk that ended without the case's causes: the lesson (Markdown), else ""."""
+        if self.practice_case is None or self.walk is None or not self.walk.done:
+            return ""
+        from troubleshooter.service.practice import missed
+
+        return missed(self.practice_case, [c.cause for c in self.walk.conclusions], self.answers())
+
+    def glossary_terms(self, step: Step) -> list[tuple[str, str]]:
+        """(glossary key, the words the step shows for it) of every glossary term the step's tree text links
+        (``[[C-state]]``, ``[[QP|queue pairs]]``), in order, each once: the app marks them and opens them."""
+        from troubleshooter.diagnosis.engine import GLOSSARY_LINK, load_glossary
+
+        global _GLOSSARY
+        if _GLOSSARY is None:
+            _GLOSSARY = load_glossary()
+        try:
+            node = self.engine.tree(step.tree).nodes.get(step.node, {})
+        except Exception:  # noqa: BLE001 - a tree changed under a resumed session: no marks, no error
+            return []
+        texts: list[str] = []
+
+        def collect(v: Any) -> None:
+            if isinstance(v, str):
+                texts.append(v)
+            elif isinstance(v, dict):
+                for x in v.values():
+                    collect(x)
+            elif isinstance(v, list):
+                for x in v:
+                    collect(x)
+
+        collect({k: v for k, v in node.items() if k in ("why", "question", "title", "summary", "branches", "choices")})
+        out: dict[str, str] = {}
+        for t in texts:
+            for m in GLOSSARY_LINK.finditer(t):
+                key = m.group(1).strip().lower()
+                if key in _GLOSSARY and key not in out:
+                    out[key] = (m.group(2) or m.group(1)).strip()
+        return list(out.items())
 
     # ------------------------------------------------------------------ results
     def doc(self, *, raw: bool = False) -> dict[str, Any]:

@@ -10,7 +10,8 @@ Each case lives in ``decision_trees/practice/<case>/``:
   ``troubleshooter demo <case>`` and the tree tests (``bundle: practice/<case>/bundle``) replay.
 
 ``decision_trees/practice/cases.yaml`` lists the cases: id, title, symptom (entry tree), profile, answers
-to the tree's questions, the causes expected, the story (what the SRE saw) and the bundle path.
+to the tree's questions, the causes expected, the intro (the symptom as the SRE first sees it: it never names
+the cause), the story (the whole case, for the debrief) and the bundle path.
 
 Rebuild every bundle after editing an output (the bundles are committed; a test checks they are up to
 date)::
@@ -62,6 +63,35 @@ def practice_case(case_id: str) -> dict[str, Any]:
         if c["id"] == case_id:
             return c
     raise PracticeError(f"unknown practice case {case_id!r}; cases: {', '.join(c['id'] for c in cases)}")
+
+
+def case_intro(case: dict[str, Any]) -> str:
+    """What the trainee is told before the walk: the symptom as an SRE first sees it, never the cause (the
+    ``story``, which names it, is for the debrief)."""
+    return str(case.get("intro") or "").strip()
+
+
+def missed(case: dict[str, Any], found: list[str], answers: list[tuple[str, str]]) -> str:
+    """On a practice walk that ends without the case's root causes: what went differently and how to find
+    them (Markdown), so a wrong answer ends in a lesson, not in "no root cause". "" when every cause was found."""
+    expect = [str(c) for c in case.get("expect") or []]
+    lost = [c for c in expect if c not in found]
+    if not lost:
+        return ""
+    given = {node.rsplit(".", 1)[-1]: choice for node, choice in answers}
+    wanted = {str(k): str(v) for k, v in (case.get("answers") or {}).items()}
+    differ = [f"`{k}`: you answered {given[k]!r}, the case's team answered {v!r}"
+              for k, v in wanted.items() if k in given and given[k] != v]
+    lines = [f"**Practice: this path did not reach {len(lost)} of the case's {len(expect)} root "
+             f"cause{'s' if len(expect) != 1 else ''}.**", ""]
+    if differ:
+        lines += ["An answer sent the walk elsewhere:", ""] + [f"- {d}" for d in differ] + [
+            "", "Press **b** to go back to the question and take the other branch."]
+    else:
+        lines += ["The walk could not settle them from this capture."]
+    lines += ["", "Or practise the case as a quiz (enter on the practice list): you choose each probe and "
+              "are shown the expert's choice and why, then a debrief with the cause and its fix.", ""]
+    return "\n".join(lines)
 
 
 def practice_bundle_path(case: dict[str, Any]) -> Path:

@@ -101,6 +101,7 @@ class TroubleshooterApp(App[int]):
 
         g = Guide.for_target(spec or self.spec, self.settings.profile or None, redactor=red,
                              on_event=self._probe_event)
+        g.engine.practice = practice  # a practice walk keeps its "(case N)" references; a real one never shows them
         return g
 
     def _probe_event(self, kind: str, obj: Any) -> None:
@@ -184,7 +185,7 @@ class TroubleshooterApp(App[int]):
             self.notify(g.record_problem, title="not recorded", severity="warning", timeout=20)
 
     def start_practice(self, case_id: str) -> None:
-        from troubleshooter.service.practice import practice_bundle_path, practice_case
+        from troubleshooter.service.practice import case_intro, practice_bundle_path, practice_case
 
         try:
             case = practice_case(case_id)
@@ -194,8 +195,33 @@ class TroubleshooterApp(App[int]):
         self.learn = True
         self.show_why = True
         spec = TargetSpec(bundle=str(practice_bundle_path(case)))
-        story = f"Practice: {case['title']}\n{case.get('story', '').strip()}"
+        story = f"Practice: {case['title']}\n{case_intro(case)}"
+        before = self.guide
         self.start_walk(case["symptom"], spec, story=story, practice=True)
+        if self.guide is not None and self.guide is not before:  # started (a bad bundle leaves the old one)
+            self.guide.practice_case = case
+
+    def start_quiz(self, case_id: str) -> None:
+        """Practice that teaches: choose each probe, read its output, then the expert's choice (service.quiz)."""
+        self._quiz_worker(case_id)
+
+    @work(thread=True, exclusive=True, group="quiz", exit_on_error=False)
+    def _quiz_worker(self, case_id: str) -> None:
+        from troubleshooter.output.redact import Redactor
+        from troubleshooter.service.quiz import Quiz
+
+        try:
+            quiz = Quiz(case_id, redactor=Redactor(self.settings.redact_extra))
+        except Exception as exc:  # noqa: BLE001 - an unknown case, a broken bundle: said as what it is
+            self.call_from_thread(self.show_error, "cannot start the practice case", str(exc))
+            return
+        self.call_from_thread(self._quiz_ready, quiz)
+
+    def _quiz_ready(self, quiz) -> None:
+        from troubleshooter.tui.screens.quiz import QuizScreen
+
+        self.sub_title = self._shown(f"practice: {quiz.title}")
+        self.push_screen(QuizScreen(quiz))
 
     def resume_session(self, session_id: str) -> None:
         self.notify("resuming: replaying the recorded answers (probes run again)…")
@@ -308,10 +334,11 @@ class TroubleshooterApp(App[int]):
     def keymap_rows(self) -> list[tuple[str, str, str]]:
         """(id, default keys, what) of every binding with an id, app first, then screen by screen."""
         from troubleshooter.tui.screens.evidence import EvidenceScreen
+        from troubleshooter.tui.screens.quiz import QuizScreen
 
         rows, seen = [], set()
         for cls in (TroubleshooterApp, StartScreen, WalkScreen, ResultsScreen, EvidenceScreen, ExportScreen,
-                    GlossaryScreen, MessageScreen):
+                    GlossaryScreen, MessageScreen, PracticeScreen, QuizScreen):
             for b in cls.BINDINGS:
                 if isinstance(b, Binding) and b.id and b.id not in seen:
                     seen.add(b.id)
@@ -324,8 +351,13 @@ class TroubleshooterApp(App[int]):
         body = HELP + "\n" + keymap_markdown(self.keymap_rows(), dict(self.settings.keymap or {}))
         self.push_screen(MessageScreen("Help", body, markdown=True))
 
-    def action_glossary(self) -> None:
-        self.push_screen(GlossaryScreen())
+    def action_glossary(self, term: str = "") -> None:
+        """The glossary; at ``term`` (a term clicked in a step), else at the newest term the walk marked."""
+        if isinstance(self.screen, GlossaryScreen):
+            return
+        if not term and isinstance(self.screen, WalkScreen):
+            term = self.screen.newest_term()
+        self.push_screen(GlossaryScreen(term))
 
     def action_toggle_learn(self) -> None:
         self.learn = not self.learn

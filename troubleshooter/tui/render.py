@@ -48,17 +48,44 @@ CONTEXT_SOURCES = ["env-self", "container-markers", "virt", "nvml", "nvidia-smi-
 
 
 # ---------------------------------------------------------------------------- rendering (pure)
-def render_step(step: eng.Step, *, show_why: bool, learn: bool) -> Any:
+def mark_terms(text: Text, terms: Iterable[tuple[str, str]]) -> Text:
+    """Glossary terms in a step's text underlined; a click opens the glossary at the term."""
+    import re
+
+    from rich.style import Style
+
+    for key, shown in terms:
+        style = Style(underline=True, meta={"@click": f"app.glossary({key!r})"})
+        text.highlight_regex(re.compile(rf"(?i)(?<!\w){re.escape(shown)}(?!\w)"), style)
+    return text
+
+
+def terms_line(terms: list[tuple[str, str]]) -> Text:
+    """"  glossary (g): C-state · turbo", each term clickable."""
+    from rich.style import Style
+
+    line = Text("  glossary (g): ", style="dim")
+    for i, (key, _shown) in enumerate(terms):
+        if i:
+            line.append(" · ", style="dim")
+        line.append(key, Style(underline=True, meta={"@click": f"app.glossary({key!r})"}))
+    return line
+
+
+def render_step(step: eng.Step, *, show_why: bool, learn: bool, terms: list[tuple[str, str]] | None = None) -> Any:
     parts: list[Any] = []
+    terms = terms or []
     if step.kind == "call":
         return Text(f"── {esc(step.title)} ──", style="bold cyan")
     if step.kind == "end":
         return Text("")
     if step.kind == "ask":
-        parts.append(Text.assemble(("? ", "bold yellow"), (esc(step.title), "bold")))
+        parts.append(mark_terms(Text.assemble(("? ", "bold yellow"), (esc(step.title), "bold")), terms))
         if show_why and step.why:
-            parts.append(Text(f"  {esc(step.why)}", style="italic dim"))
+            parts.append(mark_terms(Text(f"  {esc(step.why)}", style="italic dim"), terms))
         parts.append(Text(f"  → {esc(step.because)}", style="yellow"))
+        if terms and show_why:
+            parts.append(terms_line(terms))
         return Group(*parts)
     if step.kind == "conclude":
         parts.append(Text.assemble(("ROOT CAUSE ", "bold white on red"), (" " + esc(step.title), "bold red")))
@@ -66,25 +93,33 @@ def render_step(step: eng.Step, *, show_why: bool, learn: bool) -> Any:
             parts.append(Text(f"  {esc(step.because)}"))
         return Group(*parts)
     # probe
-    parts.append(Text.assemble(("● ", "bold cyan"), (esc(step.title), "bold")))
+    parts.append(mark_terms(Text.assemble(("● ", "bold cyan"), (esc(step.title), "bold")), terms))
     if show_why and step.why:
-        parts.append(Text(f"  {esc(step.why)}", style="italic dim"))
+        parts.append(mark_terms(Text(f"  {esc(step.why)}", style="italic dim"), terms))
     if step.facts:
+        from troubleshooter.diagnosis.plain import evidence_label
+
         t = Table.grid(padding=(0, 1))
-        t.add_column(style="dim", no_wrap=True)
+        # learning: each fact by its plain name (the fact's own name after it, for grep); else the names
+        t.add_column(style="dim", no_wrap=not learn, overflow="fold", max_width=44 if learn else None)
         t.add_column(overflow="fold")
         for k, v in step.facts.items():
+            name = evidence_label(k) if learn else k
             if v.startswith("unknown"):
-                t.add_row(Text(f"  {esc(k)}"), Text("unknown", style="magenta"))
+                t.add_row(Text(f"  {esc(name)}"), Text("unknown", style="magenta"))
             else:
-                t.add_row(Text(f"  {esc(k)}"), Text(esc(v)))
+                t.add_row(Text(f"  {esc(name)}"), Text(esc(v)))
         parts.append(t)
     bad = [f"{k}: {v}" for k, v in step.evidence.items() if not v.startswith(("ok", "from", "canned"))]
     for line in bad[:4]:
         parts.append(Text(f"  ! {esc(line)}", style="magenta"))
-    parts.append(Text(f"  → {esc(step.because or step.decision)}", style="green"))
+    parts.append(mark_terms(Text(f"  → {esc(step.because or step.decision)}", style="green"), terms))
     if learn and step.explain:
-        parts.append(Text(f"    {esc(step.explain)}", style="dim"))
+        from troubleshooter.diagnosis.plain import condense
+
+        parts.append(Text(f"    {esc(condense(step.explain))}", style="dim"))
+    if terms and show_why:
+        parts.append(terms_line(terms))
     return Group(*parts)
 
 
@@ -104,7 +139,9 @@ def conclusion_markdown(c: eng.Conclusion) -> str:
     lines = [f"## {c.title}", "", c.summary or "", ""]
     if c.evidence:
         lines += ["**Evidence**", ""]
-        lines += [f"- `{k}` = {v}" for k, v in c.evidence.items()]
+        from troubleshooter.diagnosis.plain import evidence_label
+
+        lines += [f"- {evidence_label(k)}: {v}" for k, v in c.evidence.items()]
         lines.append("")
     for i, fx in enumerate(c.fixes, 1):
         needs = ", ".join(NEEDS_TEXT.get(n, n) for n in fx.get("needs", []))

@@ -67,17 +67,15 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        # the results screen is pushed when the walk ends; look at the walk first
+        # a practice walk keeps its steps on screen when it ends (learn mode); r opens the results
         if isinstance(app.screen, ResultsScreen):
             app.pop_screen()
             await pilot.pause()
-            await save(app, pilot, "02-case4-probe-step")
-            app.push_screen(ResultsScreen(app.guide))
-            await save(app, pilot, "03-case4-conclusion")
-            app.push_screen(ExportScreen(app.guide, data / "exports"))
-            await save(app, pilot, "04-export-preview")
-        else:
-            await save(app, pilot, "02-case4-probe-step")
+        await save(app, pilot, "02-case4-probe-step")
+        app.push_screen(ResultsScreen(app.guide))
+        await save(app, pilot, "03-case4-conclusion")
+        app.push_screen(ExportScreen(app.guide, data / "exports"))
+        await save(app, pilot, "04-export-preview")
     # 5. case 2 (three causes) in learn mode
     app = app_for(None)
     async with app.run_test(size=size) as pilot:
@@ -86,7 +84,38 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
+        if not isinstance(app.screen, ResultsScreen):
+            app.push_screen(ResultsScreen(app.guide))
         await save(app, pilot, "05-case2-results")
+    # 6-7. practice that teaches: a round after a wrong pick, then the debrief
+    app = app_for(None)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        app.start_quiz("case1")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        quiz = app.screen.quiz  # type: ignore[attr-defined]
+        choices = app.screen.query_one("#choices")
+        first = quiz.current()
+        choices.highlighted = [o.id for o in first.options].index(next(o.id for o in first.options if o.id != first.expert))
+        await pilot.press("enter")
+        await save(app, pilot, "06-practice-round")
+        await pilot.press("enter")  # next round
+        while not quiz.done:
+            r = quiz.current()
+            await pilot.pause()
+            choices.highlighted = [o.id for o in r.options].index(r.expert)
+            await pilot.press("enter")
+            await pilot.pause()
+            await pilot.press("enter")
+        await pilot.pause(0.3)  # the debrief scrolls to its top once laid out
+        await save(app, pilot, "07-practice-debrief")
+    # 8. the glossary, searched
+    app = app_for("case4")
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await pilot.press("g", *"numa")
+        await save(app, pilot, "08-glossary-search")
     shutil.rmtree(data, ignore_errors=True)
     return written
 

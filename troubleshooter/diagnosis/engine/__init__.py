@@ -26,7 +26,7 @@ from troubleshooter.diagnosis.engine.cache import (  # noqa: F401
     _decode_mapping, _encode_doc, load_trees,
 )
 from troubleshooter.diagnosis.engine.text import (  # noqa: F401
-    GLOSSARY_LINK, display, fill, linked_terms, load_glossary, strip_links, template_facts,
+    GLOSSARY_LINK, CASE_REF, display, fill, linked_terms, load_glossary, plain_text, strip_case_refs, strip_links, template_facts,
 )
 from troubleshooter.diagnosis.engine.walk import (  # noqa: F401
     Choice, Conclusion, Engine, FactSource, HYP_STATES, Hypothesis, MissingAnswer, Question, Step, Walk, auto_walk,

@@ -231,7 +231,7 @@ def load_tree(path: Path) -> Tree:
 
 #: data files beside the trees that are not trees: the preflight checks, the glossary, the causes with their
 #: signatures, the Xid catalogue
-NOT_TREES = frozenset({"checks.yaml", "glossary.yaml", "causes.yaml", "xid.yaml"})
+NOT_TREES = frozenset({"checks.yaml", "glossary.yaml", "causes.yaml", "xid.yaml", "fact_labels.yaml"})
 
 
 def tree_files(directory: Path | None = None) -> list[Path]:

@@ -29,6 +29,23 @@ def strip_links(text: str) -> str:
     return GLOSSARY_LINK.sub(lambda m: m.group(2) or m.group(1), text or "")
 
 
+#: a practice-case reference in tree text: "(case 2)", "(case 3: the residual gap was a version difference)",
+#: "(as in case 2)". Trees write every such reference as one parenthetical, so it can be left out of real
+#: steps and tickets and kept where a trainee practises on the case (tests/test_trees.py holds them to it).
+CASE_REF = re.compile(r"\s*\((?:as in )?case \d\b[^()]*\)", re.I)
+
+
+def strip_case_refs(text: str) -> str:
+    """'~4% of step time (case 2)' -> '~4% of step time': no practice case in a real node's steps or tickets."""
+    return CASE_REF.sub("", text or "")
+
+
+def plain_text(text: str, practice: bool = False) -> str:
+    """Tree text as shown: glossary links as their words; practice-case references only when practising."""
+    text = strip_links(text)
+    return text if practice else strip_case_refs(text)
+
+
 def linked_terms(text: str) -> list[str]:
     return [m.group(1).strip() for m in GLOSSARY_LINK.finditer(text or "")]
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 from troubleshooter.diagnosis import conditions
 from troubleshooter.diagnosis.engine.cache import load_trees
 from troubleshooter.diagnosis.engine.schema import Tree, TreeError
-from troubleshooter.diagnosis.engine.text import display, fill, strip_links
+from troubleshooter.diagnosis.engine.text import display, fill, plain_text, strip_links
 
 # ---------------------------------------------------------------------------- walking
 @dataclasses.dataclass
@@ -51,7 +51,7 @@ class Conclusion:
 
 
 def conclusion_from_node(tree_id: str, nid: str, node: dict[str, Any], lookup: Callable[[str, str], Any],
-                         has_side: Callable[[str], bool]) -> Conclusion:
+                         has_side: Callable[[str], bool], *, practice: bool = False) -> Conclusion:
     """A ``conclude`` node as a conclusion: evidence facts looked up, fix and verify commands filled shell-quoted.
     The walk uses it, and so does a cause's signature that names the node (decision_trees/causes.yaml)."""
     evidence = {}
@@ -65,16 +65,16 @@ def conclusion_from_node(tree_id: str, nid: str, node: dict[str, Any], lookup: C
     for fx in node.get("fix", []):
         cmd, miss = fill(fx["command"], lookup)
         missing += miss
-        fixes.append({"title": fx["title"], "command": cmd, "context": fx.get("context", "any"),
-                      "needs": list(fx.get("needs", [])), "note": fx.get("note", "")})
+        fixes.append({"title": plain_text(fx["title"], practice), "command": cmd, "context": fx.get("context", "any"),
+                      "needs": list(fx.get("needs", [])), "note": plain_text(fx.get("note", ""), practice)})
     verify = dict(node.get("verify", {}))
     if verify:
         verify["command"], miss = fill(verify["command"], lookup)
         missing += miss
     cause = node.get("cause", nid)
-    return Conclusion(cause, tree_id, nid, node.get("title", cause), strip_links(node.get("summary", "")),
-                      evidence, fixes, verify, strip_links(node.get("caution", "")), list(node.get("references", [])),
-                      node.get("recovered", ""), sorted(set(missing)))
+    return Conclusion(cause, tree_id, nid, node.get("title", cause), plain_text(node.get("summary", ""), practice),
+                      evidence, fixes, verify, plain_text(node.get("caution", ""), practice), list(node.get("references", [])),
+                      plain_text(node.get("recovered", ""), practice), sorted(set(missing)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,6 +175,10 @@ class Walk:
         self._history: list[_State] = []
         self._add_hypotheses(self.root)
 
+    def _text(self, text: str) -> str:
+        """Tree text for a step: practice-case references only on a practice walk (engine.practice)."""
+        return plain_text(text, self.engine.practice)
+
     # -- state
     def _add_hypotheses(self, tree: Tree) -> None:
         for h in tree.hypotheses:
@@ -274,7 +278,7 @@ class Walk:
             raise TreeError(f"{tree.id}.{nid}: no choice {choice_id!r}; choices: {', '.join(c['id'] for c in node['choices'])}")
         self._snapshot()
         self.state.answers[f"{tree.id}.{nid}"] = choice_id
-        self.state.steps.append(Step(tree.id, nid, "ask", node.get("question", nid), strip_links(node.get("why", "")),
+        self.state.steps.append(Step(tree.id, nid, "ask", node.get("question", nid), self._text(node.get("why", "")),
                                      decision=choice_id,
                                      because=f"{'assumed (no answer given)' if assumed else 'answered'}: {choice['label']}",
                                      next=choice["next"]))
@@ -293,13 +297,13 @@ class Walk:
             return None
         self._snapshot()
         if kind == "end":
-            step = Step(tree.id, nid, "end", node.get("title", "end"), strip_links(node.get("why", "")))
+            step = Step(tree.id, nid, "end", node.get("title", "end"), self._text(node.get("why", "")))
             self.state.steps.append(step)
             self._return()
         elif kind == "call":
             sub = self.engine.tree(node["tree"])
             self._add_hypotheses(sub)
-            step = Step(tree.id, nid, "call", node.get("title", sub.title), strip_links(node.get("why", sub.why)),
+            step = Step(tree.id, nid, "call", node.get("title", sub.title), self._text(node.get("why", sub.why)),
                         next=f"{sub.id}.{sub.start}")
             self.state.steps.append(step)
             self.state.stack.append((sub.id, sub.start))
@@ -336,6 +340,7 @@ class Walk:
                 break
             if res.value is None:
                 undecided.append(res.explain())
+        undecided = list(dict.fromkeys("; ".join(undecided).split("; "))) if undecided else []
         if chosen is None and undecided and "unknown" in node:
             chosen, explain = node["unknown"], "; ".join(undecided)
         if chosen is None:
@@ -347,8 +352,8 @@ class Walk:
         for name in node.get("show", []):
             side, _, fname = name.rpartition(":") if ":" in name else ("target", "", name)
             shown[name] = display(fname, self.lookup(fname, side or "target"))
-        because = chosen.get("because", "")
-        step = Step(tree.id, nid, "probe", node.get("title", nid), strip_links(node.get("why", "")),
+        because = self._text(chosen.get("because", ""))
+        step = Step(tree.id, nid, "probe", node.get("title", nid), self._text(node.get("why", "")),
                     decision=chosen["next"], because=because, explain=explain, facts=shown, evidence=evidence,
                     next=chosen["next"])
         self.state.steps.append(step)
@@ -357,7 +362,7 @@ class Walk:
         return step
 
     def _conclude(self, tree: Tree, nid: str, node: dict[str, Any]) -> Step:
-        concl = conclusion_from_node(tree.id, nid, node, self.lookup, self.facts.has_side)
+        concl = conclusion_from_node(tree.id, nid, node, self.lookup, self.facts.has_side, practice=self.engine.practice)
         cause, evidence = concl.cause, concl.evidence
         if not any(c.cause == cause for c in self.state.conclusions):
             self.state.conclusions.append(concl)
@@ -367,7 +372,7 @@ class Walk:
             shown = [f"{k}={v}" for k, v in list(evidence.items())[:3]]
             self.state.hypotheses[hyp].evidence = f"root cause `{cause}`: " + "; ".join(shown) + \
                 ("; …" if len(evidence) > 3 else "")
-        step = Step(tree.id, nid, "conclude", concl.title, strip_links(node.get("why", "")), decision=cause,
+        step = Step(tree.id, nid, "conclude", concl.title, self._text(node.get("why", "")), decision=cause,
                     because=concl.summary, facts=evidence, next=node.get("next", ""))
         self.state.steps.append(step)
         if node.get("next"):
@@ -381,6 +386,7 @@ class Engine:
     def __init__(self, trees: dict[str, Tree] | None = None, profile: dict[str, Any] | None = None) -> None:
         self.trees = trees if trees is not None else load_trees()
         self.profile = profile or {}
+        self.practice = False  # a practice walk: steps keep their "(case N)" references to the reference cases
 
     def tree(self, tree_id: str) -> Tree:
         if tree_id not in self.trees:

@@ -118,25 +118,100 @@ class ExportScreen(ModalScreen[None]):
 
 
 class GlossaryScreen(Screen[None]):
+    """The glossary: a search box, the terms that match, the term's entry. ``term`` opens it at that term (a
+    term marked in a step). It opens on the terms, where q quits as on every screen; / (or any letter that is
+    no key of the app, such as the s of "steal") starts the search, and what is typed in the search box is
+    text, never a key of the app."""
+
     # esc closes it like help (back where g was pressed); q quits, as on every screen
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="glossary.back")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="glossary.back"),
+                Binding("slash", "search", "Search", id="glossary.search", tooltip="Search the glossary"),
+                Binding("down", "to_terms", "Terms", id="glossary.terms", show=False,
+                        tooltip="From the search box down to the terms")]
+
+    def __init__(self, term: str = "") -> None:
+        super().__init__()
+        self.terms = eng.load_glossary()
+        self.start_term = term.lower()
 
     def compose(self) -> ComposeResult:
         yield Header()
-        terms = eng.load_glossary()
         with Horizontal():
-            yield OptionList(*[Option(t["term"], id=k) for k, t in sorted(terms.items())], id="terms")
+            with Vertical(id="terms-side"):
+                yield Input(placeholder="/ to search", id="glossary-search", select_on_focus=False)
+                yield OptionList(id="terms")
             with VerticalScroll(id="term-detail"):
                 yield _markdown("Pick a term.", id="term-md")
         yield Footer()
 
+    def on_mount(self) -> None:
+        self.fill("")
+        ol = self.query_one("#terms", OptionList)
+        if self.start_term in self.terms:
+            ids = [ol.get_option_at_index(i).id for i in range(ol.option_count)]
+            ol.highlighted = ids.index(self.start_term)
+            self.show_term(self.start_term)
+        ol.focus()
+
+    def action_search(self) -> None:
+        self.query_one("#glossary-search", Input).focus()
+
+    def on_key(self, event) -> None:
+        """A letter typed on the terms that is no key of the app starts the search with it (the event stops
+        here, so the app never sees it); in the search box the Input takes every printable key itself."""
+        search = self.query_one("#glossary-search", Input)
+        if self.focused is search or not event.character or not event.is_printable:
+            return
+        if not event.character.isalnum() or event.key in self.active_bindings:
+            return
+        event.stop()
+        event.prevent_default()
+        search.focus()
+        search.insert_text_at_cursor(event.character)
+
+    def matches(self, query: str) -> list[str]:
+        """Term keys whose name matches ``query`` first, then those whose text does (case-insensitive)."""
+        q = query.strip().lower()
+        keys = sorted(self.terms, key=lambda k: self.terms[k]["term"].lower())
+        if not q:
+            return keys
+        by_name = [k for k in keys if q in k]
+        by_text = [k for k in keys if k not in by_name and
+                   q in f"{self.terms[k].get('short', '')} {self.terms[k].get('long', '')}".lower()]
+        return by_name + by_text
+
+    def fill(self, query: str) -> None:
+        ol = self.query_one("#terms", OptionList)
+        ol.clear_options()
+        found = self.matches(query)
+        ol.add_options([Option(esc(self.terms[k]["term"]), id=k) for k in found])
+        if found:
+            ol.highlighted = 0
+            self.show_term(found[0])
+        else:
+            self.query_one("#term-md").update(f"No term matches “{esc(query)}”.")  # type: ignore[attr-defined]
+
+    @on(Input.Changed, "#glossary-search")
+    def searched(self, event: Input.Changed) -> None:
+        self.fill(event.value)
+
+    @on(Input.Submitted, "#glossary-search")
+    def search_done(self, event: Input.Submitted) -> None:
+        self.action_to_terms()
+
+    def action_to_terms(self) -> None:
+        self.query_one("#terms", OptionList).focus()
+
     @on(OptionList.OptionHighlighted, "#terms")
     def show(self, event: OptionList.OptionHighlighted) -> None:
+        self.show_term(event.option.id or "")
+
+    def show_term(self, key: str) -> None:
         from textual.widgets import Markdown
 
-        t = eng.load_glossary().get(event.option.id or "", {})
+        t = self.terms.get(key, {})
         body = f"# {t.get('term', '')}\n\n{t.get('short', '')}\n\n{t.get('long', '')}"
-        self.query_one("#term-md", Markdown).update(body)
+        self.query_one("#term-md", Markdown).update(esc(body))
 
 
 HELP = """\
@@ -160,7 +235,9 @@ HELP = """\
 | m | results | record the step time after a fix: the ticket shows where the gap went, fix by fix |
 | e | walk, results | export the ticket (Markdown, JSON, bundle) |
 | p s d o | symptom list | preflight, resume a session, practise, open a bundle |
-| g | anywhere | glossary |
+| enter / w | practice cases | the quiz (you choose each probe, read its output, then the expert's choice, a score, a debrief) / watch the expert walk it |
+| o / d | a practice round | the whole output of the probe you chose / the expert walk of this case |
+| g | anywhere | glossary: at the newest term a step underlined (a click on a term opens it too); / searches it (typing there is text, never a key) |
 | ? | anywhere | this help |
 | ctrl+p | anywhere | command palette (every action) |
 | t | anywhere | light / dark theme |

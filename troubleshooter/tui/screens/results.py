@@ -88,9 +88,10 @@ class ResultsScreen(Screen[None]):
         yield Footer()
 
     def _empty_text(self, conc) -> str:
+        lesson = self.guide.practice_missed()  # a practice walk that missed its case's cause says how to find it
         if conc:
-            return "Pick a cause."
-        return no_cause_text(self.guide.walk.hypotheses if self.guide.walk else [], done=self.guide.done)
+            return (lesson + "\n" if lesson else "") + "Pick a cause."
+        return lesson + no_cause_text(self.guide.walk.hypotheses if self.guide.walk else [], done=self.guide.done)
 
     def on_mount(self) -> None:
         causes = self.query_one("#causes", OptionList)

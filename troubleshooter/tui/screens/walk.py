@@ -49,6 +49,7 @@ class WalkScreen(Screen[None]):
         self.run_started = 0.0
         self.busy = False
         self.shown = 0  # steps of the walk in the transcript
+        self.terms_seen: list[str] = []  # glossary terms the steps marked, newest first (g opens the first)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -83,6 +84,7 @@ class WalkScreen(Screen[None]):
         for w in list(tr.query(".step")):
             w.remove()
         self.shown = 0
+        self.terms_seen = []
         for s in self.guide.walk.steps if self.guide.walk else []:
             self.add_step(s, scroll=False)
         tr.anchor()  # stays at the newest step, whenever the layout lands (a scroll_end here raced it)
@@ -90,7 +92,10 @@ class WalkScreen(Screen[None]):
 
     def add_step(self, step: eng.Step, scroll: bool = True) -> None:
         app: TroubleshooterApp = self.app  # type: ignore[assignment]
-        r = render_step(step, show_why=app.show_why, learn=app.learn)
+        terms = self.guide.glossary_terms(step) if step.kind in ("probe", "ask") else []
+        if terms:
+            self.terms_seen = [k for k, _ in terms] + [k for k in self.terms_seen if k not in dict(terms)]
+        r = render_step(step, show_why=app.show_why, learn=app.learn, terms=terms)
         self.shown += 1
         if step.kind == "end":
             return
@@ -152,6 +157,10 @@ class WalkScreen(Screen[None]):
         else:
             st.update(Text("esc: symptoms · ?: help", style="dim"))
 
+    def newest_term(self) -> str:
+        """The glossary term the newest marked step links (g opens the glossary there), or ""."""
+        return self.terms_seen[0] if self.terms_seen else ""
+
     # -- driving
     def continue_walk(self) -> None:
         self.busy = True
@@ -195,7 +204,10 @@ class WalkScreen(Screen[None]):
         if self.guide.session and self.guide.session.write_error:
             self.app.notify(esc(self.guide.session.write_error), severity="error", timeout=10, markup=False)
         if self.guide.done:
-            self.app.push_screen(ResultsScreen(self.guide))
+            # learning (a practice walk, learn mode), the steps are the lesson: they stay on screen and the
+            # status line says r opens the results; otherwise the results open
+            if not getattr(self.app, "learn", False):
+                self.app.push_screen(ResultsScreen(self.guide))
 
     @on(OptionList.OptionSelected, "#choices")
     def answered(self, event: OptionList.OptionSelected) -> None:

@@ -82,8 +82,10 @@ def test_practice_case4_to_ticket(tmux):
     tmux.keys("d")  # practise
     tmux.wait_for("Case 4")
     # move the highlight to case 4 (the list is in cases.yaml order: case1..case4, healthy)
-    tmux.keys("Down", "Down", "Down", "Enter")
+    # w: watch the expert walk it (Enter starts the quiz); a practice walk stays on its steps, r opens Results
+    tmux.keys("Down", "Down", "Down", "w")
     tmux.wait_for("root cause", timeout=60)
+    tmux.keys("r")
     s = tmux.wait_for("NCCL topology file and", timeout=10)
     assert "1 root cause" in s
     tmux.keys("e")

@@ -10,7 +10,7 @@ from troubleshooter.diagnosis import conditions, profiles
 from troubleshooter.model import facts as factmod
 from troubleshooter import locations, sources, yamlio
 from troubleshooter.diagnosis import engine as eng
-from troubleshooter.diagnosis.engine import Engine, Tree, TreeError
+from troubleshooter.diagnosis.engine import NEED_WANTS, Engine, Tree, TreeError
 
 
 def _labelled_edges(node: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -66,6 +66,10 @@ def lint(trees: dict[str, Tree] | None = None, directory: Path | None = None) ->
                     problems.append(f"{where(nid)}: a probe needs an explicit 'unknown' branch (facts may be unknown)")
                 if "default" not in node:
                     problems.append(f"{where(nid)}: a probe needs a 'default' branch (when no condition holds)")
+                for need in node.get("needs", []):
+                    wants = NEED_WANTS.get(need)
+                    if wants and not (set(wants) & set(node.get("sources", [])) | set(wants) & set(node.get("sides", []))):
+                        problems.append(f"{where(nid)}: needs {need} but neither reads {' nor '.join(wants)}")
                 for s in node.get("sources", []):
                     if s not in registry:
                         problems.append(f"{where(nid)}: unknown source {s!r}")
@@ -82,6 +86,8 @@ def lint(trees: dict[str, Tree] | None = None, directory: Path | None = None) ->
                     f = name.split(":", 1)[-1]
                     if not factmod.is_known_name(f):
                         problems.append(f"{where(nid)}: shows unknown fact {f!r}")
+            if node.get("needs") and kind != "probe":
+                problems.append(f"{where(nid)}: only a probe step 'needs' something (it is asked for before it runs)")
             if kind in ("probe", "ask", "conclude") and not node.get("why"):
                 problems.append(f"{where(nid)}: every step needs a 'why' (what it checks, what the signal means)")
             if kind == "call":

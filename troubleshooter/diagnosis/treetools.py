@@ -221,9 +221,20 @@ def _lint_templates(t: Tree, registry) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- graphs
+def cut_words(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, cut between words with a visible "…" (never mid-word)."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    if text[width - 1] != " " and " " in head:
+        head = head[: head.rindex(" ")]
+    return head.rstrip(" ,;:(") + "…"
+
+
 def _label(node_id: str, node: dict[str, Any]) -> str:
     text = node.get("title") or node.get("question") or node_id
-    return text.replace('"', "'")[:60]
+    return cut_words(text.replace('"', "'"), 60)
 
 
 def mermaid(t: Tree) -> str:
@@ -240,7 +251,7 @@ def mermaid(t: Tree) -> str:
             if kind == "next":
                 lines.append(f"  {src} --> {dst}")
             else:
-                text = (label or "when")[:30] if kind in ("branch", "choice") else label
+                text = cut_words(label or "when", 30) if kind in ("branch", "choice") else label
                 lines.append(f"  {src} {arrows[kind]}|{text}| {dst}")
     return "\n".join(lines).replace("|)", ")|") + "\n"
 
@@ -257,7 +268,7 @@ def dot(t: Tree) -> str:
             elif kind in ("unknown", "default"):
                 lines.append(f'  "{nid}" -> "{target}" [style=dashed, label="{label}"];')
             else:
-                lines.append(f'  "{nid}" -> "{target}" [label="{label[:30]}"];')
+                lines.append(f'  "{nid}" -> "{target}" [label="{cut_words(label, 30)}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 

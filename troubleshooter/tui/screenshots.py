@@ -31,6 +31,15 @@ def _freeze() -> None:
     session.secrets.token_hex = lambda n=2: "0000"[: n * 2]
 
 
+def keep_spaces(svg: Path) -> None:
+    """Mark the SVG's text as preformatted: without it librsvg drops the space that starts a text run (a styled
+    word followed by plain text), and the PNGs read "Commands(enter", "^pp alette" where the terminal shows
+    "Commands (enter" and "^p palette"."""
+    text = svg.read_text()
+    if 'xml:space="preserve"' not in text:
+        svg.write_text(text.replace("<svg ", '<svg xml:space="preserve" ', 1))
+
+
 async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
     from troubleshooter.service.practice import practice_bundle_path, practice_case
     from troubleshooter.service.guide import TargetSpec
@@ -53,6 +62,7 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause()
         path = out / f"{name}.svg"
         app.save_screenshot(filename=path.name, path=str(out))
+        keep_spaces(path)
         written.append(path)
 
     # 1. start screen

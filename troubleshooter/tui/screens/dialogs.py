@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 from troubleshooter.output.safe import escape_controls as esc, markup
 from troubleshooter.diagnosis import engine as eng
 from troubleshooter.tui.render import _markdown
+from troubleshooter.tui.screens.filter import Filterable
 
 if TYPE_CHECKING:  # pragma: no cover
     from troubleshooter.service.guide import Guide
@@ -117,9 +118,10 @@ class ExportScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class GlossaryScreen(Screen[None]):
-    # esc closes it like help (back where g was pressed); q quits, as on every screen
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="glossary.back")]
+class GlossaryScreen(Filterable, Screen[None]):
+    # esc closes it like help (back where g was pressed); q quits, as on every screen; / searches the terms
+    FILTER_LIST = "terms"
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="glossary.back"), Filterable.FILTER_BINDING]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -159,6 +161,8 @@ HELP = """\
 | v | results | verify: re-run the probes of the selected cause and compare before / after |
 | m | results | record the step time after a fix: the ticket shows where the gap went, fix by fix |
 | e | walk, results | export the ticket (Markdown, JSON, bundle) |
+| / | symptom list, sessions, glossary | search the list: type to filter, enter to the list, esc clears |
+| a | symptom list | attach: run the probes in a running Slurm job, container or training process |
 | p s d o | symptom list | preflight, resume a session, practise, open a bundle |
 | g | anywhere | glossary |
 | ? | anywhere | this help |

@@ -58,9 +58,9 @@ class ResultsScreen(Screen[None]):
         Binding("c", "copy", "Copy", id="results.copy", tooltip="Copy the selected command"),
         Binding("v", "verify", "Verify", id="results.verify", tooltip="Re-run the probes of this cause"),
         Binding("e", "export", "Export", id="results.export", tooltip="Export the ticket"),
-        Binding("m", "measure", "Record a measurement", id="results.measure",
+        Binding("m", "measure", "Measure", id="results.measure",
                 tooltip="Record the step time (or throughput) after a fix: the ticket shows where the gap went"),
-        Binding("b", "app.pop_screen", "Back to walk", id="results.back", tooltip="The walk's steps (esc: the symptom list)"),
+        Binding("b", "app.pop_screen", "Walk", id="results.back", tooltip="The walk's steps (esc: the symptom list)"),
     ]
 
     def __init__(self, guide: Guide) -> None:

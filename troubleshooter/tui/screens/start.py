@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 from troubleshooter.tui.screens.checks import ChecksScreen
 from troubleshooter.tui.screens.compare import CompareScreen, FanoutScreen
 from troubleshooter.tui.screens.dialogs import InputScreen
+from troubleshooter.tui.screens.filter import Filterable
 from troubleshooter.tui.messages import ContextReady
 from troubleshooter.tui.screens.practice import PracticeScreen
 from troubleshooter.tui.screens.sessions import SessionsScreen
@@ -27,8 +28,10 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 # ---------------------------------------------------------------------------- start
-class StartScreen(Screen[None]):
+class StartScreen(Filterable, Screen[None]):
+    FILTER_LIST = "symptoms"
     BINDINGS = [
+        Filterable.FILTER_BINDING,
         Binding("p", "preflight", "Preflight", id="start.preflight", tooltip="Run every preflight check here"),
         Binding("s", "resume", "Resume", id="start.resume", tooltip="Resume a saved session"),
         Binding("d", "practice", "Practise", id="start.practice", tooltip="Practise on a reference case"),
@@ -42,7 +45,7 @@ class StartScreen(Screen[None]):
         with VerticalScroll(id="start"):
             yield Static("[dim]probing where we are…[/]", id="context")
             yield Static("[dim]looking for running jobs, containers and training processes…[/]", id="running")
-            yield Static("[b]What do you see?[/b]  pick a symptom (enter), or a attach · p preflight · s resume · d practise · o open",
+            yield Static("[b]What do you see?[/b]  pick a symptom (enter, / search), or a attach · p preflight · s resume · d practise · o open",
                          id="prompt")
             yield OptionList(id="symptoms")
         yield Footer()
@@ -64,6 +67,7 @@ class StartScreen(Screen[None]):
 
     def refresh_symptoms(self) -> None:
         ol = self.query_one("#symptoms", OptionList)
+        self.forget_filter()
         ol.clear_options()
         guide = self.app.guide  # type: ignore[attr-defined]
         self._walk_offered = guide is not None and guide.walk is not None and guide.symptom is not None

@@ -58,6 +58,13 @@ class Finding:
             return f"{name}: {len(self.contexts)}"
         return f"{name}: {self.state}"
 
+    def short(self) -> str:
+        """The line, with a long reason cut to "none" (the attach dialog says it whole)."""
+        if self.contexts or len(self.state) <= 40:
+            return self.line()
+        name = {"jobs": "Slurm jobs", "containers": "containers", "processes": "training processes"}[self.kind]
+        return f"{name}: none"
+
 
 def _why_not(ev: Evidence, tool: str) -> str:
     """Why ``tool`` gave nothing usable, in words."""

@@ -218,6 +218,8 @@ class Guide:
         for _ in range(1000):
             if self.current() is None or self.question() is not None:
                 return
+            if self.walk is not None and self.walk.stop_at_needs and self.walk.unmet():
+                return  # the app asks for what the next step needs (Guide.need)
             if cancelled is not None and cancelled():
                 return
             self.advance(on_step)

@@ -30,8 +30,8 @@ SKIP = "skip"
 
 
 def findings_line(findings: list[Finding]) -> str:
-    """One line for the start screen: what runs here, or why each search found nothing."""
-    return " · ".join(f.line() for f in findings)
+    """One line for the start screen: what runs here, or in short why a search found nothing."""
+    return " · ".join(f.short() for f in findings)
 
 
 class AttachScreen(ModalScreen[tuple[str, ...] | str | None]):
@@ -83,11 +83,15 @@ class AttachScreen(ModalScreen[tuple[str, ...] | str | None]):
 
     def show(self, findings: list[Finding]) -> None:
         self.app.running = findings  # type: ignore[attr-defined]
-        self.query_one("#attach-state", Static).update(Text(esc(findings_line(findings), one_line=True), style="dim"))
+        wanted = ("jobs", "containers") if self.need is not None and self.need.kind == "job-context" else None
+        # the list says why a search found nothing; the line above it is then only how many there are
+        state = self.query_one("#attach-state", Static)
+        state.update(Text(" · ".join(f"{TITLES[f.kind].split(' (')[0]}: {len(f.contexts)}" for f in findings
+                                     if not wanted or f.kind in wanted), style="dim"))
+        state.display = self.need is None  # asked by a step: room for the list and the keys instead
         ol = self.query_one("#contexts", OptionList)
         ol.clear_options()
         self.contexts.clear()
-        wanted = ("jobs", "containers") if self.need is not None and self.need.kind == "job-context" else None
         for f in findings:
             if wanted and f.kind not in wanted:
                 continue

@@ -110,3 +110,36 @@ def test_discovery_here_never_raises():
     found = discover.everything()
     assert [f.kind for f in found] == ["jobs", "containers", "processes"]
     assert all(f.contexts or f.state for f in found)
+
+
+def test_a_target_given_mid_walk_is_journaled_and_resumed(tmp_path, monkeypatch):
+    """The job's context chosen when a step asked for it is where a resumed session runs too; a need the person
+    went on without is not asked again on resume."""
+    from troubleshooter.service.guide import Guide
+    from troubleshooter.session import Session
+
+    monkeypatch.setenv("TROUBLESHOOTER_DATA_DIR", str(tmp_path / "data"))
+    g = Guide.for_target(TargetSpec())
+    g.ask_needs = True
+    g.begin("host-ok-container-slow", session_dir=tmp_path)
+    g.run_to_question()
+    need = g.need()
+    assert need is not None and need.kind == "job-context" and "--exec" in need.rerun
+    assert g.walk.steps == [] or all(s.node != "compare" for s in g.walk.steps)
+    g.provide(from_args(["--exec", "env"], g.spec))
+    g.run_to_question()
+    assert g.target.kind == "exec" and any(s.node == "compare" for s in g.walk.steps)
+    r = Guide.resume(Session.open(g.session.id, tmp_path))
+    assert r.target.kind == "exec" and r.spec.exec_prefix == "env"
+
+    g2 = Guide.for_target(TargetSpec())
+    g2.ask_needs = True
+    g2.begin("bimodal-step-time", session_dir=tmp_path)
+    g2.run_to_question()
+    assert g2.need().kind == "steps-log"
+    g2.waive("steps-log")
+    g2.run_to_question()
+    steps = next(s for s in g2.walk.steps if s.node == "steps")
+    assert "no step-time log" in steps.because
+    r2 = Guide.resume(Session.open(g2.session.id, tmp_path), ask_needs=True)
+    assert "steps-log" in r2.walk.waived and r2.need() is None

@@ -359,7 +359,7 @@ class Guide:
 
     # ------------------------------------------------------------------ resume
     @classmethod
-    def resume(cls, session: Session, on_event=None, on_step=None) -> "Guide":
+    def resume(cls, session: Session, on_event=None, on_step=None, ask_needs: bool = False) -> "Guide":
         """Recreate the target and replay the recorded answers (probes run again on a live target)."""
         start = session.start_event()
         # the target the walk ended on: a job or log given mid-walk (a "target" event) replaces the first one
@@ -367,6 +367,7 @@ class Guide:
         spec = TargetSpec(**{k: v for k, v in (last.get("target") or {}).items() if k in TargetSpec.__dataclass_fields__})
         g = cls.for_target(spec, start.get("profile"), on_event=on_event)
         g.session = None  # don't journal the replay itself
+        g.ask_needs = ask_needs
         g.begin(start["symptom"], record=False)
         evs, _ = session.events()
         for ev in evs:

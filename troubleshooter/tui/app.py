@@ -257,7 +257,7 @@ class TroubleshooterApp(App[int]):
         from troubleshooter.session import Session
 
         s = Session.open(session_id, self.session_dir)
-        g = Guide.resume(s, on_event=self._probe_event)
+        g = Guide.resume(s, on_event=self._probe_event, ask_needs=True)
         self.call_from_thread(self._resumed, g)
 
     def _resumed(self, g: Guide) -> None:

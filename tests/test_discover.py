@@ -49,21 +49,31 @@ def test_squeue_states_are_words(evidence, said):
 
 
 class P:
-    def __init__(self, pid, cmdline, children=()):
+    def __init__(self, pid, cmdline, children=(), ppid=1):
         self.pid = pid
         self.info = {"pid": pid, "cmdline": cmdline, "username": "alice", "name": cmdline[0] if cmdline else ""}
         self._children = list(children)
+        self._ppid = ppid
 
-    def children(self):
-        return self._children
+    def children(self, recursive=False):
+        out = []
+        for c in self._children:
+            out.append(c)
+            if recursive:
+                out += c.children(True)
+        return out
+
+    def ppid(self):
+        return self._ppid
 
     def cmdline(self):
         return self.info["cmdline"]
 
 
 def test_containers_from_docker_enroot_and_bwrap_and_clear_states():
-    child = P(11, ["python", "train.py"])
-    procs = [P(10, ["/usr/bin/bwrap", "--ro-bind", "/", "/", "python", "train.py"], [child])]
+    leaf = P(12, ["python", "train.py"], ppid=11)
+    helper = P(11, ["bwrap", "--ro-bind", "/", "/", "python", "train.py"], [leaf], ppid=10)  # its pid-1 helper
+    procs = [P(10, ["/usr/bin/bwrap", "--ro-bind", "/", "/", "python", "train.py"], [helper]), helper, leaf]
     run = fake_run({
         "docker": ev(out=b"trainer\tnvcr.io/nvidia/pytorch:25.01\tUp 2 hours\n"),
         "podman": ev(Status.NOT_INSTALLED, rc=127),
@@ -73,7 +83,8 @@ def test_containers_from_docker_enroot_and_bwrap_and_clear_states():
     args = [c.args for c in f.contexts]
     assert ("--exec", "docker exec trainer") in args
     assert ("--exec", "enroot exec 31337") in args
-    assert ("--exec", "nsenter --target 11 --mount", "--pid", "11") in args
+    assert ("--exec", "nsenter --target 12 --mount") in args
+    assert sum(a[1].startswith("nsenter") for a in args) == 1, "one sandbox, one context"
     none = discover.containers(fake_run({"docker": ev(Status.ERROR, err=b"Cannot connect to the Docker daemon\n", rc=1),
                                          "podman": ev(Status.NOT_INSTALLED, rc=127),
                                          "enroot": ev(Status.PERMISSION_DENIED, rc=1)}), [])

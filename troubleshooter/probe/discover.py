@@ -166,29 +166,47 @@ def _cmdline(p) -> list[str]:
         return []
 
 
+def _is_bwrap(argv: list[str]) -> bool:
+    return bool(argv) and os.path.basename(argv[0]) == "bwrap"
+
+
 def _sandboxes(procs: list) -> list[Context]:
-    """bubblewrap sandboxes (and any process started by one): entered with nsenter into its mount namespace."""
+    """bubblewrap sandboxes, entered with nsenter into the mount namespace of the command each one runs (its files
+    as it sees them). One per sandbox: a bwrap started by another bwrap (its pid-1 helper) is the same sandbox.
+    The probes' environment there is nsenter's, not the sandbox's: the detail says so."""
+    pids = {p.info["pid"] for p in procs if _is_bwrap(_cmdline(p))}
     found = []
     for p in procs:
         argv = _cmdline(p)
-        if not argv or os.path.basename(argv[0]) != "bwrap":
+        if not _is_bwrap(argv) or _ppid(p) in pids:
             continue
-        child = next((c for c in _children(p)), None)
-        pid = child.pid if child is not None else p.info["pid"]
-        try:
-            inner = " ".join(child.cmdline()) if child is not None else " ".join(argv[-3:])
-        except Exception:  # noqa: BLE001 - gone meanwhile
-            inner = " ".join(argv[-3:])
-        inner = inner[:60] or "?"
-        found.append(Context("container", f"bwrap sandbox pid {pid}: {inner}",
-                             ("--exec", f"nsenter --target {pid} --mount", "--pid", str(pid)),
-                             detail="its files through its mount namespace; its environment through --pid"))
+        leaf = next((c for c in _children(p, recursive=True) if not _is_bwrap(_cmd_of(c))), None)
+        pid = leaf.pid if leaf is not None else p.info["pid"]
+        inner = " ".join(_cmd_of(leaf)) if leaf is not None else " ".join(argv[-3:])
+        found.append(Context("container", f"bwrap sandbox, pid {pid}: {inner[:60] or '?'}",
+                             ("--exec", f"nsenter --target {pid} --mount"),
+                             detail="its files as the sandbox sees them (its mount namespace); the environment "
+                                    "the probes get there is nsenter's"))
     return found
 
 
-def _children(p) -> list:
+def _ppid(p) -> int | None:
     try:
-        return p.children()
+        return p.ppid()
+    except Exception:  # noqa: BLE001 - gone meanwhile
+        return None
+
+
+def _cmd_of(p) -> list[str]:
+    try:
+        return list(p.cmdline())
+    except Exception:  # noqa: BLE001 - gone meanwhile, or not ours to read
+        return []
+
+
+def _children(p, recursive: bool = False) -> list:
+    try:
+        return p.children(recursive=recursive)
     except Exception:  # noqa: BLE001 - gone, or not ours to read
         return []
 

@@ -66,7 +66,8 @@ async def test_help_holds_the_keymap_as_it_is_now():
         await settle(app, pilot)
         assert isinstance(app.screen, MessageScreen)
         body = app.screen.body
-        for bid in ("app.home", "app.quit", "walk.back", "results.copy", "start.open", "glossary.back"):
+        for bid in ("app.home", "app.quit", "walk.back", "results.copy", "start.open", "glossary.back",
+                    "start.attach", "list.search", "attach.refresh", "filter.clear"):
             assert f"`{bid}`" in body
         assert "| `walk.back` | left, b (remapped) |" in body
         assert "TROUBLESHOOTER_KEYMAP=" in body and "keymap:" in body and "see the README" not in body

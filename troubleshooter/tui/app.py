@@ -357,11 +357,13 @@ class TroubleshooterApp(App[int]):
 
     def keymap_rows(self) -> list[tuple[str, str, str]]:
         """(id, default keys, what) of every binding with an id, app first, then screen by screen."""
+        from troubleshooter.tui.screens.attach import AttachScreen, LogNeedScreen
         from troubleshooter.tui.screens.evidence import EvidenceScreen
+        from troubleshooter.tui.screens.filter import FilterInput
 
         rows, seen = [], set()
         for cls in (TroubleshooterApp, StartScreen, WalkScreen, ResultsScreen, EvidenceScreen, ExportScreen,
-                    GlossaryScreen, MessageScreen):
+                    GlossaryScreen, MessageScreen, AttachScreen, LogNeedScreen, FilterInput):
             for b in cls.BINDINGS:
                 if isinstance(b, Binding) and b.id and b.id not in seen:
                     seen.add(b.id)

@@ -91,6 +91,26 @@ async def test_host_only_walk_asks_for_the_job_context_and_skipping_says_so():
         assert any(s.node == "compare" for s in steps)
         assert "job-context" in app.guide.walk.waived
         assert any(e["event"] == "waive" for e in app.guide.session.events()[0])
+        # the results say what was not given and how to give it, on screen and copyable
+        from troubleshooter.tui.screens.results import ResultsScreen
+
+        for _ in range(5):
+            if isinstance(app.screen, ResultsScreen):
+                break
+            if isinstance(app.screen, LogNeedScreen):  # the fabric step asks for an NCCL log: go on without it
+                await pilot.press("escape")
+            await settle(app, pilot)
+        assert isinstance(app.screen, ResultsScreen)
+        said = " ".join(str(w.render()) for w in app.screen.query(".not-given"))
+        assert "Not given: the job's own context" in said and "troubleshooter --job J" in said
+        cmds = app.screen.query_one("#commands", OptionList)
+        if not app.guide.walk.conclusions:
+            assert _ids(cmds)[:2] == ["rerun:job-context:0", "rerun:job-context:1"]
+            cmds.focus()
+            cmds.highlighted = 0
+            assert app.screen._command() == "troubleshooter --job J [--container-name C]"
+            cmds.highlighted = 1
+            assert app.screen._command() == "troubleshooter --exec 'docker exec NAME'"
 
 
 @pytest.mark.asyncio

@@ -40,15 +40,15 @@ NEED_TEXT = {
     "job-context": ("the job's own context (its Slurm job, its container)",
                     "This step compares what the host sees with what the job sees, and this session runs on the host "
                     "alone. Pick the job or container the training runs in: the same probes then run on both sides.",
-                    "troubleshooter --job J [--container-name C]   or   troubleshooter --exec 'docker exec NAME'"),
+                    ("troubleshooter --job J [--container-name C]", "troubleshooter --exec 'docker exec NAME'")),
     "steps-log": ("a training log with step times",
                   "This step reads the distribution of step times (steady, bimodal, long tail) from the training "
                   "log (Megatron, NeMo, Lightning, CSV, one time per line).",
-                  "troubleshooter --steps-log FILE"),
+                  ("troubleshooter --steps-log FILE",)),
     "nccl-log": ("an NCCL_DEBUG=INFO log of the job",
                  "This step reads which network, plugin and HCAs NCCL really used, from a log of the job run with "
                  "NCCL_DEBUG=INFO.",
-                 "troubleshooter --nccl-log FILE"),
+                 ("troubleshooter --nccl-log FILE",)),
 }
 
 
@@ -59,7 +59,11 @@ class Need:
     step: str  # the step's title
     what: str
     why: str
-    rerun: str  # the command line that gives it from the start
+    reruns: tuple[str, ...]  # the command lines that give it from the start
+
+    @property
+    def rerun(self) -> str:
+        return "   or   ".join(self.reruns)
 
 
 class Guide:
@@ -147,8 +151,14 @@ class Guide:
         if not unmet:
             return None
         cur = self.walk.current()
-        what, why, rerun = NEED_TEXT[unmet[0]]
-        return Need(unmet[0], cur[2].get("title", cur[1]) if cur else "", what, why, rerun)
+        what, why, reruns = NEED_TEXT[unmet[0]]
+        return Need(unmet[0], cur[2].get("title", cur[1]) if cur else "", what, why, reruns)
+
+    def waived(self) -> list[Need]:
+        """What the person went on without (the steps that needed it are untested), each with its command line."""
+        if self.walk is None:
+            return []
+        return [Need(k, "", *NEED_TEXT[k]) for k in sorted(self.walk.waived) if k in NEED_TEXT]
 
     def waive(self, kind: str) -> None:
         """Go on without it: the steps that need it run with what there is, and say what was missing."""

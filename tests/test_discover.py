@@ -152,5 +152,11 @@ def test_a_target_given_mid_walk_is_journaled_and_resumed(tmp_path, monkeypatch)
     g2.run_to_question()
     steps = next(s for s in g2.walk.steps if s.node == "steps")
     assert "no step-time log" in steps.because
+    from troubleshooter.output import export
+
+    md = export.to_markdown(g2.doc())
+    assert "- **Not given:** a training log with step times (rerun: `troubleshooter --steps-log FILE`)" in md
+    assert g2.doc()["not_given"] == [{"need": "steps-log", "what": "a training log with step times",
+                                      "rerun": ["troubleshooter --steps-log FILE"]}]
     r2 = Guide.resume(Session.open(g2.session.id, tmp_path), ask_needs=True)
     assert "steps-log" in r2.walk.waived and r2.need() is None

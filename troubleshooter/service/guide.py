@@ -257,6 +257,8 @@ class Guide:
                 evidence[side] = {sid: ev.describe() for sid, ev in sorted(evs.items())}
         missing = self.facts.missing_for(self.walk) if hasattr(self.facts, "missing_for") else []
         extra: dict[str, Any] = {"verifications": [dataclasses.asdict(v) for v in self.verifications]}
+        if self.walk.waived:  # asked for and not given: the ticket says what, and the command lines that give it
+            extra["not_given"] = [{"need": n.kind, "what": n.what, "rerun": list(n.reruns)} for n in self.waived()]
         if self.metric:
             extra["metric"] = dict(self.metric, measurements=[{"after": l, "value": v} for l, v in self.measurements])
             extra["waterfall"] = self.waterfall(ascii=True)

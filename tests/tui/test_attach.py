@@ -60,6 +60,20 @@ async def test_a_process_sets_the_pid_and_keeps_the_target():
 
 
 @pytest.mark.asyncio
+async def test_a_token_in_a_command_line_is_not_shown():
+    secret = "hf_abcdefghijklmnopqrstuvwxyz1234"
+    procs = [Finding("processes", (Context("process", f"pid 7: python train.py --hf-token={secret}", ("--pid", "7")),))]
+    app = make_app(None, discover=lambda: procs)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("a")
+        await settle(app, pilot)
+        ol = app.screen.query_one("#contexts", OptionList)
+        said = " ".join(str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count))
+        assert "train.py --hf-token=" in said and secret not in said
+
+
+@pytest.mark.asyncio
 async def test_attach_errors_keep_the_target():
     bad = [Finding("jobs", (Context("job", "job x", ("--job", "not a job!")),))]
     app = make_app(None, discover=lambda: bad)

@@ -203,8 +203,8 @@ class TroubleshooterApp(App[int]):
         self.sub_title = self._shown(self._target_label())
         import shlex
 
-        self.notify(markup(f"probes now run in: {self._target_label()}  (same as: {shlex.join(['troubleshooter', *args])})"),
-                    title="attached")
+        self.notify(markup(self._shown(f"probes now run in: {self._target_label()}  "
+                                       f"(same as: {shlex.join(['troubleshooter', *args])})")), title="attached")
         start = next((s for s in self.screen_stack if isinstance(s, StartScreen)), None)
         if start is not None:
             start.query_one("#context", Static).update("[dim]reading…[/]")

@@ -29,6 +29,13 @@ TITLES = {"jobs": "Slurm jobs of yours (squeue --me)", "containers": "Containers
 SKIP = "skip"
 
 
+def shown(app, text: str) -> str:
+    """Data for the screen: secrets redacted (a training command line may carry a token), controls escaped."""
+    from troubleshooter.output.redact import Redactor
+
+    return esc(Redactor(app.settings.redact_extra).text(text), one_line=True)
+
+
 def findings_line(findings: list[Finding]) -> str:
     """One line for the start screen: what runs here, or in short why a search found nothing."""
     return " · ".join(f.short() for f in findings)
@@ -97,12 +104,12 @@ class AttachScreen(ModalScreen[tuple[str, ...] | str | None]):
                 continue
             ol.add_option(Option(Text(TITLES[f.kind], style="bold"), disabled=True))
             if not f.contexts:
-                ol.add_option(Option(Text("  " + esc(f.state, one_line=True), style="dim"), disabled=True))
+                ol.add_option(Option(Text("  " + shown(self.app, f.state), style="dim"), disabled=True))
             for i, c in enumerate(f.contexts):
                 oid = f"{f.kind}:{i}"
                 self.contexts[oid] = c.args
-                ol.add_option(Option(Text.assemble("  " + esc(c.label, one_line=True),
-                                                   ("\n    same as: " + esc(c.command_line, one_line=True), "dim")),
+                ol.add_option(Option(Text.assemble("  " + shown(self.app, c.label),
+                                                   ("\n    same as: " + shown(self.app, c.command_line), "dim")),
                                      id=oid))
         if self.need is not None:
             ol.add_option(None)

@@ -102,7 +102,9 @@ class StartScreen(Filterable, Screen[None]):
             line = f"cannot look for running jobs: {found}"
         else:
             line = findings_line(found)
-        text = Text.assemble(("Running here: ", "bold"), esc(line, one_line=True), ("   a: attach", "bold cyan"))
+        from troubleshooter.tui.screens.attach import shown
+
+        text = Text.assemble(("Running here: ", "bold"), shown(self.app, line), ("  a: attach", "bold cyan"))
         self.query_one("#running", Static).update(text)
 
     def on_context_ready(self, message: ContextReady) -> None:

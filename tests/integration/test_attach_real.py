@@ -54,3 +54,52 @@ def test_a_bubblewrap_sandbox_is_found_and_entered(bwrap: str, tmp_path: Path) -
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+def _running(text: str) -> bool:
+    import os
+
+    for p in os.listdir("/proc"):
+        try:
+            if p.isdigit() and text in Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace"):
+                return True
+        except OSError:  # gone meanwhile
+            continue
+    return False
+
+
+@pytest.mark.tmux
+def test_quitting_does_not_wait_for_a_hung_squeue(tmp_path: Path) -> None:
+    """The start screen looks for jobs in a worker; q while squeue hangs (a controller that does not answer)
+    quits at once: the running command is killed instead of waited for until its timeout."""
+    import importlib.util
+    import os
+    import shutil
+
+    from .conftest import unavailable
+
+    if not shutil.which("tmux"):
+        unavailable("tmux is not installed (apt-get install tmux)")
+    spec = importlib.util.spec_from_file_location("bench_ttc", Path(__file__).resolve().parents[2] / "bench" / "timetocause.py")
+    ttc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ttc)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "squeue").write_text("#!/bin/sh\nsleep 30\n")
+    (fake / "squeue").chmod(0o755)
+    term = ttc.Terminal(tmp_path)
+    term.env["PATH"] = f"{fake}:{os.environ['PATH']}"
+    subprocess.run(["tmux", "-S", term.sock, "-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "100", "-y", "30",
+                    f"{ttc.ENTRY}; echo EXITED; sleep 60"], env=term.env, check=True, timeout=30)
+    try:
+        term.wait_for("What do you see?")
+        assert "looking for running jobs" in term.screen()
+        deadline = time.monotonic() + 10  # until the search runs the (hanging) squeue
+        while time.monotonic() < deadline and not _running(str(fake)):
+            time.sleep(0.05)
+        t0 = time.monotonic()
+        term.key("q")
+        term.wait_for("EXITED", timeout=30)
+        assert time.monotonic() - t0 < 3.0, "q waited for squeue"
+    finally:
+        term.close()

@@ -133,6 +133,13 @@ class TroubleshooterApp(App[int]):
         elif symptom:
             self.start_walk(symptom)
 
+    def on_unmount(self) -> None:
+        # the app is closing: commands still running in thread workers (a walk's probes, squeue or docker ps
+        # looking for what runs here) are killed now, or the exit would wait for each to finish or time out
+        from troubleshooter.probe import runner
+
+        runner.kill_running()
+
     def _shown(self, label: str) -> str:
         """A label for the header: secrets redacted (screenshots travel), control characters escaped."""
         from troubleshooter.output.redact import Redactor

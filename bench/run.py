@@ -18,7 +18,9 @@ the same round (interleaved: a noisy neighbour hits both), medians of at least 5
   longer, against parsing once each output the walk reads: the extra cost per MB of the longer outputs (~1 when
   each output is parsed once; 7-8x for a walk that re-parsed everything collected at every step);
 - fanout: bench/fanout_bench.py;
-- ui: key press to the next repaint while ten probes run in thread workers, in a Pilot session.
+- ui: key press to the next repaint while ten probes run in thread workers, in a Pilot session;
+- ttc: time to cause: the installed app in tmux from the start screen to each seed case's fix, keys and seconds
+  against the goal of issue 13 (<= 10 keys, < 3 minutes; bench/timetocause.py).
 """
 
 from __future__ import annotations
@@ -486,7 +488,8 @@ async def _ui_latency(presses: int, workers: int) -> list[float]:
     from troubleshooter.probe.runner import run_command
     from troubleshooter.tui.app import StartScreen, TroubleshooterApp
 
-    app = TroubleshooterApp(TargetSpec(), context_lines=["bench"], session_dir=Path(tempfile.mkdtemp()))
+    app = TroubleshooterApp(TargetSpec(), context_lines=["bench"], session_dir=Path(tempfile.mkdtemp()),
+                            discover=list)  # no squeue / docker ps in the background: the ten probes are the load
     paints: list[float] = []
     orig = app._display
 
@@ -530,8 +533,26 @@ def bench_ui(presses: int) -> None:
            f"({presses} keys, 10 probes)", "50 ms", p95 / 0.050, 1.0)
 
 
+# ------------------------------------------------------------------ time to cause
+def bench_ttc() -> None:
+    if not shutil.which("tmux"):
+        print("  ttc: tmux is not installed: skipped")
+        return
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import timetocause as ttc
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    for case in ttc.CASES:
+        r = ttc.walk(case)
+        record(f"ttc {case}: keys", f"{r['keys']} keys to `{r['cause'].split()[0]}`'s fix", f"{ttc.MAX_KEYS} keys",
+               r["keys"] / ttc.MAX_KEYS, 1.0)
+        record(f"ttc {case}: seconds", f"{r['seconds']:.1f} s launch to fix on screen", f"{ttc.MAX_SECONDS:.0f} s",
+               r["seconds"] / ttc.MAX_SECONDS, 1.0)
+
+
 # ------------------------------------------------------------------ main
-GROUPS = ("startup", "check", "parse", "diagnose", "fanout", "ui")
+GROUPS = ("startup", "check", "parse", "diagnose", "fanout", "ui", "ttc")
 ALIASES = {"sweep": "check"}  # the figure's name before issue 14
 
 
@@ -567,6 +588,8 @@ def main() -> int:
             bench_fanout(nodes)
         if "ui" in only:
             bench_ui(40 if args.quick else 100)
+        if "ttc" in only:
+            bench_ttc()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     bad = gate(args.quick)

@@ -227,6 +227,32 @@ def test_trees_graph(capsys: pytest.CaptureFixture) -> None:
     assert rc == 2 and "unknown tree 'no-such-tree'" in err
 
 
+def test_trees_graph_labels_are_never_cut_mid_word(capsys: pytest.CaptureFixture) -> None:
+    import re
+
+    from troubleshooter.diagnosis.engine import Engine
+
+    words = set()
+    for t in Engine().trees.values():
+        for node in t.nodes.values():
+            for text in [node.get("title", ""), node.get("question", "")] + \
+                    [b.get("because", "") for b in node.get("branches", [])] + \
+                    [c.get("label", "") for c in node.get("choices", [])]:
+                words.update(w.strip(",;:()'\"") for w in text.replace('"', "'").split())
+    cut = 0
+    for tid in ("cpu-power", "runtime-topology", "fabric", "moe-only-slowdown"):
+        for fmt in ((), ("--dot",)):
+            rc, out, _ = main(capsys, "trees", "graph", tid, *fmt)
+            assert rc == 0
+            for label in re.findall(r'\|([^|]*)\||label="([^"]*)"|\["([^"]*)"\]', out):
+                text = next(x for x in label if x) if any(label) else ""
+                if text.endswith("…"):
+                    cut += 1
+                    last = text[:-1].split()[-1].strip(",;:()'")
+                    assert last in words, f"{tid}: label {text!r} cut mid-word ({last!r})"
+    assert cut, "some labels are long enough to be cut"
+
+
 def test_trees_list_json(capsys: pytest.CaptureFixture) -> None:
     rc, out, _ = main(capsys, "trees", "list", "--json")
     rows = json.loads(out)

@@ -11,6 +11,17 @@ from troubleshooter.service.guide import TargetSpec
 from troubleshooter.settings import Settings
 
 FROZEN = 1796000000.0
+def running():
+    """Canned running contexts (the start screen's "Running here" and the attach dialog): no squeue, no docker."""
+    from troubleshooter.probe.discover import Context, Finding
+
+    return [Finding("jobs", (Context("job", "job 4242 pretrain on gpu[017-018] (running 1:02:03)",
+                                     ("--job", "4242", "--node", "gpu017")),)),
+            Finding("containers", state="none found (docker: Cannot connect to the Docker daemon; podman is not "
+                                        "installed; enroot is not installed; no bwrap sandbox)"),
+            Finding("processes", (Context("process", "pid 31337: python train.py --moe", ("--pid", "31337")),))]
+
+
 CONTEXT = ["target: local (gpu017)", "slurm: job 4242, step 0", "container: enroot",
            "gpus: 8 x NVIDIA B200, driver 580.105.08", "virtualization: kvm"]
 
@@ -34,6 +45,7 @@ def make_app(case: str | None = None, **kw):
     spec = practice_spec(case) if case else kw.pop("spec", TargetSpec())
     # a practice bundle's context is read from the bundle (deterministic); a live target's is frozen
     ctx = kw.pop("context_lines", None if case else CONTEXT)
+    kw.setdefault("discover", running)
     return TroubleshooterApp(spec, settings=kw.pop("settings", Settings()), context_lines=ctx, **kw)
 
 

@@ -115,3 +115,18 @@ def test_glossary_search(snap_compare, size):
         await settle(pilot.app, pilot)
 
     assert snap_compare(make_app("case4"), terminal_size=size, run_before=run)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=_ids)
+def test_asks_for_the_job_context(snap_compare, size):
+    """A host-only walk of "host nccl-tests fine, slow in the container": the dialog that asks for the job."""
+    from troubleshooter.tui.screens.attach import AttachScreen
+
+    async def run(pilot):
+        app = pilot.app
+        await settle(app, pilot)
+        app.start_walk("host-ok-container-slow")
+        await settle(app, pilot)
+        assert isinstance(app.screen, AttachScreen)
+
+    assert snap_compare(make_app(None), terminal_size=size, run_before=run)

@@ -10,7 +10,7 @@ from troubleshooter.diagnosis import conditions, profiles
 from troubleshooter.model import facts as factmod
 from troubleshooter import locations, sources, yamlio
 from troubleshooter.diagnosis import engine as eng
-from troubleshooter.diagnosis.engine import Engine, Tree, TreeError
+from troubleshooter.diagnosis.engine import NEED_WANTS, Engine, Tree, TreeError
 
 
 def _labelled_edges(node: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -66,6 +66,10 @@ def lint(trees: dict[str, Tree] | None = None, directory: Path | None = None) ->
                     problems.append(f"{where(nid)}: a probe needs an explicit 'unknown' branch (facts may be unknown)")
                 if "default" not in node:
                     problems.append(f"{where(nid)}: a probe needs a 'default' branch (when no condition holds)")
+                for need in node.get("needs", []):
+                    wants = NEED_WANTS.get(need)
+                    if wants and not (set(wants) & set(node.get("sources", [])) | set(wants) & set(node.get("sides", []))):
+                        problems.append(f"{where(nid)}: needs {need} but neither reads {' nor '.join(wants)}")
                 for s in node.get("sources", []):
                     if s not in registry:
                         problems.append(f"{where(nid)}: unknown source {s!r}")
@@ -82,6 +86,8 @@ def lint(trees: dict[str, Tree] | None = None, directory: Path | None = None) ->
                     f = name.split(":", 1)[-1]
                     if not factmod.is_known_name(f):
                         problems.append(f"{where(nid)}: shows unknown fact {f!r}")
+            if node.get("needs") and kind != "probe":
+                problems.append(f"{where(nid)}: only a probe step 'needs' something (it is asked for before it runs)")
             if kind in ("probe", "ask", "conclude") and not node.get("why"):
                 problems.append(f"{where(nid)}: every step needs a 'why' (what it checks, what the signal means)")
             if kind == "call":
@@ -215,9 +221,20 @@ def _lint_templates(t: Tree, registry) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- graphs
+def cut_words(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, cut between words with a visible "…" (never mid-word)."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    if text[width - 1] != " " and " " in head:
+        head = head[: head.rindex(" ")]
+    return head.rstrip(" ,;:(") + "…"
+
+
 def _label(node_id: str, node: dict[str, Any]) -> str:
     text = node.get("title") or node.get("question") or node_id
-    return text.replace('"', "'")[:60]
+    return cut_words(text.replace('"', "'"), 60)
 
 
 def mermaid(t: Tree) -> str:
@@ -234,7 +251,7 @@ def mermaid(t: Tree) -> str:
             if kind == "next":
                 lines.append(f"  {src} --> {dst}")
             else:
-                text = (label or "when")[:30] if kind in ("branch", "choice") else label
+                text = cut_words(label or "when", 30) if kind in ("branch", "choice") else label
                 lines.append(f"  {src} {arrows[kind]}|{text}| {dst}")
     return "\n".join(lines).replace("|)", ")|") + "\n"
 
@@ -251,7 +268,7 @@ def dot(t: Tree) -> str:
             elif kind in ("unknown", "default"):
                 lines.append(f'  "{nid}" -> "{target}" [style=dashed, label="{label}"];')
             else:
-                lines.append(f'  "{nid}" -> "{target}" [label="{label[:30]}"];')
+                lines.append(f'  "{nid}" -> "{target}" [label="{cut_words(label, 30)}"];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 

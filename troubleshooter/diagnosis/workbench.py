@@ -52,6 +52,39 @@ class LiveFacts(FactSource):
     def has_side(self, side: str) -> bool:
         return side in self.targets
 
+    def provides(self, need: str) -> bool:
+        """A live target lacks the job's context when it is this machine alone, and a log until one is given;
+        a bundle has what it captured (nothing to ask for)."""
+        if not self.targets["target"].is_live:
+            return True
+        if need == "job-context":
+            return "host" in self.targets
+        if need in ("steps-log", "nccl-log"):
+            return bool(self.params.extra.get(need.replace("-", "_")))
+        return True
+
+    def with_params(self, params: Params) -> None:
+        """New values for the sources (a log given mid-walk): the sources skipped for want of them run again."""
+        self.params = params
+        with self._lock:
+            for side, evs in self.evidence.items():
+                registry = sources.load_all()
+                for sid in [sid for sid, ev in evs.items() if ev.status is Status.SKIPPED
+                            and sid in registry and not registry[sid].missing_params(params)]:
+                    del evs[sid]
+        for side in self.targets:
+            self._reparse(side)
+
+    def retarget(self, target: Target, params: Params) -> "LiveFacts":
+        """The facts of a new target (the job's context chosen mid-walk). What this machine's own probes read so
+        far is kept as the host side when the new target has one: those probes need not run again."""
+        new = LiveFacts.for_target(target, params, on_event=self.on_event, measure=self.measure)
+        old = self.targets["target"]
+        if old.kind == "local" and "host" in new.targets:
+            new.evidence["host"] = dict(self.evidence.get("target", {}))
+            new._reparse("host")
+        return new
+
     def ensure(self, source_ids: list[str], side: str = "target") -> dict[str, str]:
         if side not in self.targets:
             return {}

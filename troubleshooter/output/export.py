@@ -82,6 +82,9 @@ def to_markdown(doc: dict[str, Any]) -> str:
     out.append(f"- **Diagnosed:** {doc.get('created_at', '')} with troubleshooter")
     for a in doc.get("assumed") or []:
         out.append(f"- **Assumed:** {a}")
+    for n in doc.get("not_given") or []:
+        out.append(f"- **Not given:** {n.get('what', n.get('need', '?'))} (rerun: "
+                   + " or ".join(f"`{r}`" for r in n.get("rerun", [])) + ")")
     out.append("")
     concl = doc.get("conclusions", [])
     hyps = doc.get("hypotheses", [])

@@ -57,3 +57,42 @@ def add_target_options(p: argparse.ArgumentParser, *, bundle: bool = True) -> No
     g.add_argument("--nccl-log", metavar="FILE", help="an NCCL_DEBUG=INFO log of the job")
     g.add_argument("--nccl-tests-dir", metavar="DIR", help="where all_gather_perf & co. live (for --measure)")
     p.add_argument("--profile", metavar="ID", help="reference profile (h100, h200, b200, gb200, gb300, generic; default: from the GPUs seen)")
+
+
+#: the options that say where probes run (a new place replaces all of them; --pid and the logs stay)
+PLACE = ("bundle", "job", "node", "container_name", "exec_prefix")
+EXTRA = ("steps_log", "nccl_log", "nccl_tests_dir")
+
+
+def from_namespace(args: argparse.Namespace) -> TargetSpec:
+    """The TargetSpec that parsed target options name (the app's arguments, a context's options)."""
+    spec = TargetSpec(bundle=getattr(args, "bundle", None), job=args.job, node=args.node,
+                      container_name=args.container_name, exec_prefix=args.exec_prefix, pid=args.pid)
+    for opt in EXTRA:
+        if getattr(args, opt, None):
+            spec.extra[opt] = getattr(args, opt)
+    return spec
+
+
+def from_args(argv: list[str] | tuple[str, ...], base: TargetSpec | None = None) -> TargetSpec:
+    """``base`` with the target options in ``argv`` applied (``["--job", "4242"]``), parsed by the command line's
+    own parser: a context chosen in the app names its target exactly as ``troubleshooter --job 4242`` would.
+    Naming a place (--job, --exec, --bundle ...) replaces the old place; --pid and the logs are kept unless given.
+    Raises ValueError for options the command line would reject."""
+    p = argparse.ArgumentParser(prog="troubleshooter", add_help=False, exit_on_error=False)
+    add_target_options(p)
+    try:
+        ns, rest = p.parse_known_args(list(argv))
+    except (argparse.ArgumentError, SystemExit) as exc:
+        raise ValueError(f"bad target options {' '.join(argv)}: {exc}") from None
+    if rest:
+        raise ValueError(f"not target options: {' '.join(rest)}")
+    given = from_namespace(ns)
+    out = dataclasses.replace(base, extra=dict(base.extra)) if base is not None else TargetSpec()
+    if any(getattr(given, f) for f in PLACE):
+        for f in PLACE:
+            setattr(out, f, getattr(given, f))
+    if given.pid is not None:
+        out.pid = given.pid
+    out.extra.update(given.extra)
+    return out

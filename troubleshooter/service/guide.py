@@ -38,6 +38,37 @@ class VerifyResult:
     replay: bool  # the target is a bundle: the same capture was read again
 
 
+#: what each need asks of the person, and the command line that gives it from the start
+NEED_TEXT = {
+    "job-context": ("the job's own context (its Slurm job, its container)",
+                    "This step compares what the host sees with what the job sees, and this session runs on the host "
+                    "alone. Pick the job or container the training runs in: the same probes then run on both sides.",
+                    ("troubleshooter --job J [--container-name C]", "troubleshooter --exec 'docker exec NAME'")),
+    "steps-log": ("a training log with step times",
+                  "This step reads the distribution of step times (steady, bimodal, long tail) from the training "
+                  "log (Megatron, NeMo, Lightning, CSV, one time per line).",
+                  ("troubleshooter --steps-log FILE",)),
+    "nccl-log": ("an NCCL_DEBUG=INFO log of the job",
+                 "This step reads which network, plugin and HCAs NCCL really used, from a log of the job run with "
+                 "NCCL_DEBUG=INFO.",
+                 ("troubleshooter --nccl-log FILE",)),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Need:
+    """What the walk waits for before a step (declared by the tree's ``needs``), for the app to ask."""
+    kind: str  # job-context | steps-log | nccl-log
+    step: str  # the step's title
+    what: str
+    why: str
+    reruns: tuple[str, ...]  # the command lines that give it from the start
+
+    @property
+    def rerun(self) -> str:
+        return "   or   ".join(self.reruns)
+
+
 class Guide:
     def __init__(self, engine: Engine, facts, target, spec: TargetSpec, profile_id: str,
                  session: Session | None = None, redactor: Redactor | None = None, *,
@@ -61,6 +92,7 @@ class Guide:
         self.measurements: list[tuple[str, float]] = []
         # one thread drives the walk at a time: a walk screen left mid-probe (esc) and opened again waits for it
         self.driving = threading.RLock()
+        self.ask_needs = False  # stop before a step whose needs the target lacks (the app asks for them)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -93,6 +125,7 @@ class Guide:
     def begin(self, symptom_id: str, *, record: bool = True, session_dir: Path | None = None) -> None:
         self.symptom = self.engine.tree(symptom_id)
         self.walk = self.engine.walk(symptom_id, self.facts)
+        self.walk.stop_at_needs = self.ask_needs
         self.verifications = []
         self.record_problem = ""
         if record:
@@ -113,6 +146,44 @@ class Guide:
     def question(self) -> Question | None:
         """The question the walk waits on (typed), or None while it runs or when it is done."""
         return self.walk.question() if self.walk else None
+
+    def need(self) -> Need | None:
+        """What the walk waits for before its next step (a job's context, a log), or None."""
+        if self.walk is None:
+            return None
+        unmet = self.walk.unmet()
+        if not unmet:
+            return None
+        cur = self.walk.current()
+        what, why, reruns = NEED_TEXT[unmet[0]]
+        return Need(unmet[0], cur[2].get("title", cur[1]) if cur else "", what, why, reruns)
+
+    def waived(self) -> list[Need]:
+        """What the person went on without (the steps that needed it are untested), each with its command line."""
+        if self.walk is None:
+            return []
+        return [Need(k, "", *NEED_TEXT[k]) for k in sorted(self.walk.waived) if k in NEED_TEXT]
+
+    def waive(self, kind: str) -> None:
+        """Go on without it: the steps that need it run with what there is, and say what was missing."""
+        assert self.walk is not None
+        self.walk.waive(kind)
+        self._journal({"event": "waive", "need": kind})
+
+    def provide(self, spec: TargetSpec) -> None:
+        """Go on with a new target (a job or container chosen, a log given): the walk keeps its steps; the next
+        ones run on the new target, with what this machine read so far kept as the host side."""
+        assert self.walk is not None
+        if hasattr(self.facts, "retarget"):
+            if (spec.bundle, spec.job, spec.node, spec.container_name, spec.exec_prefix) != \
+                    (self.spec.bundle, self.spec.job, self.spec.node, self.spec.container_name, self.spec.exec_prefix):
+                self.target = spec.make()
+                self.facts = self.facts.retarget(self.target, spec.params())
+                self.walk.facts = self.facts
+            else:
+                self.facts.with_params(spec.params())
+        self.spec = spec
+        self._journal({"event": "target", "target": dataclasses.asdict(spec), "target_label": self.target.label})
 
     @property
     def done(self) -> bool:
@@ -161,6 +232,8 @@ class Guide:
         for _ in range(1000):
             if self.current() is None or self.question() is not None:
                 return
+            if self.walk is not None and self.walk.stop_at_needs and self.walk.unmet():
+                return  # the app asks for what the next step needs (Guide.need)
             if cancelled is not None and cancelled():
                 return
             self.advance(on_step)
@@ -229,6 +302,8 @@ class Guide:
                 evidence[side] = {sid: ev.describe() for sid, ev in sorted(evs.items())}
         missing = self.facts.missing_for(self.walk) if hasattr(self.facts, "missing_for") else []
         extra: dict[str, Any] = {"verifications": [dataclasses.asdict(v) for v in self.verifications]}
+        if self.walk.waived:  # asked for and not given: the ticket says what, and the command lines that give it
+            extra["not_given"] = [{"need": n.kind, "what": n.what, "rerun": list(n.reruns)} for n in self.waived()]
         if self.metric:
             extra["metric"] = dict(self.metric, measurements=[{"after": l, "value": v} for l, v in self.measurements])
             extra["waterfall"] = self.waterfall(ascii=True)
@@ -341,13 +416,20 @@ class Guide:
 
     # ------------------------------------------------------------------ resume
     @classmethod
-    def resume(cls, session: Session, on_event=None, on_step=None) -> "Guide":
+    def resume(cls, session: Session, on_event=None, on_step=None, ask_needs: bool = False) -> "Guide":
         """Recreate the target and replay the recorded answers (probes run again on a live target)."""
         start = session.start_event()
-        spec = TargetSpec(**{k: v for k, v in (start.get("target") or {}).items() if k in TargetSpec.__dataclass_fields__})
+        # the target the walk ended on: a job or log given mid-walk (a "target" event) replaces the first one
+        last = session.last("target") or start
+        spec = TargetSpec(**{k: v for k, v in (last.get("target") or {}).items() if k in TargetSpec.__dataclass_fields__})
         g = cls.for_target(spec, start.get("profile"), on_event=on_event)
         g.session = None  # don't journal the replay itself
+        g.ask_needs = ask_needs
         g.begin(start["symptom"], record=False)
+        evs, _ = session.events()
+        for ev in evs:
+            if ev.get("event") == "waive" and g.walk is not None:
+                g.walk.waive(str(ev.get("need")))
         for node, choice in session.answers():
             g.run_to_question(on_step)
             q = g.question()

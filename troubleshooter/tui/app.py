@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -57,7 +57,7 @@ class TroubleshooterApp(App[int]):
     def __init__(self, spec: TargetSpec | None = None, *, settings: Settings | None = None,
                  evidence: list[str] | None = None, session_dir: Path | None = None,
                  symptom: str | None = None, resume: str | None = None, practice: str | None = None,
-                 context_lines: list[str] | None = None) -> None:
+                 context_lines: list[str] | None = None, discover: Callable[[], list] | None = None) -> None:
         super().__init__()
         from troubleshooter.diagnosis import profiles
 
@@ -67,6 +67,8 @@ class TroubleshooterApp(App[int]):
         self.session_dir = session_dir
         self.initial = (symptom, resume, practice)
         self.fixed_context = context_lines  # tests freeze the start screen's context
+        self._discover = discover  # tests give canned running contexts; None: look (service.attach)
+        self.running: list | None = None  # what runs here (jobs, containers, processes), once looked for
         self.learn = self.settings.learn_mode
         self.show_why = self.settings.show_why or self.learn
         prof = profiles.choose(self.settings.profile or None)
@@ -132,6 +134,13 @@ class TroubleshooterApp(App[int]):
         elif symptom:
             self.start_walk(symptom)
 
+    def on_unmount(self) -> None:
+        # the app is closing: commands still running in thread workers (a walk's probes, squeue or docker ps
+        # looking for what runs here) are killed now, or the exit would wait for each to finish or time out
+        from troubleshooter.probe import runner
+
+        runner.kill_running()
+
     def _shown(self, label: str) -> str:
         """A label for the header: secrets redacted (screenshots travel), control characters escaped."""
         from troubleshooter.output.redact import Redactor
@@ -164,6 +173,53 @@ class TroubleshooterApp(App[int]):
                 lines = [f"target: {self._target_label()}", f"cannot read it: {str(exc).splitlines()[0] if str(exc) else exc!r}"]
         self.call_from_thread(self._context_ready, lines)
 
+    def discover_contexts(self) -> list:
+        """What runs here to attach to (call from a worker: it runs squeue, docker ps ... with timeouts)."""
+        if self._discover is not None:
+            return self._discover()
+        from troubleshooter.service.attach import running_contexts
+
+        return running_contexts()
+
+    @work(thread=True, exclusive=True, group="running", exit_on_error=False)
+    def gather_running(self) -> None:
+        try:
+            found = self.discover_contexts()
+        except Exception as exc:  # noqa: BLE001 - said on the start screen, never a crash dialog
+            found = exc
+        self.call_from_thread(self._running_ready, found)
+
+    def _running_ready(self, found: Any) -> None:
+        if not isinstance(found, Exception):
+            self.running = found
+        for screen in self.screen_stack:
+            if isinstance(screen, StartScreen):
+                screen.show_running(found)
+
+    def attach_to(self, args: tuple[str, ...]) -> bool:
+        """Run every probe in the chosen context from now on (as ``troubleshooter ARGS`` would); a problem is a
+        notice and the current target stays."""
+        from troubleshooter.service.attach import attach
+
+        try:
+            spec = attach(args, self.spec)
+        except Exception as exc:  # noqa: BLE001 - said as what it is; the current target is kept
+            self.notify(markup(str(exc).splitlines()[0] if str(exc) else type(exc).__name__),
+                        title="cannot attach; the current target is kept", severity="error", timeout=8)
+            return False
+        self.spec, self.evidence, self.fixed_context = spec, None, None
+        self.sub_title = self._shown(self._target_label())
+        import shlex
+
+        self.notify(markup(self._shown(f"probes now run in: {self._target_label()}  "
+                                       f"(same as: {shlex.join(['troubleshooter', *args])})")), title="attached")
+        start = next((s for s in self.screen_stack if isinstance(s, StartScreen)), None)
+        if start is not None:
+            start.query_one("#context", Static).update("[dim]reading…[/]")
+            start.refresh_symptoms()
+        self.gather_context()
+        return True
+
     def _context_ready(self, lines: list[str]) -> None:
         for screen in self.screen_stack:
             if isinstance(screen, StartScreen):
@@ -173,6 +229,7 @@ class TroubleshooterApp(App[int]):
     def start_walk(self, symptom: str, spec: TargetSpec | None = None, story: str = "", practice: bool = False) -> None:
         try:
             g = self.new_guide(spec, practice=practice)
+            g.ask_needs = True  # a step that needs the job's context or a log asks for it (a dialog)
             g.begin(symptom, session_dir=self.session_dir)
         except Exception as exc:  # noqa: BLE001 - a bad bundle, a bad tree: shown as what it is
             self.show_error("cannot start", str(exc))
@@ -233,7 +290,7 @@ class TroubleshooterApp(App[int]):
         from troubleshooter.session import Session
 
         s = Session.open(session_id, self.session_dir)
-        g = Guide.resume(s, on_event=self._probe_event)
+        g = Guide.resume(s, on_event=self._probe_event, ask_needs=True)
         self.call_from_thread(self._resumed, g)
 
     def _resumed(self, g: Guide) -> None:
@@ -333,12 +390,14 @@ class TroubleshooterApp(App[int]):
 
     def keymap_rows(self) -> list[tuple[str, str, str]]:
         """(id, default keys, what) of every binding with an id, app first, then screen by screen."""
+        from troubleshooter.tui.screens.attach import AttachScreen, LogNeedScreen
         from troubleshooter.tui.screens.evidence import EvidenceScreen
+        from troubleshooter.tui.screens.filter import FilterInput
         from troubleshooter.tui.screens.quiz import QuizScreen
 
         rows, seen = [], set()
         for cls in (TroubleshooterApp, StartScreen, WalkScreen, ResultsScreen, EvidenceScreen, ExportScreen,
-                    GlossaryScreen, MessageScreen, PracticeScreen, QuizScreen):
+                    GlossaryScreen, MessageScreen, PracticeScreen, QuizScreen, AttachScreen, LogNeedScreen, FilterInput):
             for b in cls.BINDINGS:
                 if isinstance(b, Binding) and b.id and b.id not in seen:
                     seen.add(b.id)
@@ -443,11 +502,9 @@ def main(args: argparse.Namespace) -> int:
     from troubleshooter import settings as settings_mod
 
     cfg = settings_mod.load()
-    spec = TargetSpec(bundle=getattr(args, "bundle", None), job=args.job, node=args.node,
-                      container_name=args.container_name, exec_prefix=args.exec_prefix, pid=args.pid)
-    for opt in ("steps_log", "nccl_log", "nccl_tests_dir"):
-        if getattr(args, opt, None):
-            spec.extra[opt] = getattr(args, opt)
+    from troubleshooter.probe.targetspec import from_namespace
+
+    spec = from_namespace(args)
     if not any((spec.bundle, spec.job, spec.exec_prefix)) and cfg.default_target:
         kind, _, value = cfg.default_target.partition(":")
         if kind == "exec":

@@ -22,6 +22,17 @@ CONTEXT = ["target: local (gpu017)", "slurm: job 4242, step 0", "container: enro
            "gpus: 8 x NVIDIA B200, driver 580.105.08", "virtualization: kvm"]
 
 
+def running() -> list:
+    """The start screen's "Running here", frozen (no squeue, no docker): one job, no container, one process."""
+    from troubleshooter.service.attach import Context, Finding
+
+    return [Finding("jobs", (Context("job", "job 4242 pretrain on gpu[017-018] (running 1:02:03)",
+                                     ("--job", "4242", "--node", "gpu017")),)),
+            Finding("containers", state="none found (docker: Cannot connect to the Docker daemon; podman is not "
+                                        "installed; enroot is not installed; no bwrap sandbox)"),
+            Finding("processes", (Context("process", "pid 31337: python pretrain_gpt.py --moe", ("--pid", "31337")),))]
+
+
 def _freeze() -> None:
     from troubleshooter.output import export
     from troubleshooter import session
@@ -29,6 +40,15 @@ def _freeze() -> None:
     export.clock = lambda: FROZEN
     session.clock = lambda: FROZEN
     session.secrets.token_hex = lambda n=2: "0000"[: n * 2]
+
+
+def keep_spaces(svg: Path) -> None:
+    """Mark the SVG's text as preformatted: without it librsvg drops the space that starts a text run (a styled
+    word followed by plain text), and the PNGs read "Commands(enter", "^pp alette" where the terminal shows
+    "Commands (enter" and "^p palette"."""
+    text = svg.read_text()
+    if 'xml:space="preserve"' not in text:
+        svg.write_text(text.replace("<svg ", '<svg xml:space="preserve" ', 1))
 
 
 async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
@@ -45,7 +65,7 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
         spec = TargetSpec(bundle=str(practice_bundle_path(practice_case(case)))) if case else TargetSpec()
         # a bundle's context comes from the bundle (deterministic); a live one is frozen
         return TroubleshooterApp(spec, settings=Settings(), session_dir=data / "sessions",
-                                 context_lines=None if case else CONTEXT)
+                                 context_lines=None if case else CONTEXT, discover=running)
 
     async def save(app, pilot, name: str) -> None:
         await pilot.pause()
@@ -53,6 +73,7 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause()
         path = out / f"{name}.svg"
         app.save_screenshot(filename=path.name, path=str(out))
+        keep_spaces(path)
         written.append(path)
 
     # 1. start screen
@@ -116,6 +137,24 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause()
         await pilot.press("g", *"numa")
         await save(app, pilot, "08-glossary-search")
+    # 9-10. attach from the start screen; a step on the host alone asks for the job's context
+    from troubleshooter.tui.screens.attach import AttachScreen
+
+    app = app_for(None)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.press("a")
+        await save(app, pilot, "09-attach")
+        await pilot.press("escape")
+        await pilot.pause()
+        app.start_walk("host-ok-container-slow")
+        for _ in range(50):  # the walk's worker runs the first probes, then the dialog opens
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+            if isinstance(app.screen, AttachScreen):
+                break
+        await save(app, pilot, "10-asks-for-the-job")
     shutil.rmtree(data, ignore_errors=True)
     return written
 

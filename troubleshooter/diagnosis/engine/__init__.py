@@ -20,7 +20,7 @@ Branches and choices may ``rule_in`` / ``rule_out`` hypotheses; the walk keeps t
 from __future__ import annotations
 
 from troubleshooter.diagnosis.engine.schema import (  # noqa: F401
-    FIX_CONTEXTS, FIX_NEEDS, NODE_KINDS, TREE_SCHEMA, Tree, TreeError, _SCHEMA_KEYWORDS, _conforms, _load_doc, _schema_keywords, load_tree, tree_files,
+    FIX_CONTEXTS, FIX_NEEDS, NEED_WANTS, NODE_KINDS, PROBE_NEEDS, TREE_SCHEMA, Tree, TreeError, _SCHEMA_KEYWORDS, _conforms, _load_doc, _schema_keywords, load_tree, tree_files,
 )
 from troubleshooter.diagnosis.engine.cache import (  # noqa: F401
     _decode_mapping, _encode_doc, load_trees,

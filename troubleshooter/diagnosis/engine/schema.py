@@ -13,6 +13,12 @@ from troubleshooter import locations, yamlio
 
 NODE_KINDS = ("ask", "probe", "conclude", "call", "end")
 FIX_NEEDS = ("root", "reboot", "bios", "job-script", "hypervisor", "drain", "none")
+#: what a probe step needs that the current target may not provide: the job's own context beside the host (a
+#: container or job step, to compare the two), a training log with step times, an NCCL_DEBUG=INFO log. A face that
+#: can ask (the app) asks for it before the step runs; one that cannot walks on and the step says what was missing.
+PROBE_NEEDS = ("job-context", "steps-log", "nccl-log")
+#: what a step that needs it must read: the host side (to compare), the step-time source, the NCCL log source
+NEED_WANTS = {"job-context": ("host",), "steps-log": ("step-times-log",), "nccl-log": ("nccl-debug-log",)}
 FIX_CONTEXTS = ("any", "pyxis", "enroot", "docker", "kubernetes", "bare-metal", "vm-host", "slurm")
 
 
@@ -65,6 +71,7 @@ TREE_SCHEMA: dict[str, Any] = {
                 "assume": {"type": "string"},
                 "sources": {"type": "array", "items": {"type": "string"}},
                 "sides": {"type": "array", "items": {"enum": ["target", "host"]}},
+                "needs": {"type": "array", "items": {"enum": list(PROBE_NEEDS)}},
                 "show": {"type": "array", "items": {"type": "string"}},
                 "signal": {"type": "string"},
                 "branches": {"type": "array", "items": _BRANCH},

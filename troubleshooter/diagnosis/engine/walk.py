@@ -147,6 +147,11 @@ class FactSource:
         """The facts established so far on a side (a FactSet), or None when there is no such side."""
         return None
 
+    def provides(self, need: str) -> bool:
+        """Whether this source can give what a step ``needs`` (a tree's PROBE_NEEDS): canned facts, bundles and
+        pasted outputs have what they have, so only a live source says no."""
+        return True
+
     def missing_for(self, walk: "Walk") -> list[dict[str, Any]]:
         """Evidence the walk wanted and this source could not provide (pasted files name what to attach)."""
         return []
@@ -174,6 +179,9 @@ class Walk:
         self.state = _State([(tree_id, self.root.start)], [], {}, [], {})
         self._history: list[_State] = []
         self._add_hypotheses(self.root)
+        #: stop before a probe step whose ``needs`` the facts cannot provide (a face that can ask sets it)
+        self.stop_at_needs = False
+        self.waived: set[str] = set()  # needs the person chose to go on without
 
     def _text(self, text: str) -> str:
         """Tree text for a step: practice-case references only on a practice walk (engine.practice)."""
@@ -214,6 +222,17 @@ class Walk:
         if cur is None or cur[2]["kind"] != "ask":
             return None
         return Question.of(*cur)
+
+    def unmet(self) -> tuple[str, ...]:
+        """What the current probe step needs that the facts cannot provide and was not waived (empty: nothing)."""
+        cur = self.current()
+        if cur is None or cur[2]["kind"] != "probe":
+            return ()
+        return tuple(n for n in cur[2].get("needs", ()) if n not in self.waived and not self.facts.provides(n))
+
+    def waive(self, need: str) -> None:
+        """Go on without ``need``: its steps run with what there is (their facts unknown, their branch says so)."""
+        self.waived.add(need)
 
     def _snapshot(self) -> None:
         self._history.append(copy.deepcopy(self.state))
@@ -293,7 +312,7 @@ class Walk:
             return None
         tree, nid, node = cur
         kind = node["kind"]
-        if kind == "ask":
+        if kind == "ask" or (self.stop_at_needs and self.unmet()):
             return None
         self._snapshot()
         if kind == "end":
@@ -320,6 +339,8 @@ class Walk:
     def run_to_question(self, on_step: Callable[[Step], None] | None = None, limit: int = 500) -> None:
         for _ in range(limit):
             if self.current() is None or self.current()[2]["kind"] == "ask":
+                return
+            if self.stop_at_needs and self.unmet():
                 return
             self.advance(on_step)
         raise TreeError("walk did not reach a question or the end in 500 steps (a cycle?)")

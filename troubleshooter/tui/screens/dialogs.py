@@ -234,6 +234,8 @@ HELP = """\
 | v | results | verify: re-run the probes of the selected cause and compare before / after |
 | m | results | record the step time after a fix: the ticket shows where the gap went, fix by fix |
 | e | walk, results | export the ticket (Markdown, JSON, bundle) |
+| / | symptom list, sessions, glossary | search the list: type to filter, enter to the list, esc clears |
+| a | symptom list | attach: run the probes in a running Slurm job, container or training process |
 | p s d o | symptom list | preflight, resume a session, practise, open a bundle |
 | enter / w | practice cases | the quiz (you choose each probe, read its output, then the expert's choice, a score, a debrief) / watch the expert walk it |
 | o / d | a practice round | the whole output of the probe you chose / the expert walk of this case |

@@ -58,9 +58,9 @@ class ResultsScreen(Screen[None]):
         Binding("c", "copy", "Copy", id="results.copy", tooltip="Copy the selected command"),
         Binding("v", "verify", "Verify", id="results.verify", tooltip="Re-run the probes of this cause"),
         Binding("e", "export", "Export", id="results.export", tooltip="Export the ticket"),
-        Binding("m", "measure", "Record a measurement", id="results.measure",
+        Binding("m", "measure", "Measure", id="results.measure",
                 tooltip="Record the step time (or throughput) after a fix: the ticket shows where the gap went"),
-        Binding("b", "app.pop_screen", "Back to walk", id="results.back", tooltip="The walk's steps (esc: the symptom list)"),
+        Binding("b", "app.pop_screen", "Walk", id="results.back", tooltip="The walk's steps (esc: the symptom list)"),
     ]
 
     def __init__(self, guide: Guide) -> None:
@@ -79,6 +79,9 @@ class ResultsScreen(Screen[None]):
                 head = headline(len(conc), counts(hyps)) if (conc or self.guide.done) else \
                     "No root cause found yet (the walk is not finished)"
                 yield Static(Text(head, style="bold"), classes="panel-title")
+                for need in self.guide.waived():  # said here, not buried: what was not given, and how to give it
+                    yield Static(Text.assemble(("Not given: ", "bold yellow"), need.what, ("\n  rerun: ", "dim"),
+                                               (need.rerun, "cyan")), classes="not-given")
                 yield OptionList(*[Option(Text(esc(c.title, one_line=True), style="bold red"), id=c.cause) for c in conc], id="causes")
                 yield Static("[b]Commands[/b] (enter/c copies, never runs)", classes="panel-title")
                 yield OptionList(id="commands")
@@ -100,8 +103,12 @@ class ResultsScreen(Screen[None]):
             self.show(self.guide.walk.conclusions[0])
             causes.focus()
             return
-        # no cause: the Commands list holds what would settle each hypothesis still open (shown beside it)
+        # no cause: the Commands list holds what would settle each hypothesis still open (shown beside it), and the
+        # command lines that give what the walk went on without
         cmds = self.query_one("#commands", OptionList)
+        for need in self.guide.waived():
+            for i, line in enumerate(need.reruns):
+                cmds.add_option(Option(command_label(f"rerun with {need.kind}", line), id=f"rerun:{need.kind}:{i}"))
         for h in self._open_hypotheses():
             cmds.add_option(Option(command_label(f"settle: {h.title}", h.settle), id=f"settle:{h.id}"))
         if cmds.option_count:
@@ -145,6 +152,9 @@ class ResultsScreen(Screen[None]):
         oid = cmds.get_option_at_index(cmds.highlighted).id or ""
         if oid.startswith("settle:"):
             return next((h.settle for h in self._open_hypotheses() if h.id == oid[7:]), None)
+        if oid.startswith("rerun:"):
+            kind, _, i = oid[6:].rpartition(":")
+            return next((n.reruns[int(i)] for n in self.guide.waived() if n.kind == kind), None)
         if self.selected is None:
             return None
         if oid == "verify":

@@ -12,18 +12,22 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
+from troubleshooter.tui.screens.filter import Filterable
+
 
 if TYPE_CHECKING:  # pragma: no cover
     pass
 
-class SessionsScreen(Screen[None]):
+class SessionsScreen(Filterable, Screen[None]):
+    FILTER_LIST = "sessions"
+    BINDINGS = [Filterable.FILTER_BINDING]
     # esc: the app's "Symptoms" (back to the symptom list), as on every screen
 
     def compose(self) -> ComposeResult:
         from troubleshooter.session import list_sessions
 
         yield Header()
-        yield Static("[b]Resume a session[/b] (newest first)", id="prompt")
+        yield Static("[b]Resume a session[/b] (newest first; / search)", id="prompt")
         ol = OptionList(id="sessions")
         for i in list_sessions(self.app.session_dir):  # type: ignore[attr-defined]
             label = Text.assemble((f"{i.created}  {i.symptom}", "bold"), f"  {i.status}",

@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 from troubleshooter.tui.screens.checks import ChecksScreen
 from troubleshooter.tui.screens.compare import CompareScreen, FanoutScreen
 from troubleshooter.tui.screens.dialogs import InputScreen
+from troubleshooter.tui.screens.filter import Filterable
 from troubleshooter.tui.messages import ContextReady
 from troubleshooter.tui.screens.practice import PracticeScreen
 from troubleshooter.tui.screens.sessions import SessionsScreen
@@ -27,19 +28,24 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 # ---------------------------------------------------------------------------- start
-class StartScreen(Screen[None]):
+class StartScreen(Filterable, Screen[None]):
+    FILTER_LIST = "symptoms"
     BINDINGS = [
+        Filterable.FILTER_BINDING,
         Binding("p", "preflight", "Preflight", id="start.preflight", tooltip="Run every preflight check here"),
         Binding("s", "resume", "Resume", id="start.resume", tooltip="Resume a saved session"),
         Binding("d", "practice", "Practise", id="start.practice", tooltip="Practise on a reference case"),
         Binding("o", "open", "Open bundle", id="start.open", tooltip="Open a bundle or a folder of tool outputs"),
+        Binding("a", "attach", "Attach", id="start.attach",
+                tooltip="Run the probes in a running Slurm job, container or training process"),
     ]
 
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="start"):
             yield Static("[dim]probing where we are…[/]", id="context")
-            yield Static("[b]What do you see?[/b]  pick a symptom (enter), or p preflight · s resume · d practise · o open",
+            yield Static("[dim]looking for running jobs, containers and training processes…[/]", id="running")
+            yield Static("[b]What do you see?[/b]  pick a symptom (enter, / search), or a attach · p preflight · s resume · d practise · o open",
                          id="prompt")
             yield OptionList(id="symptoms")
         yield Footer()
@@ -47,6 +53,7 @@ class StartScreen(Screen[None]):
     def on_mount(self) -> None:
         self.refresh_symptoms()
         self.call_after_refresh(self.app.gather_context)  # type: ignore[attr-defined]  # probes after the first frame
+        self.call_after_refresh(self.app.gather_running)  # type: ignore[attr-defined]
 
     def on_screen_resume(self) -> None:
         # back from a walk (esc) or a side screen: offer the walk again; the highlight stays where it was
@@ -60,6 +67,7 @@ class StartScreen(Screen[None]):
 
     def refresh_symptoms(self) -> None:
         ol = self.query_one("#symptoms", OptionList)
+        self.forget_filter()
         ol.clear_options()
         guide = self.app.guide  # type: ignore[attr-defined]
         self._walk_offered = guide is not None and guide.walk is not None and guide.symptom is not None
@@ -77,13 +85,27 @@ class StartScreen(Screen[None]):
             extra.append(("action:compare", "Compare the host with the job's container / step"))
         if spec.job:
             extra.append(("action:fanout", "Compare every node of the job (fan-out)"))
-        for oid, label in (("action:preflight", "Run the preflight sweep here"), *extra,
+        for oid, label in (("action:attach", "Attach to a running Slurm job, container or training process"),
+                           ("action:preflight", "Run the preflight sweep here"), *extra,
                            ("action:resume", "Resume a session"),
                            ("action:practice", "Practise on a reference case (learn mode)"),
                            ("action:open", "Open a bundle or a folder of tool outputs")):
             ol.add_option(Option(Text(label, style="cyan"), id=oid))
         ol.highlighted = 0
         ol.focus()
+
+    def show_running(self, found) -> None:
+        """What runs here, in one line (or why a search found nothing), with the key that attaches."""
+        from troubleshooter.tui.screens.attach import findings_line
+
+        if isinstance(found, Exception):
+            line = f"cannot look for running jobs: {found}"
+        else:
+            line = findings_line(found)
+        from troubleshooter.tui.screens.attach import shown
+
+        text = Text.assemble(("Running here: ", "bold"), shown(self.app, line), ("  a: attach", "bold cyan"))
+        self.query_one("#running", Static).update(text)
 
     def on_context_ready(self, message: ContextReady) -> None:
         self.query_one("#context", Static).update(Text(esc("\n".join(message.lines)), style="dim"))
@@ -99,6 +121,15 @@ class StartScreen(Screen[None]):
 
     def action_walk(self) -> None:
         self.app.reopen_walk()  # type: ignore[attr-defined]
+
+    def action_attach(self) -> None:
+        from troubleshooter.tui.screens.attach import AttachScreen
+
+        def chosen(args) -> None:
+            if args and not isinstance(args, str):
+                self.app.attach_to(args)  # type: ignore[attr-defined]
+
+        self.app.push_screen(AttachScreen(), chosen)
 
     def action_preflight(self) -> None:
         self.app.push_screen(ChecksScreen())

@@ -203,11 +203,47 @@ class WalkScreen(Screen[None]):
         self.tick()
         if self.guide.session and self.guide.session.write_error:
             self.app.notify(esc(self.guide.session.write_error), severity="error", timeout=10, markup=False)
+        need = self.guide.need()
+        if need is not None:
+            self.ask_need(need)
+            return
         if self.guide.done:
             # learning (a practice walk, learn mode), the steps are the lesson: they stay on screen and the
             # status line says r opens the results; otherwise the results open
             if not getattr(self.app, "learn", False):
                 self.app.push_screen(ResultsScreen(self.guide))
+
+    # -- a step needs what the target lacks: ask for it here, instead of walking on to "untested"
+    def ask_need(self, need) -> None:
+        from troubleshooter.tui.screens.attach import AttachScreen, LogNeedScreen
+
+        def given(result) -> None:
+            self.need_given(need, result)
+
+        screen = AttachScreen(need) if need.kind == "job-context" else LogNeedScreen(need)
+        self.app.push_screen(screen, given)
+
+    def need_given(self, need, result) -> None:
+        from troubleshooter.service.attach import attach, with_log
+
+        app: TroubleshooterApp = self.app  # type: ignore[assignment]
+        if result is None or isinstance(result, str) and need.kind == "job-context":
+            self.guide.waive(need.kind)
+            app.notify(f"going on without {need.what}: this step stays untested and says so. From a shell: "
+                       f"{need.rerun}", title="not given", timeout=12, markup=False)
+        else:
+            try:
+                spec = attach(result, self.guide.spec) if need.kind == "job-context" \
+                    else with_log(self.guide.spec, need.kind, result)
+                self.guide.provide(spec)
+            except Exception as exc:  # noqa: BLE001 - said, and asked again
+                app.notify(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, title="cannot use it",
+                           severity="error", timeout=8, markup=False)
+                self.ask_need(need)
+                return
+            app.spec = self.guide.spec
+            app.sub_title = app._shown(self.guide.target.label)
+        self.continue_walk()
 
     @on(OptionList.OptionSelected, "#choices")
     def answered(self, event: OptionList.OptionSelected) -> None:

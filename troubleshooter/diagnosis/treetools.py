@@ -343,7 +343,7 @@ def run_all(directory: Path | None = None) -> list[CaseResult]:
 #: parser declares must be read by some rule: a tree condition, a preflight check or a cause's signature.
 SIGNAL_PATTERNS = ("*.errors", "*.warnings", "*error*", "*_failed", "*failure*", "*fault*", "*.down_ports",
                    "*inactive*", "*degraded*", "*throttle*", "*fallen_off_bus*", "*no_device*", "*fallback*",
-                   "*selects_none", "*.cmdline_warnings", "*memoryless*", "*wrong*")
+                   "*selects_none", "*.cmdline_warnings", "*memoryless*", "*wrong*", "*no_*interface*")
 
 
 #: Facts that match a signal pattern but describe rather than signal (the signal itself is another fact).
@@ -358,6 +358,8 @@ NOT_SIGNALS = {
     "gpu.nvlink_inactive_links": "which links; gpu.nvlink_inactive is the signal",
     "gpu.nvlink_all_inactive": "PCIe GPUs without NVLink print it too; gpu.nvlink_inactive counts real links down",
     "gpu.nvlink_error_counts": "counter totals; gpu.nvlink_error_links is the signal",
+    "nccl_tests.nccl_error": "the error code the test stopped on ('unhandled system error'), which names no cause; "
+                             "NCCL's own WARN lines (nccl.warnings, nccl.no_socket_interface ...) are the signals",
 }
 
 

@@ -72,7 +72,8 @@ def test_every_real_capture_detected_parses_into_declared_facts(path: Path) -> N
 EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "turbostat": "turbostat",
                  "host/virt": "virt", "host/proc-meminfo": "meminfo", "host/proc-stat": "procstat",
                  "ibstatus": "ibstatus", "nvlink-status": "nvlink-status", "p2p-bandwidth": "p2p-bandwidth",
-                 "show-gids": "show-gids", "cuda-errors": "cuda-errors", "nvidia-smi-q-fragments": "nvidia-smi-q"}
+                 "show-gids": "show-gids", "cuda-errors": "cuda-errors", "nvidia-smi-q-fragments": "nvidia-smi-q",
+                 "limits": "limits", "ucx": "ucx"}
 
 
 def _expected(path: Path) -> str | None:

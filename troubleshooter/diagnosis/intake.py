@@ -83,11 +83,13 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("scontrol", ("show job", "show jobid"), "scontrol-job"),
     ("scontrol", ("show node",), "scontrol-node"),
     ("systemd-detect-virt", (), "virt"),
+    ("ulimit", (), "limits"),
+    ("ucx_info", (), "ucx"),
 ]
 _CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),
               ("status", "proc-status"), ("config-", "kernel-config"), ("/boot/config", "kernel-config"),
-              ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq")]
+              ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq"), ("/limits", "limits")]
 _NCCL_TESTS = re.compile(r"(?:^|/)(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf(?:_mpi)?$")
 _WRAPPERS = {"sudo", "time", "nohup", "exec", "timeout", "stdbuf", "nice", "ionice", "env", "mpirun", "mpiexec",
              "srun", "docker", "podman", "kubectl", "enroot", "singularity", "apptainer", "ssh", "bash", "sh"}
@@ -121,6 +123,8 @@ def tool_of(command: str) -> str | None:
     if first not in _FIRST_WORDS and not _NCCL_TESTS.search(first) and "=" not in first:
         return None  # a sentence or a comment line ("# Collective test starting: ..."), not a command
     for i, w in enumerate(words):
+        if " " in w and i and words[i - 1] == "-c":  # bash -c "ulimit -a", sh -c 'cat /proc/cmdline'
+            return tool_of(w)
         base = w.rsplit("/", 1)[-1]
         if base in ("env", "printenv"):
             # a bare `env` (or `env | sort`, `printenv`) prints the environment; `env FOO=1 cmd` runs cmd

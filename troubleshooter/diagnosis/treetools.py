@@ -358,6 +358,7 @@ NOT_SIGNALS = {
     "gpu.nvlink_inactive_links": "which links; gpu.nvlink_inactive is the signal",
     "gpu.nvlink_all_inactive": "PCIe GPUs without NVLink print it too; gpu.nvlink_inactive counts real links down",
     "gpu.nvlink_error_counts": "counter totals; gpu.nvlink_error_links is the signal",
+    "ucx.error_sites": "which UCX source files; ucx.errors (and ucx.warnings) are the signals",
     "nccl_tests.nccl_error": "the error code the test stopped on ('unhandled system error'), which names no cause; "
                              "NCCL's own WARN lines (nccl.warnings, nccl.no_socket_interface ...) are the signals",
 }

@@ -122,3 +122,14 @@ def test_a_launch_line_with_variables_gives_their_environment_and_the_tools_outp
     assert intake.leading_assignments("NCCL_DEBUG=INFO ./all_reduce_perf -b 8") == (
         ["NCCL_DEBUG=INFO"], "./all_reduce_perf -b 8")
     assert intake.leading_assignments("PATH=/usr/bin") == ([], "PATH=/usr/bin")  # an env line, not a command
+
+
+def test_torchrun_and_ray_prefixes_are_undone_once_per_line() -> None:
+    from tests.corpus import load
+
+    text = intake.clean(load("torch-distributed/ray-torchrun-nested-prefixes-ncclremoteerror-connection-refused.txt"))
+    assert "Last error:\nsocketPollConnect: connect returned Connection refused" in text
+    assert "[rank4]" not in text and "(worker1" not in text
+    assert text.startswith("vae-bc5a469e-2296-2:27720:27757 [1] NCCL INFO socketPollConnect")
+    # a value that merely looks like a prefix on one line of many is kept
+    assert intake.clean("[rank0]: a\nb\nc\nd\n") == "[rank0]: a\nb\nc\nd\n"

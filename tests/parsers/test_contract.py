@@ -73,7 +73,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "host/virt": "virt", "host/proc-meminfo": "meminfo", "host/proc-stat": "procstat",
                  "ibstatus": "ibstatus", "nvlink-status": "nvlink-status", "p2p-bandwidth": "p2p-bandwidth",
                  "show-gids": "show-gids", "cuda-errors": "cuda-errors", "nvidia-smi-q-fragments": "nvidia-smi-q",
-                 "limits": "limits", "ucx": "ucx"}
+                 "limits": "limits", "ucx": "ucx",
+                 "torch-distributed/pytorch": "torch-distributed"}
 
 
 def _expected(path: Path) -> str | None:

@@ -23,8 +23,13 @@ import shlex
 # ---------------------------------------------------------------------------- cleaning
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)[\w+-]*\s*$")
-# launcher prefixes, one per line: Open MPI's [1,0]<stdout>:, srun -l's "0: ", pdsh's "host: " is left alone
-_RANK_PREFIXES = (re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?"), re.compile(r"^\s{0,3}\d{1,5}: ?"))
+# launcher prefixes, one per line: Ray's "(worker1, rank=1, pid=27522, ip=10.105.0.4) ", Open MPI's [1,0]<stdout>:,
+# torchrun's "[rank4]:" (twice when a launcher wraps torchrun) and "[default0]:", srun -l's "0: "; pdsh's "host: "
+# is left alone
+_RANK_PREFIXES = (re.compile(r"^\((?:[\w.-]+,? )?(?:\w+=[^,()\s]+(?:, )?)+\)\s"),
+                  re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?"),
+                  re.compile(r"^\[(?:rank|default)\d+\]:\s?"), re.compile(r"^\[(?:rank|default)\d+\]:\s?"),
+                  re.compile(r"^\s{0,3}\d{1,5}: ?"))
 _QUOTE = re.compile(r"^>[ ]?")
 
 

@@ -102,11 +102,22 @@ class EvidenceFacts(FactSource):
         self.files = files
         self.factsets: dict[str, FactSet] = {}
         self.kinds_by_side: dict[str, dict[str, list[PastedFile]]] = {}
+        kind_of: dict[tuple[str, str], str] = {}  # (side, fact) -> the kind of the file that gave it
         for f in files:
             if f.kind is None or f.error:
                 continue
             fs = self.factsets.setdefault(f.side, FactSet(f.side))
-            fs.update_from(f.facts, source=f"file {f.path.name}", target=f.side, at=0.0)
+            values = dict(f.facts)
+            for name, value in f.facts.items():
+                # a list two tools both report (NCCL's warnings from its log and from a Python traceback) is
+                # the union of both; from two files of one kind, the last one read is the side's, as said above
+                old = fs.get(name)
+                prev = kind_of.get((f.side, name))
+                if old is not None and prev is not None and prev != f.kind and isinstance(old.value, list) \
+                        and isinstance(value, list):
+                    values[name] = old.value + [v for v in value if v not in old.value]
+                kind_of[(f.side, name)] = f.kind
+            fs.update_from(values, source=f"file {f.path.name}", target=f.side, at=0.0)
             self.kinds_by_side.setdefault(f.side, {}).setdefault(f.kind, []).append(f)
         self.factsets.setdefault("target", FactSet("target"))
         registry = sources.load_all()

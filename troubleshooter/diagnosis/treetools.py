@@ -358,6 +358,10 @@ NOT_SIGNALS = {
     "gpu.nvlink_inactive_links": "which links; gpu.nvlink_inactive is the signal",
     "gpu.nvlink_all_inactive": "PCIe GPUs without NVLink print it too; gpu.nvlink_inactive counts real links down",
     "gpu.nvlink_error_counts": "counter totals; gpu.nvlink_error_links is the signal",
+    "torch.errors": "the exception lines as raised in Python; their NCCL part is also nccl.errors, and NCCL's "
+                    "'Last error' text nccl.warnings, which the causes read",
+    "torch.nccl_error_kinds": "NCCL's result class (ncclSystemError ...), which names no cause by itself; the "
+                              "'Last error' text (nccl.warnings) does",
     "ucx.error_sites": "which UCX source files; ucx.errors (and ucx.warnings) are the signals",
     "nccl_tests.nccl_error": "the error code the test stopped on ('unhandled system error'), which names no cause; "
                              "NCCL's own WARN lines (nccl.warnings, nccl.no_socket_interface ...) are the signals",

@@ -74,7 +74,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "ibstatus": "ibstatus", "nvlink-status": "nvlink-status", "p2p-bandwidth": "p2p-bandwidth",
                  "show-gids": "show-gids", "cuda-errors": "cuda-errors", "nvidia-smi-q-fragments": "nvidia-smi-q",
                  "limits": "limits", "ucx": "ucx",
-                 "torch-distributed/pytorch": "torch-distributed"}
+                 "torch-distributed/pytorch": "torch-distributed",
+                 "train-progress": "train-progress"}
 
 
 def _expected(path: Path) -> str | None:

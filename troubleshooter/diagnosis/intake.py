@@ -90,6 +90,8 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("systemd-detect-virt", (), "virt"),
     ("ulimit", (), "limits"),
     ("ucx_info", (), "ucx"),
+    ("deviceQuery", (), "cuda-samples"),
+    ("simpleP2P", (), "cuda-samples"),
 ]
 _CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),

@@ -100,3 +100,41 @@ def test_xid_classes_name_the_specific_cause_on_real_kernel_logs() -> None:
         "gpu-fallen-off-bus", "gpu-firmware-errors"]
     # Xid 13 (graphics engine exception) and 109 (context switch timeout): the application, not the node
     assert causes("nvrm-xid13-xid109-ctx-switch-timeout-dmesg-ctime-gpud-doc.txt") == []
+
+
+def _found(specs: list[str]) -> list[tuple[str, str]]:
+    """(cause, confidence) ruled in from pasted files, as `diagnose --evidence` reads them."""
+    from pathlib import Path
+
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+    data = Path(__file__).parent / "data"
+    ef = EvidenceFacts.from_specs([str(data / s) if not s.startswith("/") else s for s in specs])
+    got = causes.ruled_in(causes.load(), lambda name, side: ef.lookup(name, side))
+    return [(f.cause.id, f.signature.confidence) for f in got]
+
+
+def test_intake_facts_rule_in_their_causes(tmp_path) -> None:
+    sources.load_all()
+    # RDMA queue creation failing with ENOMEM, with and without the limit that explains it
+    assert ("memlock-limit", "likely") in _found(["ucx/ompi-ucx-ibv-create-cq-enomem-memlock-64k-and-ucx-info.txt"])
+    assert ("memlock-limit", "confirmed") in _found(["ucx/ompi-ucx-ibv-create-cq-enomem-memlock-64k-and-ucx-info.txt",
+                                                     "limits/ulimit-a-bash-memlock-64-fenced.txt"])
+    assert ("memlock-limit", "likely") in _found(
+        ["torch-distributed/torchrun-rank-prefix-distbackenderror-ibv-create-cq-enomem.txt"])
+    # a limit alone, with no RDMA failure, rules nothing in
+    assert _found(["limits/ulimit-a-bash-memlock-64-fenced.txt"]) == []
+    # interfaces: only loopback in the job's network namespace; NCCL_SOCKET_IFNAME naming none of the interfaces
+    assert _found(["ip-addr/ip-addr-and-brief-netns-loopback-only.txt"]) == [("container-no-net-interface", "likely")]
+    env = tmp_path / "env.txt"
+    env.write_text("NCCL_SOCKET_IFNAME=ens3\nNCCL_DEBUG=INFO\nPATH=/usr/bin\n")
+    assert ("socket-ifname-wrong", "likely") in _found([str(env), "ip-addr/ip-addr-gpu-node-ib-down-docker0-transcript.txt"])
+    env.write_text("NCCL_SOCKET_IFNAME=enp97s0f0\nNCCL_DEBUG=INFO\nPATH=/usr/bin\n")
+    assert _found([str(env), "ip-addr/ip-addr-gpu-node-ib-down-docker0-transcript.txt"]) == []
+    # old NCCL's WARN that no interface could be used, in a container
+    assert _found(["nccl-debug/nccl-old-warn-lines-container-socket-creation-failed.txt"]) == [
+        ("container-no-net-interface", "likely")]
+    # a watchdog timeout, a training progress log, a CUDA sample: read, and no cause
+    assert _found(["torch-distributed/pytorch141069-ddp-watchdog-timeout-allreduce-seq19-4-ranks.txt"]) == []
+    assert _found(["train-progress/centernet-progress-data-0.517s-net-1.014s.txt"]) == []
+    assert _found(["cuda-samples/nvml-example-2x-rtx2080ti-extended-nvlink-query-cut.txt"]) == []

@@ -98,6 +98,7 @@ def test_an_unreadable_block_is_reported_and_the_rest_used(tmp_path: Path) -> No
     ("ulimit -a", "limits"), ("docker exec trainer bash -c 'ulimit -a'", "limits"), ("cat /proc/4391/limits", "limits"),
     ("ucx_info -d", "ucx"), ("kubectl exec -it w-0 -- sh -c 'nvidia-smi topo -m'", "nvidia-smi-topo"),
     ("python -c 'import torch'", None), ("./deviceQuery", "cuda-samples"),
+    ("ip addr", "ip-addr"), ("ip -br addr show", "ip-addr"), ("/sbin/ifconfig -a", "ip-addr"), ("ip route", None),
 ])
 def test_commands_are_routed_past_their_wrappers(command: str, kind: str | None) -> None:
     assert intake.tool_of(command) == kind

@@ -75,7 +75,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "show-gids": "show-gids", "cuda-errors": "cuda-errors", "nvidia-smi-q-fragments": "nvidia-smi-q",
                  "limits": "limits", "ucx": "ucx",
                  "torch-distributed/pytorch": "torch-distributed",
-                 "train-progress": "train-progress", "cuda-samples": "cuda-samples"}
+                 "train-progress": "train-progress", "cuda-samples": "cuda-samples",
+                 "ip-addr": "ip-addr"}
 
 
 def _expected(path: Path) -> str | None:

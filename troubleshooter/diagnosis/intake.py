@@ -91,6 +91,8 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("ulimit", (), "limits"),
     ("ucx_info", (), "ucx"),
     ("deviceQuery", (), "cuda-samples"),
+    ("ifconfig", (), "ip-addr"),
+    ("ip", ("addr", "address", "link", "-br", "-brief"), "ip-addr"),
     ("simpleP2P", (), "cuda-samples"),
 ]
 _CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),

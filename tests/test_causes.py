@@ -138,3 +138,17 @@ def test_intake_facts_rule_in_their_causes(tmp_path) -> None:
     assert _found(["torch-distributed/pytorch141069-ddp-watchdog-timeout-allreduce-seq19-4-ranks.txt"]) == []
     assert _found(["train-progress/centernet-progress-data-0.517s-net-1.014s.txt"]) == []
     assert _found(["cuda-samples/nvml-example-2x-rtx2080ti-extended-nvlink-query-cut.txt"]) == []
+
+
+def test_a_containers_launch_line_is_evidence_for_container_causes(tmp_path) -> None:
+    sources.load_all()
+    run = tmp_path / "run.txt"
+    run.write_text("$ docker run --rm --gpus all --network=none img python train.py\n")
+    assert _found([str(run)]) == [("container-no-net-interface", "likely")]
+    run.write_text("$ docker run --rm --gpus all --shm-size=16g img all_reduce_perf -b 8 -e 1G\n"
+                   "h:1:1 [0] NCCL INFO NET/IB : No device found.\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n"
+                   "h:1:1 [0] NCCL INFO Using network Socket\n")
+    assert ("ib-not-visible-in-container", "likely") in _found([str(run)])
+    run.write_text("$ docker run --rm --gpus all --privileged --shm-size=16g img all_reduce_perf -b 8 -e 1G\n"
+                   "h:1:1 [0] NCCL INFO NET/IB : No device found.\n")
+    assert ("ib-not-visible-in-container", "likely") not in _found([str(run)])

@@ -76,7 +76,7 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "limits": "limits", "ucx": "ucx",
                  "torch-distributed/pytorch": "torch-distributed",
                  "train-progress": "train-progress", "cuda-samples": "cuda-samples",
-                 "ip-addr": "ip-addr"}
+                 "ip-addr": "ip-addr", "docker-run": "docker-run"}
 
 
 def _expected(path: Path) -> str | None:

@@ -102,7 +102,7 @@ _CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/pro
 _NCCL_TESTS = re.compile(r"(?:^|/)(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf(?:_mpi)?$")
 _WRAPPERS = {"sudo", "time", "nohup", "exec", "timeout", "stdbuf", "nice", "ionice", "env", "mpirun", "mpiexec",
              "srun", "docker", "podman", "kubectl", "enroot", "singularity", "apptainer", "ssh", "bash", "sh"}
-_CONTAINER_WRAPPERS = ("docker exec", "podman exec", "kubectl exec", "enroot exec", "enroot start", "singularity exec",
+_CONTAINER_WRAPPERS = ("docker exec", "podman exec", "docker run", "podman run", "nvidia-docker run", "docker container run", "kubectl exec", "enroot exec", "enroot start", "singularity exec",
                        "apptainer exec", "--container-image", "--container-name", "nerdctl exec", "crictl exec")
 # what a command line can start with (anything else is a sentence or a comment that happens to follow a '#')
 _FIRST_WORDS = frozenset({t for t, _, _ in _TOOLS} | _WRAPPERS | {"cat", "less", "more", "head", "tail", "grep", "printenv"})
@@ -190,8 +190,15 @@ def leading_assignments(command: str) -> tuple[list[str], str]:
     return assigns, shlex.join(rest)
 
 
+_DOCKER_RUN = re.compile(r"\b(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
+_DOCKER_RUN_LINE = re.compile(r"^\s*(?:sudo\s+)?(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\s")
+
+
 def split(text: str) -> list[Block]:
-    """Cut a transcript at its prompts. Text before the first prompt, or a paste with none, is one block."""
+    """Cut a transcript at its prompts. Text before the first prompt, or a paste with none, is one block.
+
+    A command continued with backslashes is read whole. A ``docker run`` line (after a prompt or not) is also a
+    block of its own, read by the docker-run kind: its options say what the container was given."""
     lines = text.split("\n")
     blocks: list[Block] = []
     cur: Block | None = None
@@ -205,26 +212,50 @@ def split(text: str) -> list[Block]:
             b.text = body + ("\n" if body and not body.endswith("\n") else "")
             blocks.append(b)
 
-    for i, ln in enumerate(lines, 1):
+    def continued(first: str, at: int) -> tuple[str, int]:
+        full, used = first, 0
+        while full.endswith("\\") and at + used + 1 < len(lines) and used < 200:
+            used += 1
+            full = full[:-1].rstrip() + " " + lines[at + used].strip()
+        return full, used
+
+    idx = 0
+    while idx < len(lines):
+        ln = lines[idx]
+        i = idx + 1
         m = _PROMPT.match(ln)
         cmd = host = None
+        used = 0
+        assigns: list[str] = []
+        rest = ""
         if m:
-            assigns, rest = leading_assignments(m.group("cmd").strip())
-            if tool_of(rest) is not None:
-                cmd, host = m.group("cmd").strip(), m.group("host") or m.group("host2")
+            full, used = continued(m.group("cmd").strip(), idx)
+            assigns, rest = leading_assignments(full)
+            if tool_of(rest) is not None or _DOCKER_RUN.search(rest):
+                cmd, host = full, m.group("host") or m.group("host2")
+        elif _DOCKER_RUN_LINE.match(ln):  # a container's launch line pasted without its prompt
+            cmd, used = continued(ln.strip(), idx)
+            rest = cmd
         else:  # a launch line pasted without its prompt: VAR=value ... tool args
             assigns, rest = leading_assignments(ln)
             if assigns and tool_of(rest) is not None:
                 cmd = ln.strip()
+        if cmd is None:
+            used = 0
+            assigns = []
         if cmd is not None:
             flush()
             side = _side_of(cmd, host)
             if assigns:  # the environment the command ran with, as its own block
                 blocks.append(Block("\n".join(assigns) + "\n", i, cmd, "env", side))
-            cur = Block("", i + 1, cmd, tool_of(rest), side)
+            if _DOCKER_RUN.search(rest):  # what the container was given, as its own block
+                blocks.append(Block(rest + "\n", i, cmd, "docker-run", "container"))
+            cur = Block("", i + used + 1, cmd, tool_of(rest), side)
             buf = []
-            start = i + 1
+            start = i + used + 1
+            idx += used + 1
             continue
         buf.append(ln)
+        idx += 1
     flush()
     return [b for b in blocks if b.text.strip()]

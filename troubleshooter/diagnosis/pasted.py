@@ -213,6 +213,10 @@ class EvidenceFacts(FactSource):
         return out
 
 
+#: kinds whose lines other tools' outputs carry interleaved (read alongside whatever the block is)
+INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx")
+
+
 def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind: dict[str, str]) -> list[PastedFile]:
     """One pasted file: cleaned, cut at its prompts, each block read by the tool its command names, else by
     detection; a block two tools' parsers both read (numactl -H and topo -m in one paste) gives both."""
@@ -238,13 +242,39 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
             top = ranked[0][0]
             candidates = [kd for sc, kd in ranked if top - sc < parsers.DETECT_MARGIN]
             how = "detected" if len(candidates) == 1 else "detected (several tools in one paste)"
+        tried = set(candidates)
+        failed = []
         for kd in candidates:
             try:
                 facts = parsers.run(kd, b.text)
             except parsers.ParseError as exc:
-                out.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
+                failed.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
                 continue
             out.append(PastedFile(path, bside, kd, facts, "", how, where))
+        if failed and how == "command":
+            # the command names a tool whose output is not there (a run that died before its table, say):
+            # the block is read as detection reads it
+            ranked = [kd for sc, kd in parsers.scores(b.text) if sc >= parsers.DETECT_MIN and kd not in tried]
+            for kd in ranked[:1]:
+                tried.add(kd)
+                try:
+                    out.append(PastedFile(path, bside, kd, parsers.run(kd, b.text), "", "detected (the command's "
+                                          f"{failed[0].kind} output is not there)", where))
+                    failed = [dataclasses.replace(f, how=f"{f.how}; read as {kd} instead") for f in failed]
+                except parsers.ParseError:
+                    pass
+        out += failed
+        if how != "named":
+            # lines another tool interleaves into this one's output (NCCL_DEBUG=INFO inside an nccl-tests run, a
+            # Python traceback carrying NCCL's error, UCX warnings): their facts too
+            for kd in INTERLEAVED:
+                if kd in tried or parsers.get(kd).detect(b.text[:262144]) < parsers.DETECT_MIN:
+                    continue
+                tried.add(kd)
+                try:
+                    out.append(PastedFile(path, bside, kd, parsers.run(kd, b.text), "", "interleaved", where))
+                except parsers.ParseError:
+                    pass
     if len(out) > 1 and any(f.kind and not f.error for f in out):
         # an ambiguous block that one candidate could not read is not a failure of the paste
         out = [f for f in out if not (f.error and f.how.startswith("detected (several"))]

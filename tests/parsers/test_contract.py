@@ -76,7 +76,7 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "limits": "limits", "ucx": "ucx",
                  "torch-distributed/pytorch": "torch-distributed",
                  "train-progress": "train-progress", "cuda-samples": "cuda-samples",
-                 "ip-addr": "ip-addr", "docker-run": "docker-run"}
+                 "ip-addr": "ip-addr", "docker-run": "docker-run", "k8s-pod": "k8s-pod"}
 
 
 def _expected(path: Path) -> str | None:

@@ -10,6 +10,7 @@ import pytest
 from troubleshooter import parsers
 from troubleshooter.diagnosis import intake
 from troubleshooter.diagnosis.pasted import EvidenceFacts
+from troubleshooter.model.facts import Unknown
 
 from .corpus import load
 
@@ -135,3 +136,14 @@ def test_torchrun_and_ray_prefixes_are_undone_once_per_line() -> None:
     assert text.startswith("vae-bc5a469e-2296-2:27720:27757 [1] NCCL INFO socketPollConnect")
     # a value that merely looks like a prefix on one line of many is kept
     assert intake.clean("[rank0]: a\nb\nc\nd\n") == "[rank0]: a\nb\nc\nd\n"
+
+
+def test_mpirun_x_variables_are_the_runs_environment_but_not_all_of_it(tmp_path: Path) -> None:
+    p = tmp_path / "run.txt"
+    p.write_text("root@vm:~# mpirun -np 8 -x NCCL_TOPO_FILE=/azure-nhc/topofiles/ndv5-topo.xml -x LD_LIBRARY_PATH "
+                 "/opt/nccl-tests/build/all_reduce_perf -b 16G -e 16G\n# nThread 1 nGpus 1 minBytes 17179869184\n"
+                 "#  Rank  0 Group  0 Pid  1 on vm device  0 [0x00] NVIDIA H200\n")
+    ef = EvidenceFacts.from_specs([str(p)])
+    assert ef.lookup("env.var.NCCL_TOPO_FILE") == "/azure-nhc/topofiles/ndv5-topo.xml"
+    assert isinstance(ef.lookup("env.names"), Unknown)  # a launch line is not the whole environment
+    assert isinstance(ef.lookup("env.var.LD_LIBRARY_PATH"), Unknown)  # -x NAME forwards a value the line does not show

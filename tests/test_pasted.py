@@ -102,10 +102,13 @@ def test_kind_override_and_several_files_of_one_kind(tmp_path):
     b = DATA / "nccl-tests" / "h200-baremetal-vs-kvm-vm-passthrough-collapse.txt"
     facts = EvidenceFacts.from_specs([f"nccl-tests={a}", str(b)])
     kinds = [(f.path.name, f.kind, f.how) for f in facts.files]
-    assert kinds[0] == (a.name, "nccl-tests", "named") and kinds[1][1] == "nccl-tests"
+    assert kinds[0] == (a.name, "nccl-tests", "named") and kinds[2][1] == "nccl-tests"
     # the second paste holds two runs, each after its own `$ mpirun ... all_reduce_perf` prompt: one block each
-    assert [(f.how, f.where.split(":")[0]) for f in facts.files[1:]] == [("command", "line 2"), ("command", "line 33")]
+    assert [(f.how, f.where.split(":")[0]) for f in facts.files[1:] if f.kind == "nccl-tests"] == [
+        ("command", "line 2"), ("command", "line 33")]
     assert len(facts.kinds_by_side["target"]["nccl-tests"]) == 3
+    # the variables each mpirun passes with -x are the environment of its run, whatever kind the file was named
+    assert {f.kind for f in facts.files} == {"nccl-tests", "env"}
 
 
 def test_cli_json_has_conclusions_hypotheses_and_missing_evidence():

@@ -118,6 +118,7 @@ class Block:
     command: str | None = None   #: the command line that printed it, when the paste shows one
     kind: str | None = None      #: the parser its command calls for, when the command says
     side: str | None = None      #: 'container' when the command ran inside one; None: as the file says
+    of_command: bool = False     #: the block is the command line's own content (its variables, a docker run's options)
 
 
 def tool_of(command: str) -> str | None:
@@ -195,6 +196,40 @@ _DOCKER_RUN = re.compile(r"\b(?:nvidia-docker|docker|podman)\s+(?:container\s+)?
 _DOCKER_RUN_LINE = re.compile(r"^\s*(?:sudo\s+)?(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\s")
 
 
+_LAUNCH_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def launcher_env(command: str) -> list[str]:
+    """``NAME=value`` pairs a launcher passes to the processes it starts: mpirun's ``-x NAME=value``,
+    srun's ``--export=ALL,NAME=value``, ``env NAME=value cmd``. ``-x NAME`` alone forwards the caller's value,
+    which the line does not show: it is not given.
+
+    >>> launcher_env("mpirun -np 8 -x NCCL_DEBUG=INFO -x LD_LIBRARY_PATH -x NCCL_IB_HCA=mlx5_0 ./all_reduce_perf")
+    ['NCCL_DEBUG=INFO', 'NCCL_IB_HCA=mlx5_0']
+    >>> launcher_env("srun --export=ALL,NCCL_SOCKET_IFNAME=ib0 python t.py"), launcher_env("env NCCL_P2P_DISABLE=1 ./a")
+    (['NCCL_SOCKET_IFNAME=ib0'], ['NCCL_P2P_DISABLE=1'])
+    """
+    try:
+        words = shlex.split(command.split("|")[0])
+    except ValueError:
+        return []
+    out: list[str] = []
+    for i, w in enumerate(words):
+        base = w.rsplit("/", 1)[-1]
+        if w in ("-x", "--env", "-genv") and i + 1 < len(words) and _LAUNCH_VAR.match(words[i + 1]):
+            if base == w and any(x.rsplit("/", 1)[-1] in ("mpirun", "mpiexec", "orterun", "prterun")
+                                 for x in words[:i]):
+                out.append(words[i + 1])
+        elif w.startswith("--export="):
+            out += [p for p in w.split("=", 1)[1].split(",") if _LAUNCH_VAR.match(p)]
+        elif base == "env" and i + 1 < len(words):
+            for x in words[i + 1:]:
+                if not _LAUNCH_VAR.match(x):
+                    break
+                out.append(x)
+    return out
+
+
 def split(text: str) -> list[Block]:
     """Cut a transcript at its prompts. Text before the first prompt, or a paste with none, is one block.
 
@@ -244,13 +279,15 @@ def split(text: str) -> list[Block]:
         if cmd is None:
             used = 0
             assigns = []
+        else:
+            assigns = assigns + [a for a in launcher_env(rest) if a not in assigns]
         if cmd is not None:
             flush()
             side = _side_of(cmd, host)
             if assigns:  # the environment the command ran with, as its own block
-                blocks.append(Block("\n".join(assigns) + "\n", i, cmd, "env", side))
+                blocks.append(Block("\n".join(assigns) + "\n", i, cmd, "env", side, of_command=True))
             if _DOCKER_RUN.search(rest):  # what the container was given, as its own block
-                blocks.append(Block(rest + "\n", i, cmd, "docker-run", "container"))
+                blocks.append(Block(rest + "\n", i, cmd, "docker-run", "container", of_command=True))
             cur = Block("", i + used + 1, cmd, tool_of(rest), side)
             buf = []
             start = i + used + 1

@@ -213,6 +213,9 @@ class EvidenceFacts(FactSource):
         return out
 
 
+#: facts of an env listing that claim the whole environment, which a command line's variables are not
+PARTIAL_ENV_DROPS = ("env.names", "env.count")
+
 #: kinds whose lines other tools' outputs carry interleaved (read alongside whatever the block is)
 INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx")
 
@@ -228,6 +231,8 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
         where = f"line {b.line}: `{b.command[:60]}`" if b.command else (f"line {b.line}" if len(blocks) > 1 else "")
         bside = "target" if b.side == "container" else side
         k, how = kind, "named"
+        if b.of_command:  # the command line's own variables or options: their kind whatever the file's
+            k, how = b.kind, "command"
         if k is None and b.kind:
             k, how = b.kind, "command"
         if k is None and path.stem in source_kind:
@@ -250,6 +255,9 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
             except parsers.ParseError as exc:
                 failed.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
                 continue
+            if b.of_command and kd == "env":
+                # the variables a command line sets are not the whole environment: what it lacks is unknown
+                facts = {n: v for n, v in facts.items() if n not in PARTIAL_ENV_DROPS}
             out.append(PastedFile(path, bside, kd, facts, "", how, where))
         if failed and how == "command":
             # the command names a tool whose output is not there (a run that died before its table, say):

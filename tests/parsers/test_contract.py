@@ -76,7 +76,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "limits": "limits", "ucx": "ucx",
                  "torch-distributed/pytorch": "torch-distributed",
                  "train-progress": "train-progress", "cuda-samples": "cuda-samples",
-                 "ip-addr": "ip-addr", "docker-run": "docker-run", "k8s-pod": "k8s-pod"}
+                 "ip-addr": "ip-addr", "docker-run": "docker-run", "k8s-pod": "k8s-pod",
+                 "job-script": "job-script"}
 
 
 def _expected(path: Path) -> str | None:

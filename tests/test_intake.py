@@ -101,6 +101,7 @@ def test_an_unreadable_block_is_reported_and_the_rest_used(tmp_path: Path) -> No
     ("python -c 'import torch'", None), ("./deviceQuery", "cuda-samples"),
     ("ip addr", "ip-addr"), ("ip -br addr show", "ip-addr"), ("/sbin/ifconfig -a", "ip-addr"), ("ip route", None),
     ("kubectl get pod trainer-0 -o yaml", "k8s-pod"), ("kubectl get pods", None),
+    ("zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA=", "kernel-config"),
 ])
 def test_commands_are_routed_past_their_wrappers(command: str, kind: str | None) -> None:
     assert intake.tool_of(command) == kind
@@ -147,3 +148,13 @@ def test_mpirun_x_variables_are_the_runs_environment_but_not_all_of_it(tmp_path:
     assert ef.lookup("env.var.NCCL_TOPO_FILE") == "/azure-nhc/topofiles/ndv5-topo.xml"
     assert isinstance(ef.lookup("env.names"), Unknown)  # a launch line is not the whole environment
     assert isinstance(ef.lookup("env.var.LD_LIBRARY_PATH"), Unknown)  # -x NAME forwards a value the line does not show
+
+
+def test_a_grep_for_a_kernel_option_that_printed_nothing_says_it_is_not_enabled(tmp_path: Path) -> None:
+    p = tmp_path / "before.txt"  # as posted in a NixOS thread: grep found nothing, echo $? said 1
+    p.write_text("```\n$ zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA=\n\n$ echo $?\n1\n```\n")
+    ef = EvidenceFacts.from_specs([str(p)])
+    assert ef.lookup("kernel.config.CONFIG_ARM_SMMU_V3_SVA") == "n"
+    p.write_text("$ grep -E 'CONFIG_ARM_SMMU_V3(_SVA)?=' /boot/config-6.8\n\n")  # not an exact name: nothing inferred
+    with pytest.raises(Exception):
+        EvidenceFacts.from_specs([str(p)])

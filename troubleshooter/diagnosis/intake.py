@@ -99,14 +99,15 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
 _CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),
               ("status", "proc-status"), ("config-", "kernel-config"), ("/boot/config", "kernel-config"),
-              ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq"), ("/limits", "limits")]
+              ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq"), ("/limits", "limits"), ("config.gz", "kernel-config")]
 _NCCL_TESTS = re.compile(r"(?:^|/)(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf(?:_mpi)?$")
 _WRAPPERS = {"sudo", "time", "nohup", "exec", "timeout", "stdbuf", "nice", "ionice", "env", "mpirun", "mpiexec",
              "srun", "docker", "podman", "kubectl", "enroot", "singularity", "apptainer", "ssh", "bash", "sh"}
 _CONTAINER_WRAPPERS = ("docker exec", "podman exec", "docker run", "podman run", "nvidia-docker run", "docker container run", "kubectl exec", "enroot exec", "enroot start", "singularity exec",
                        "apptainer exec", "--container-image", "--container-name", "nerdctl exec", "crictl exec")
 # what a command line can start with (anything else is a sentence or a comment that happens to follow a '#')
-_FIRST_WORDS = frozenset({t for t, _, _ in _TOOLS} | _WRAPPERS | {"cat", "less", "more", "head", "tail", "grep", "printenv"})
+_CAT_LIKE = ("cat", "less", "more", "head", "tail", "grep", "zcat", "zgrep", "zless", "bzcat")
+_FIRST_WORDS = frozenset({t for t, _, _ in _TOOLS} | _WRAPPERS | set(_CAT_LIKE) | {"printenv"})
 # a prompt whose host is a 12-hex container id (docker's default hostname) is inside a container
 _CONTAINER_HOST = re.compile(r"^[0-9a-f]{12}$")
 
@@ -142,7 +143,7 @@ def tool_of(command: str) -> str | None:
             if not [x for x in words[i + 1:] if "=" not in x and not x.startswith("-")] or base == "printenv":
                 return "env"
             continue
-        if base in ("cat", "less", "more", "head", "tail", "grep") and i + 1 < len(words):
+        if base in _CAT_LIKE and i + 1 < len(words):
             target = words[-1]
             for needle, kind in _CAT_FILES:
                 if needle in target:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -213,6 +214,34 @@ class EvidenceFacts(FactSource):
         return out
 
 
+_CONFIG_LINE = re.compile(r"^\s*#?\s*CONFIG_\w+", re.MULTILINE)
+
+
+def grepped_config_names(command: str) -> list[str]:
+    """The kernel options a ``grep`` for exact names looks for (``grep CONFIG_X= FILE``, ``grep -E
+    'CONFIG_A(_B)?='`` is not exact and gives none): an empty result then means each is not enabled.
+
+    >>> grepped_config_names("zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA="), grepped_config_names("grep -E 'CONFIG_A(_B)?=' f")
+    (['CONFIG_ARM_SMMU_V3_SVA'], [])
+    """
+    if "grep" not in command:
+        return []
+    tail = command.split("grep", 1)[1]
+    try:
+        words = shlex.split(tail)
+    except ValueError:
+        return []
+    pats = [w for w in words if not w.startswith("-") and "CONFIG_" in w]
+    names = []
+    for p in pats[:1] if pats else []:
+        for alt in (p.split("\\|") if "\\|" in p else [p]):
+            m = re.fullmatch(r"\^?(CONFIG_[A-Z0-9_]+)=?", alt)
+            if not m:
+                return []
+            names.append(m.group(1))
+    return names
+
+
 #: facts of an env listing that claim the whole environment, which a command line's variables are not
 PARTIAL_ENV_DROPS = ("env.names", "env.count")
 
@@ -259,6 +288,14 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
                 # the variables a command line sets are not the whole environment: what it lacks is unknown
                 facts = {n: v for n, v in facts.items() if n not in PARTIAL_ENV_DROPS}
             out.append(PastedFile(path, bside, kd, facts, "", how, where))
+        if failed and how == "command" and failed[0].kind == "kernel-config":
+            # `grep CONFIG_X= /boot/config-...` that printed no CONFIG_ line: the option is not enabled
+            names = grepped_config_names(b.command or "")
+            if names and not _CONFIG_LINE.search(b.text):
+                facts = parsers.run("kernel-config", "".join(f"# {n} is not set\n" for n in names))
+                out.append(PastedFile(path, bside, "kernel-config", facts, "", "command (its grep printed no "
+                                      "line: not enabled)", where))
+                failed = []
         if failed and how == "command":
             # the command names a tool whose output is not there (a run that died before its table, say):
             # the block is read as detection reads it

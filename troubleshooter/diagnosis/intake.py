@@ -92,6 +92,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("ucx_info", (), "ucx"),
     ("deviceQuery", (), "cuda-samples"),
     ("ifconfig", (), "ip-addr"),
+    ("lspci", (), "lspci"),
     ("kubectl", ("-o yaml", "-oyaml", "--output=yaml", "--output yaml", "-o=yaml"), "k8s-pod"),
     ("ip", ("addr", "address", "link", "-br", "-brief"), "ip-addr"),
     ("simpleP2P", (), "cuda-samples"),

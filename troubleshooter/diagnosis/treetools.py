@@ -362,6 +362,8 @@ NOT_SIGNALS = {
                     "'Last error' text nccl.warnings, which the causes read",
     "torch.nccl_error_kinds": "NCCL's result class (ncclSystemError ...), which names no cause by itself; the "
                               "'Last error' text (nccl.warnings) does",
+    "nhc.fault_codes": "NHC's codes for the checks it failed, which name no cause (a failed NCCL check can be a "
+                       "topology file, a GPU or the fabric); the measured figures it carries are what rules weigh",
     "ucx.error_sites": "which UCX source files; ucx.errors (and ucx.warnings) are the signals",
     "nccl_tests.nccl_error": "the error code the test stopped on ('unhandled system error'), which names no cause; "
                              "NCCL's own WARN lines (nccl.warnings, nccl.no_socket_interface ...) are the signals",

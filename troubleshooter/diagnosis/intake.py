@@ -93,6 +93,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("deviceQuery", (), "cuda-samples"),
     ("ifconfig", (), "ip-addr"),
     ("lspci", (), "lspci"),
+    ("rdma", ("link",), "rdma-link"),
     ("kubectl", ("-o yaml", "-oyaml", "--output=yaml", "--output yaml", "-o=yaml"), "k8s-pod"),
     ("ip", ("addr", "address", "link", "-br", "-brief"), "ip-addr"),
     ("simpleP2P", (), "cuda-samples"),

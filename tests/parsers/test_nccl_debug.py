@@ -265,3 +265,11 @@ def test_quoted_net_socket_line_with_its_interface_list_rewrapped_one_per_line()
 def test_prose_with_info_and_warn_words_is_not_an_nccl_log():
     with pytest.raises(ParseError):
         parsers.run("nccl-debug", "INFO: starting the server\nWARN something odd\n[1]item:value<0>\n")
+
+
+def test_old_using_interface_lines_name_the_socket_interfaces_not_the_network():
+    f = parsers.run("nccl-debug", "a:1:1 [0] INFO NET : Using interface eth0:10.0.0.1<0>\n"
+                                  "a:1:1 [0] INFO NET/IB : Using interface ib0 for sideband communication\n")
+    assert f["nccl.socket_interfaces"] == ["eth0", "ib0"]
+    g = parsers.run("nccl-debug", "a:1:1 [0] INFO NET : Using interface eth0:10.0.0.1<0>\n")
+    assert g["nccl.socket_interfaces"] == ["eth0"] and "nccl.net" not in g  # the bootstrap's interface, not the network

@@ -131,6 +131,7 @@ _TESTS_TABLE = re.compile(
 # "NET/IB : GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f0'"
 _GDR = re.compile(r"GPU Direct RDMA (?:\(\w+\) )?(Disabled|Enabled|disabled|enabled) for HCA (?:\d+ )?'?([\w.\-]+)'?")
 _IFACE = re.compile(r"\[\d+\]([\w.\-]+):")
+_OLD_IFACE = re.compile(r"Using interface ([\w.\-]+)[:\s]")
 _BOOT_IFACE = re.compile(r"Using ([\w.\-]+):")
 _ANY_NCCL = re.compile(r"NCCL (?:INFO|WARN)\b")
 _TRAILING_DOT = re.compile(r"-?\d+\.")
@@ -371,6 +372,11 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
                 for iface in _IFACE.findall(msg):
                     if iface not in socket_ifs and len(socket_ifs) < 64:
                         socket_ifs.append(iface)
+        if c == "N" and "Using interface" in msg:
+            # NCCL < 2.4: "NET : Using interface eth0:10.0.0.1<0>", "NET/IB : Using interface ib0 for sideband communication"
+            for iface in _OLD_IFACE.findall(msg):
+                if iface not in socket_ifs and len(socket_ifs) < 64:
+                    socket_ifs.append(iface)
         if c == "B" and msg.startswith("Bootstrap") and "Using" in msg:
             for iface in _IFACE.findall(msg) or _BOOT_IFACE.findall(msg):
                 if iface not in socket_ifs and len(socket_ifs) < 64:

@@ -94,6 +94,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("ifconfig", (), "ip-addr"),
     ("lspci", (), "lspci"),
     ("rdma", ("link",), "rdma-link"),
+    ("mlxconfig", (), "mlxconfig"),
     ("kubectl", ("-o yaml", "-oyaml", "--output=yaml", "--output yaml", "-o=yaml"), "k8s-pod"),
     ("ip", ("addr", "address", "link", "-br", "-brief"), "ip-addr"),
     ("simpleP2P", (), "cuda-samples"),

@@ -200,7 +200,7 @@ def _join_wrapped(lines: Iterable[str]) -> Iterable[str]:
     "[0]bond0:192.168.1.161<0>" per line) put back on the line they belong to; every other line as it is."""
     pending: str | None = None
     for ln in lines:
-        if pending is not None and "]" in ln and _LIST_CONT.match(ln) and len(pending) < MAX_JOINED:
+        if pending is not None and "]" in ln and "Using" in pending and _LIST_CONT.match(ln) and len(pending) < MAX_JOINED:
             pending = f"{pending.rstrip()} {ln.strip()}"
             continue
         if pending is not None:

@@ -53,7 +53,7 @@ FACTS = [
 ]
 
 # launcher prefixes, any number of them, at the start of a line
-_PREFIX = re.compile(r"^(?:\s*(?:\([^()]*\)|\[(?:rank|default)?\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:)\s*)+")
+_PREFIX = re.compile(r"^(?:\s*(?:\([^()]*=[^()]*\)|\[(?:rank|default)?\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=\s))\s*)+")
 _NCCL_ERROR = re.compile(
     r"(?P<exc>(?:torch\.distributed\.)?DistBackendError|RuntimeError|torch\.distributed\.DistError|c10::DistBackendError)"
     r":\s*NCCL error(?: in:)?\s*(?P<where>[^,]*?:\d+)?,?\s*(?P<msg>.*?)(?:,\s*NCCL version (?P<ver>\d+\.\d+\.\d+)\S*)?\s*$")

@@ -66,6 +66,7 @@ _PROMPT = re.compile(
 # command word (and, for some, a word that must follow) -> parser kind
 _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("nvidia-smi", ("topo",), "nvidia-smi-topo"),
+    ("nvidia-smi", ("--query-gpu",), "nvidia-smi-csv"),
     ("nvidia-smi", ("-q", "--query"), "nvidia-smi-q"),
     ("nvidia-smi", ("nvlink",), "nvlink-status"),
     ("nvidia-smi", (), "nvidia-smi"),

@@ -214,6 +214,7 @@ class EvidenceFacts(FactSource):
         return out
 
 
+_QUERY_GPU = re.compile(r"--query-gpu[= ]([\w.,]+)")
 _CONFIG_LINE = re.compile(r"^\s*#?\s*CONFIG_\w+", re.MULTILINE)
 
 
@@ -278,9 +279,14 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
             how = "detected" if len(candidates) == 1 else "detected (several tools in one paste)"
         tried = set(candidates)
         failed = []
+        text = b.text
+        q = _QUERY_GPU.search(b.command or "")
+        if candidates == ["nvidia-smi-csv"] and q and "noheader" in (b.command or ""):
+            # a noheader CSV: its columns are the ones the command line asked for
+            text = ", ".join(q.group(1).split(",")) + "\n" + b.text
         for kd in candidates:
             try:
-                facts = parsers.run(kd, b.text)
+                facts = parsers.run(kd, text)
             except parsers.ParseError as exc:
                 failed.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
                 continue

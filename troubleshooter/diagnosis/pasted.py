@@ -332,6 +332,12 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
     return out
 
 
+#: outputs that only speak of NCCL's network and the job's RDMA / socket setup: the wrong-fabric tree's evidence
+NCCL_FABRIC_KINDS = frozenset({"nccl-debug", "env", "ibstat", "ibstatus", "ib-sysfs", "ibv-devinfo", "rdma-link",
+                               "ibdev2netdev", "show-gids", "ip-addr", "torch-distributed", "docker-run", "k8s-pod",
+                               "job-script", "ucx", "limits"})
+
+
 def infer_symptom(facts: EvidenceFacts) -> str | None:
     """A symptom when the outputs make it clear; else the full sweep (below-reference)."""
     sides = set(facts.kinds_by_side)
@@ -341,7 +347,7 @@ def infer_symptom(facts: EvidenceFacts) -> str | None:
     shape = facts.lookup("steps.shape")
     if isinstance(shape, str) and shape in ("bimodal", "long-tail"):
         return "bimodal-step-time"
-    if kinds and kinds <= {"nccl-debug", "env", "ibstat", "ib-sysfs", "ibv-devinfo"}:
+    if kinds and kinds <= NCCL_FABRIC_KINDS:
         return "nccl-wrong-fabric"
     return "below-reference"
 

@@ -121,3 +121,12 @@ def test_cli_json_has_conclusions_hypotheses_and_missing_evidence():
     assert {h["state"] for h in doc["hypotheses"]} >= {"ruled-in"}
     assert isinstance(doc["missing_evidence"], list)
     assert "read these outputs" in out.stderr
+
+
+def test_nccl_tests_run_with_nccl_debug_gives_the_facts_of_both():
+    # the command names nccl-tests; the NCCL INFO lines interleaved in its output are NCCL's log
+    f = DATA / "nccl-debug" / "a100-sxm4-docker-no-ib-socket-fallback-p2p-direct-2gpu.txt"
+    facts = EvidenceFacts.from_specs([str(f)])
+    assert {(x.kind, x.how) for x in facts.files} >= {("nccl-tests", "command"), ("nccl-debug", "interleaved")}
+    assert facts.lookup("nccl.socket_fallback") is True
+    assert facts.lookup("nccl_tests.busbw_at_max_size_gbps") is not None

@@ -152,3 +152,8 @@ def test_a_containers_launch_line_is_evidence_for_container_causes(tmp_path) -> 
     run.write_text("$ docker run --rm --gpus all --privileged --shm-size=16g img all_reduce_perf -b 8 -e 1G\n"
                    "h:1:1 [0] NCCL INFO NET/IB : No device found.\n")
     assert ("ib-not-visible-in-container", "likely") not in _found([str(run)])
+
+
+def test_an_application_traceback_is_read_and_rules_in_no_cluster_cause() -> None:
+    sources.load_all()
+    assert _found(["python-traceback/act-train-rtx4070-cuda-oom-after-prose.txt"]) == []

@@ -77,7 +77,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "torch-distributed/pytorch": "torch-distributed",
                  "train-progress": "train-progress", "cuda-samples": "cuda-samples",
                  "ip-addr": "ip-addr", "docker-run": "docker-run", "k8s-pod": "k8s-pod",
-                 "job-script": "job-script", "lspci": "lspci", "nhc": "nhc", "rdma-link": "rdma-link", "mlxconfig": "mlxconfig", "nvidia-smi-csv": "nvidia-smi-csv"}
+                 "job-script": "job-script", "lspci": "lspci", "nhc": "nhc", "rdma-link": "rdma-link", "mlxconfig": "mlxconfig", "nvidia-smi-csv": "nvidia-smi-csv",
+                 "python-traceback": "python-traceback"}
 
 
 def _expected(path: Path) -> str | None:

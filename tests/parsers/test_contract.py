@@ -78,7 +78,7 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "train-progress": "train-progress", "cuda-samples": "cuda-samples",
                  "ip-addr": "ip-addr", "docker-run": "docker-run", "k8s-pod": "k8s-pod",
                  "job-script": "job-script", "lspci": "lspci", "nhc": "nhc", "rdma-link": "rdma-link", "mlxconfig": "mlxconfig", "nvidia-smi-csv": "nvidia-smi-csv",
-                 "python-traceback": "python-traceback"}
+                 "python-traceback": "python-traceback", "dcgm-diag": "dcgm-diag"}
 
 
 def _expected(path: Path) -> str | None:

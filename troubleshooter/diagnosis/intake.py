@@ -96,6 +96,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("lspci", (), "lspci"),
     ("rdma", ("link",), "rdma-link"),
     ("mlxconfig", (), "mlxconfig"),
+    ("dcgmi", ("diag",), "dcgm-diag"),
     ("kubectl", ("-o yaml", "-oyaml", "--output=yaml", "--output yaml", "-o=yaml"), "k8s-pod"),
     ("ip", ("addr", "address", "link", "-br", "-brief"), "ip-addr"),
     ("simpleP2P", (), "cuda-samples"),

@@ -100,7 +100,7 @@ def test_an_unreadable_block_is_reported_and_the_rest_used(tmp_path: Path) -> No
     ("ucx_info -d", "ucx"), ("kubectl exec -it w-0 -- sh -c 'nvidia-smi topo -m'", "nvidia-smi-topo"),
     ("python -c 'import torch'", None), ("./deviceQuery", "cuda-samples"),
     ("ip addr", "ip-addr"), ("ip -br addr show", "ip-addr"), ("/sbin/ifconfig -a", "ip-addr"), ("ip route", None),
-    ("kubectl get pod trainer-0 -o yaml", "k8s-pod"), ("kubectl get pods", None), ("rdma link show", "rdma-link"), ("dcgmi diag -r 3", "dcgm-diag"), ("nvidia-smi --query-gpu=index,clocks.sm --format=csv", "nvidia-smi-csv"), ("mlxconfig -d /dev/mst/mt4123_pciconf0 q", "mlxconfig"), ("lspci -vv -s 01:00.0", "lspci"),
+    ("kubectl get pod trainer-0 -o yaml", "k8s-pod"), ("kubectl get pods", None), ("rdma link show", "rdma-link"), ("talosctl dmesg", "dmesg"), ("dcgmi diag -r 3", "dcgm-diag"), ("nvidia-smi --query-gpu=index,clocks.sm --format=csv", "nvidia-smi-csv"), ("mlxconfig -d /dev/mst/mt4123_pciconf0 q", "mlxconfig"), ("lspci -vv -s 01:00.0", "lspci"),
     ("zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA=", "kernel-config"),
 ])
 def test_commands_are_routed_past_their_wrappers(command: str, kind: str | None) -> None:

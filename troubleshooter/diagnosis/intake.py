@@ -82,6 +82,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("printenv", (), "env"),
     ("dmesg", (), "dmesg"),
     ("journalctl", (), "dmesg"),
+    ("talosctl", ("dmesg",), "dmesg"),
     ("turbostat", (), "turbostat"),
     ("lscpu", (), "lscpu"),
     ("taskset", (), "taskset"),

@@ -158,3 +158,12 @@ def test_a_grep_for_a_kernel_option_that_printed_nothing_says_it_is_not_enabled(
     p.write_text("$ grep -E 'CONFIG_ARM_SMMU_V3(_SVA)?=' /boot/config-6.8\n\n")  # not an exact name: nothing inferred
     with pytest.raises(Exception):
         EvidenceFacts.from_specs([str(p)])
+
+
+def test_a_command_the_shell_could_not_run_is_said_so(tmp_path: Path) -> None:
+    p = tmp_path / "t.txt"
+    p.write_text("root@vm:~# mpirun -np 8 /opt/nccl-tests/build/all_reduce_perf -b 16G\nbash: mpirun: command not found\n"
+                 "root@vm:~# cat /proc/cmdline\nBOOT_IMAGE=/vmlinuz ro quiet\n")
+    ef = EvidenceFacts.from_specs([str(p)])
+    assert [f.error for f in ef.files if f.error] == ["the command did not run: bash: mpirun: command not found"]
+    assert ef.lookup("cmdline.raw") is not None or any(f.kind == "cmdline" and not f.error for f in ef.files)

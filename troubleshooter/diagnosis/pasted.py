@@ -214,6 +214,8 @@ class EvidenceFacts(FactSource):
         return out
 
 
+_SHELL_ERROR = re.compile(r"^-?(?:ba|z|da)?sh: (?:line \d+: )?[^\n:]+: (?:command not found|No such file or directory|"
+                          r"Permission denied)\s*$|^sudo: [^\n]+: command not found\s*$")
 _QUERY_GPU = re.compile(r"--query-gpu[= ]([\w.,]+)")
 _CONFIG_LINE = re.compile(r"^\s*#?\s*CONFIG_\w+", re.MULTILINE)
 
@@ -277,6 +279,12 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
             top = ranked[0][0]
             candidates = [kd for sc, kd in ranked if top - sc < parsers.DETECT_MARGIN]
             how = "detected" if len(candidates) == 1 else "detected (several tools in one paste)"
+        first = next((ln.strip() for ln in b.text.split("\n") if ln.strip()), "")
+        shell_error = _SHELL_ERROR.match(first) if b.command else None
+        if shell_error:
+            # the command never ran: what the shell said is the whole output
+            out.append(PastedFile(path, bside, None, {}, f"the command did not run: {shell_error.group(0)[:200]}", how, where))
+            continue
         tried = set(candidates)
         failed = []
         text = b.text

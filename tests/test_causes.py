@@ -107,3 +107,60 @@ def test_ticket_table_keeps_angle_bracket_placeholders(tmp_path):
     from troubleshooter.output.export import _cell
 
     assert _cell("numastat -p <training pid> | x") == "numastat -p \\<training pid> \\| x"
+
+
+def _found(specs: list[str]) -> list[tuple[str, str]]:
+    """(cause, confidence) ruled in from pasted files, as `diagnose --evidence` reads them."""
+    from pathlib import Path
+
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+    data = Path(__file__).parent / "data"
+    ef = EvidenceFacts.from_specs([str(data / s) if not s.startswith("/") else s for s in specs])
+    got = causes.ruled_in(causes.load(), lambda name, side: ef.lookup(name, side))
+    return [(f.cause.id, f.signature.confidence) for f in got]
+
+
+def test_intake_facts_rule_in_their_causes(tmp_path) -> None:
+    sources.load_all()
+    # RDMA queue creation failing with ENOMEM, with and without the limit that explains it
+    assert ("memlock-limit", "likely") in _found(["ucx/ompi-ucx-ibv-create-cq-enomem-memlock-64k-and-ucx-info.txt"])
+    assert ("memlock-limit", "confirmed") in _found(["ucx/ompi-ucx-ibv-create-cq-enomem-memlock-64k-and-ucx-info.txt",
+                                                     "limits/ulimit-a-bash-memlock-64-fenced.txt"])
+    assert ("memlock-limit", "likely") in _found(
+        ["torch-distributed/torchrun-rank-prefix-distbackenderror-ibv-create-cq-enomem.txt"])
+    # a limit alone, with no RDMA failure, rules nothing in
+    assert _found(["limits/ulimit-a-bash-memlock-64-fenced.txt"]) == []
+    # interfaces: only loopback in the job's network namespace; NCCL_SOCKET_IFNAME naming none of the interfaces
+    assert _found(["ip-addr/ip-addr-and-brief-netns-loopback-only.txt"]) == [("container-no-net-interface", "likely")]
+    env = tmp_path / "env.txt"
+    env.write_text("NCCL_SOCKET_IFNAME=ens3\nNCCL_DEBUG=INFO\nPATH=/usr/bin\n")
+    assert ("socket-ifname-wrong", "likely") in _found([str(env), "ip-addr/ip-addr-gpu-node-ib-down-docker0-transcript.txt"])
+    env.write_text("NCCL_SOCKET_IFNAME=enp97s0f0\nNCCL_DEBUG=INFO\nPATH=/usr/bin\n")
+    assert _found([str(env), "ip-addr/ip-addr-gpu-node-ib-down-docker0-transcript.txt"]) == []
+    # old NCCL's WARN that no interface could be used, in a container
+    assert _found(["nccl-debug/nccl-old-warn-lines-container-socket-creation-failed.txt"]) == [
+        ("container-no-net-interface", "likely")]
+    # a watchdog timeout, a training progress log, a CUDA sample: read, and no cause
+    assert _found(["torch-distributed/pytorch141069-ddp-watchdog-timeout-allreduce-seq19-4-ranks.txt"]) == []
+    assert _found(["train-progress/centernet-progress-data-0.517s-net-1.014s.txt"]) == []
+    assert _found(["cuda-samples/nvml-example-2x-rtx2080ti-extended-nvlink-query-cut.txt"]) == []
+
+
+def test_a_containers_launch_line_is_evidence_for_container_causes(tmp_path) -> None:
+    sources.load_all()
+    run = tmp_path / "run.txt"
+    run.write_text("$ docker run --rm --gpus all --network=none img python train.py\n")
+    assert _found([str(run)]) == [("container-no-net-interface", "likely")]
+    run.write_text("$ docker run --rm --gpus all --shm-size=16g img all_reduce_perf -b 8 -e 1G\n"
+                   "h:1:1 [0] NCCL INFO NET/IB : No device found.\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n"
+                   "h:1:1 [0] NCCL INFO Using network Socket\n")
+    assert ("ib-not-visible-in-container", "likely") in _found([str(run)])
+    run.write_text("$ docker run --rm --gpus all --privileged --shm-size=16g img all_reduce_perf -b 8 -e 1G\n"
+                   "h:1:1 [0] NCCL INFO NET/IB : No device found.\n")
+    assert ("ib-not-visible-in-container", "likely") not in _found([str(run)])
+
+
+def test_an_application_traceback_is_read_and_rules_in_no_cluster_cause() -> None:
+    sources.load_all()
+    assert _found(["python-traceback/act-train-rtx4070-cuda-oom-after-prose.txt"]) == []

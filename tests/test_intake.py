@@ -10,6 +10,7 @@ import pytest
 from troubleshooter import parsers
 from troubleshooter.diagnosis import intake
 from troubleshooter.diagnosis.pasted import EvidenceFacts
+from troubleshooter.model.facts import Unknown
 
 from .corpus import load
 
@@ -95,6 +96,12 @@ def test_an_unreadable_block_is_reported_and_the_rest_used(tmp_path: Path) -> No
     ("dmesg -T | grep -i xid", "dmesg"), ("journalctl -k -b -1", "dmesg"), ("env | sort", "env"),
     ("env NCCL_DEBUG=INFO python train.py", None), ("# nThread 1 nGpus 1 minBytes 8", None),
     ("Collective test starting: all_gather_perf", None),
+    ("ulimit -a", "limits"), ("docker exec trainer bash -c 'ulimit -a'", "limits"), ("cat /proc/4391/limits", "limits"),
+    ("ucx_info -d", "ucx"), ("kubectl exec -it w-0 -- sh -c 'nvidia-smi topo -m'", "nvidia-smi-topo"),
+    ("python -c 'import torch'", None), ("./deviceQuery", "cuda-samples"),
+    ("ip addr", "ip-addr"), ("ip -br addr show", "ip-addr"), ("/sbin/ifconfig -a", "ip-addr"), ("ip route", None),
+    ("kubectl get pod trainer-0 -o yaml", "k8s-pod"), ("kubectl get pods", None), ("rdma link show", "rdma-link"), ("talosctl dmesg", "dmesg"), ("dcgmi diag -r 3", "dcgm-diag"), ("nvidia-smi --query-gpu=index,clocks.sm --format=csv", "nvidia-smi-csv"), ("mlxconfig -d /dev/mst/mt4123_pciconf0 q", "mlxconfig"), ("lspci -vv -s 01:00.0", "lspci"),
+    ("zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA=", "kernel-config"),
 ])
 def test_commands_are_routed_past_their_wrappers(command: str, kind: str | None) -> None:
     assert intake.tool_of(command) == kind
@@ -123,25 +130,10 @@ def test_a_launch_line_with_variables_gives_their_environment_and_the_tools_outp
 
 def test_a_config_grep_that_printed_nothing_says_the_option_is_not_set(tmp_path):
     """NixOS PR #527847's 'Before:' transcript shape: the grep for CONFIG_ARM_SMMU_V3_SVA= prints nothing and the
-    next prompt asks for its exit status; the option is then known unset (the kernel's own '# ... is not set')."""
-    blocks = intake.split(intake.clean("$ zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA=\n\n$ echo $?\n1\n"))
-    assert [(b.kind, b.text) for b in blocks] == [("kernel-config", "# CONFIG_ARM_SMMU_V3_SVA is not set\n"),
-                                                  (None, "1\n")]
-    # a pattern with a regex group names only the literal prefix; what the output shows is never 'not set'
-    blocks = intake.split(intake.clean("$ grep -E 'CONFIG_ARM_SMMU_V3(_SVA)?=' /boot/config-$(uname -r)\n"
-                                       "CONFIG_ARM_SMMU_V3=y\n"))
-    assert [(b.kind, b.text) for b in blocks] == [("kernel-config", "CONFIG_ARM_SMMU_V3=y\n")]
-
-
-def test_launcher_variables_are_the_runs_environment():
-    assert intake.launcher_environment(
-        "mpirun -np 16 -x NCCL_IB_GID_INDEX=3 -x LD_LIBRARY_PATH --mca btl tcp ./all_reduce_perf -b 8") == [
-        "NCCL_IB_GID_INDEX=3"]
-    assert intake.launcher_environment("srun --export=ALL,NCCL_DEBUG=INFO,NCCL_IB_HCA=mlx5 python t.py") == [
-        "NCCL_DEBUG=INFO", "NCCL_IB_HCA=mlx5"]
-    assert intake.launcher_environment("docker run -e NCCL_DEBUG=INFO --env=A=1 img cmd") == ["NCCL_DEBUG=INFO", "A=1"]
-    assert intake.launcher_environment("python train.py -x NOT=env") == []
-
+    next prompt asks for its exit status; the option is then known unset."""
+    p = tmp_path / "before.txt"
+    p.write_text("$ zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA=\n\n$ echo $?\n1\n")
+    assert EvidenceFacts.from_specs([str(p)]).lookup("kernel.config.CONFIG_ARM_SMMU_V3_SVA") == "n"
 
 def test_a_launch_command_continued_with_backslashes_is_one_command():
     blocks = intake.split("$  mpirun   \\\n      -np 16  \\\n      -x NCCL_DEBUG=INFO \\\n      ../build/all_reduce_perf  \\\n"
@@ -149,3 +141,44 @@ def test_a_launch_command_continued_with_backslashes_is_one_command():
     assert [(b.kind, b.text.strip()) for b in blocks] == [("env", "NCCL_DEBUG=INFO"), ("nccl-tests", "# nThread 1 nGpus 1 minBytes 16")]
     assert blocks[1].command.split() == ["mpirun", "-np", "16", "-x", "NCCL_DEBUG=INFO", "../build/all_reduce_perf",
                                          "-b", "16", "-e", "4G", "-f", "4", "-g", "1"]
+
+
+def test_torchrun_and_ray_prefixes_are_undone_once_per_line() -> None:
+    from tests.corpus import load
+
+    text = intake.clean(load("torch-distributed/ray-torchrun-nested-prefixes-ncclremoteerror-connection-refused.txt"))
+    assert "Last error:\nsocketPollConnect: connect returned Connection refused" in text
+    assert "[rank4]" not in text and "(worker1" not in text
+    assert text.startswith("vae-bc5a469e-2296-2:27720:27757 [1] NCCL INFO socketPollConnect")
+    # a value that merely looks like a prefix on one line of many is kept
+    assert intake.clean("[rank0]: a\nb\nc\nd\n") == "[rank0]: a\nb\nc\nd\n"
+
+
+def test_mpirun_x_variables_are_the_runs_environment_but_not_all_of_it(tmp_path: Path) -> None:
+    p = tmp_path / "run.txt"
+    p.write_text("root@vm:~# mpirun -np 8 -x NCCL_TOPO_FILE=/azure-nhc/topofiles/ndv5-topo.xml -x LD_LIBRARY_PATH "
+                 "/opt/nccl-tests/build/all_reduce_perf -b 16G -e 16G\n# nThread 1 nGpus 1 minBytes 17179869184\n"
+                 "#  Rank  0 Group  0 Pid  1 on vm device  0 [0x00] NVIDIA H200\n")
+    ef = EvidenceFacts.from_specs([str(p)])
+    assert ef.lookup("env.var.NCCL_TOPO_FILE") == "/azure-nhc/topofiles/ndv5-topo.xml"
+    assert isinstance(ef.lookup("env.names"), Unknown)  # a launch line is not the whole environment
+    assert isinstance(ef.lookup("env.var.LD_LIBRARY_PATH"), Unknown)  # -x NAME forwards a value the line does not show
+
+
+def test_a_grep_for_a_kernel_option_that_printed_nothing_says_it_is_not_enabled(tmp_path: Path) -> None:
+    p = tmp_path / "before.txt"  # as posted in a NixOS thread: grep found nothing, echo $? said 1
+    p.write_text("```\n$ zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA=\n\n$ echo $?\n1\n```\n")
+    ef = EvidenceFacts.from_specs([str(p)])
+    assert ef.lookup("kernel.config.CONFIG_ARM_SMMU_V3_SVA") == "n"
+    p.write_text("$ grep -E 'CONFIG_ARM_SMMU_V3(_SVA)?=' /boot/config-6.8\n\n")  # not an exact name: nothing inferred
+    with pytest.raises(Exception):
+        EvidenceFacts.from_specs([str(p)])
+
+
+def test_a_command_the_shell_could_not_run_is_said_so(tmp_path: Path) -> None:
+    p = tmp_path / "t.txt"
+    p.write_text("root@vm:~# mpirun -np 8 /opt/nccl-tests/build/all_reduce_perf -b 16G\nbash: mpirun: command not found\n"
+                 "root@vm:~# cat /proc/cmdline\nBOOT_IMAGE=/vmlinuz ro quiet\n")
+    ef = EvidenceFacts.from_specs([str(p)])
+    assert [f.error for f in ef.files if f.error] == ["the command did not run: bash: mpirun: command not found"]
+    assert ef.lookup("cmdline.raw") is not None or any(f.kind == "cmdline" and not f.error for f in ef.files)

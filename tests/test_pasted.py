@@ -102,14 +102,17 @@ def test_kind_override_and_several_files_of_one_kind(tmp_path):
     b = DATA / "nccl-tests" / "h200-baremetal-vs-kvm-vm-passthrough-collapse.txt"
     facts = EvidenceFacts.from_specs([f"nccl-tests={a}", str(b)])
     kinds = [(f.path.name, f.kind, f.how) for f in facts.files]
-    assert kinds[0] == (a.name, "nccl-tests", "named")
-    # each `mpirun -x NAME=value` is the environment its run had: an env block before the run's output
-    assert [k for _, k, _ in kinds[1:]] == ["env", "nccl-tests", "env", "env"]
-    # the second paste holds two runs, each after its own `$ mpirun ... all_reduce_perf` prompt: read together as
-    # one output of two runs (the first block's place kept), so neither run's numbers are dropped
-    nccl = [f for f in facts.files[1:] if f.kind == "nccl-tests"]
-    assert [(f.how, f.where.split(":")[0]) for f in nccl] == [("command", "line 2")]
-    assert nccl[0].facts["nccl_tests.run_count"] == 3  # bare metal 475.8, the VM 27.5, the VM again 52.8 (its tail only)
+    assert not [f for f in facts.files if f.error]  # a prompt alone (cd ~/nccl-tests) is not an unreadable output
+    # the variables each mpirun passes with -x are the environment of its run, whatever kind the file was named
+    assert [k for n, k, _ in kinds if n == a.name] == ["env", "nccl-tests", "env"]
+    assert [k for n, k, _ in kinds if n == b.name] == ["env", "nccl-tests", "env", "env"]
+    assert {f.how for f in facts.files if f.path == a and f.kind == "nccl-tests"} == {"named"}
+    # each paste holds several runs, each after its own mpirun line: read together as one output (the first
+    # block's place kept), so no run's numbers are dropped
+    nccl = {f.path.name: f for f in facts.files if f.kind == "nccl-tests"}
+    assert nccl[a.name].facts["nccl_tests.run_count"] == 2  # via the switch 21.4, the direct cable 2.8
+    assert nccl[b.name].facts["nccl_tests.run_count"] == 3  # bare metal 475.8, the VM 27.5, the VM again 52.8
+    assert (nccl[b.name].how, nccl[b.name].where.split(":")[0]) == ("command", "line 2")
     assert len(facts.kinds_by_side["target"]["nccl-tests"]) == 2
 
 
@@ -133,3 +136,12 @@ def test_logs_of_one_side_from_several_files_are_read_together():
     both = EvidenceFacts.from_specs([str(p) for p in logs]).factset("target").get("nccl.hosts")
     assert set(both.value) == set(single[0].value) | set(single[1].value)
     assert "read together" in both.source
+
+
+def test_nccl_tests_run_with_nccl_debug_gives_the_facts_of_both():
+    # the command names nccl-tests; the NCCL INFO lines interleaved in its output are NCCL's log
+    f = DATA / "nccl-debug" / "a100-sxm4-docker-no-ib-socket-fallback-p2p-direct-2gpu.txt"
+    facts = EvidenceFacts.from_specs([str(f)])
+    assert {(x.kind, x.how) for x in facts.files} >= {("nccl-tests", "command"), ("nccl-debug", "interleaved")}
+    assert facts.lookup("nccl.socket_fallback") is True
+    assert facts.lookup("nccl_tests.busbw_at_max_size_gbps") is not None

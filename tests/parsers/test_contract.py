@@ -72,7 +72,13 @@ def test_every_real_capture_detected_parses_into_declared_facts(path: Path) -> N
 EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "turbostat": "turbostat",
                  "host/virt": "virt", "host/proc-meminfo": "meminfo", "host/proc-stat": "procstat",
                  "ibstatus": "ibstatus", "nvlink-status": "nvlink-status", "p2p-bandwidth": "p2p-bandwidth",
-                 "show-gids": "show-gids", "cuda-errors": "cuda-errors", "nvidia-smi-q-fragments": "nvidia-smi-q"}
+                 "show-gids": "show-gids", "cuda-errors": "cuda-errors", "nvidia-smi-q-fragments": "nvidia-smi-q",
+                 "limits": "limits", "ucx": "ucx",
+                 "torch-distributed/pytorch": "torch-distributed",
+                 "train-progress": "train-progress", "cuda-samples": "cuda-samples",
+                 "ip-addr": "ip-addr", "docker-run": "docker-run", "k8s-pod": "k8s-pod",
+                 "job-script": "job-script", "lspci": "lspci", "nhc": "nhc", "rdma-link": "rdma-link", "mlxconfig": "mlxconfig", "nvidia-smi-csv": "nvidia-smi-csv",
+                 "python-traceback": "python-traceback", "dcgm-diag": "dcgm-diag"}
 
 
 def _expected(path: Path) -> str | None:

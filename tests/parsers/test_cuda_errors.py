@@ -129,7 +129,7 @@ def test_nccl_error_number_is_not_a_cuda_error_number():
 
 
 def test_the_shared_memory_line_under_an_nccl_traceback_is_an_nccl_error():
-    f = parsers.run("cuda-errors", load("cuda-errors/nccl-shm-segment-no-space-left-traceback-sglang9227-readme.txt"))
+    f = parsers.run("cuda-errors", load("torch-distributed/nccl-shm-segment-no-space-left-traceback-sglang9227-readme.txt"))
     assert f["nccl.errors"][2] == ("Error while creating shared memory segment /dev/shm/nccl-cjY8K5 (size 10617216), "
                                    "error: No space left on device (28)")
     assert len(f["nccl.errors"]) == 3

@@ -237,3 +237,39 @@ def test_gdr_per_hca_warn_sites_and_socket_interfaces_on_real_logs():
     assert f["nccl.warn_sites"] == ["graph/xml.cc"] and f["nccl.socket_interfaces"] == ["eno8303"]
     f = parsers.run("nccl-debug", load("nccl-debug/azure-2node-ib-not-colocated-completion-error-12.txt"))
     assert f["nccl.warn_sites"] == ["transport/net_ib.cc"] and "nccl.gdr_disabled_hcas" not in f
+
+
+def test_old_warn_lines_without_the_nccl_word_container_without_an_interface():
+    # NCCL < 2.4: "host:pid:tid [dev] file:line WARN message", no "NCCL" before the level
+    f = parsers.run("nccl-debug", load("nccl-debug/nccl-old-warn-lines-container-socket-creation-failed.txt"))
+    assert f["nccl.warnings"] == ["Failed to open libibverbs.so[.1]",
+                                  "Socket creation failed : Address family not supported by protocol"]
+    assert f["nccl.warn_sites"] == ["misc/ibvwrap.cu", "include/socket.h"]
+    assert f["nccl.hosts"] == ["e66aa18dc444"]
+    assert f["nccl.ib_no_device"] is True
+    assert f["nccl.no_socket_interface"] is True
+    assert "nccl.net" not in f
+
+
+def test_quoted_net_socket_line_with_its_interface_list_rewrapped_one_per_line():
+    f = parsers.run("nccl-debug", load("nccl-debug/quoted-net-socket-list-rewrapped-docker-bridges.txt"))
+    assert f["nccl.socket_interfaces"] == [
+        "bond0", "br-05ab815fa14e", "br-d5d80d7dbbad", "br-dd40dc616638", "br-e3fd6ba7b530", "br-f286beab47e9",
+        "br-f5798861ef0d", "br-846ccdc1c516", "br-d77707f6d10f", "br-364ef9f0bffe", "br-9aa3d4529a15",
+        "br-46146ba14da2", "veth6163fba", "veth70ec058", "veth07ee21a", "veth9026f58"]
+    assert f["nccl.net"] == "Socket"
+    assert "nccl.no_socket_interface" not in f
+    assert parsers.detect(load("nccl-debug/quoted-net-socket-list-rewrapped-docker-bridges.txt")) == "nccl-debug"
+
+
+def test_prose_with_info_and_warn_words_is_not_an_nccl_log():
+    with pytest.raises(ParseError):
+        parsers.run("nccl-debug", "INFO: starting the server\nWARN something odd\n[1]item:value<0>\n")
+
+
+def test_old_using_interface_lines_name_the_socket_interfaces_not_the_network():
+    f = parsers.run("nccl-debug", "a:1:1 [0] INFO NET : Using interface eth0:10.0.0.1<0>\n"
+                                  "a:1:1 [0] INFO NET/IB : Using interface ib0 for sideband communication\n")
+    assert f["nccl.socket_interfaces"] == ["eth0", "ib0"]
+    g = parsers.run("nccl-debug", "a:1:1 [0] INFO NET : Using interface eth0:10.0.0.1<0>\n")
+    assert g["nccl.socket_interfaces"] == ["eth0"] and "nccl.net" not in g  # the bootstrap's interface, not the network

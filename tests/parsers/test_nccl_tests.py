@@ -189,3 +189,11 @@ def test_structured_fragments_only_parse_error(lines):
         parsers.get(KIND).func("\n".join(lines))
     except ParseError:
         pass
+
+
+def test_old_nccl_failure_line_at_init_is_read_as_the_error_the_test_stopped_on():
+    f = parsers.run("nccl-tests", load("nccl-tests/old-nccl-failure-unhandled-system-error-at-init-quoted.txt"))
+    assert f["nccl_tests.nccl_error"] == "unhandled system error"
+    assert f["nccl_tests.run_count"] == 1
+    assert "nccl_tests.failed" not in f  # no wrong results: it never ran a collective
+    assert "nccl_tests.avg_busbw_gbps" not in f

@@ -59,3 +59,19 @@ def test_ecc_failure_is_a_gpu_memory_finding_and_nvlink_list_is_not_a_cause():
     ef = EvidenceFacts.from_specs([str(DATA / "nhc/ib-write-bw-gdr-8x-ndr-passed-aznhc152.txt")])
     walk, _ = diagnose("below-reference", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})
     assert walk.conclusions == []
+
+
+def test_azure_nhc_nccl_allreduce_below_threshold():
+    text = load("nhc/aznhc-h200-nccl-allreduce-15gbps-nhc2010.txt")
+    assert parsers.detect(text) == "nhc"
+    f = parsers.run("nhc", text)
+    assert f["nhc.failed_checks"] == ["check_nccl_allreduce"]
+    assert f["nhc.messages"] == ["NCCL allreduce, BUS BW (expected >=431.0 GB/s, but measured 15.1043 GB/s)"]
+    assert f["nhc.fault_codes"] == ["NHC2010"] and f["nhc.expected_gbps"] == 431.0
+    assert f["nccl_tests.collective"] == "all_reduce" and f["nccl_tests.busbw_at_max_size_gbps"] == 15.1043
+
+
+def test_lbnl_nhc_failure_without_a_figure():
+    f = parsers.run("nhc", "ERROR:  nhc:  Health check failed:  check_fs_mount:  /home not mounted\n")
+    assert f["nhc.failed_checks"] == ["check_fs_mount"] and f["nhc.messages"] == ["/home not mounted"]
+    assert f["nhc.fault_codes"] == [] and "nccl_tests.busbw_at_max_size_gbps" not in f

@@ -23,9 +23,14 @@ import shlex
 # ---------------------------------------------------------------------------- cleaning
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)[\w+-]*\s*$")
-# launcher prefixes, one per line: Open MPI's [1,0]<stdout>:, srun -l's "0: ", pdsh's "host: " is left alone
-# (srun -l writes "0: " with its space; "86:00.0 ..." is lspci's bus address, "12:34:56" a time, not a rank)
-_RANK_PREFIXES = (re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?"), re.compile(r"^\s{0,3}\d{1,5}: |^\s{0,3}\d{1,5}:$"))
+# launcher prefixes, one per line: Ray's "(worker1, rank=1, pid=27522, ip=10.105.0.4) ", Open MPI's [1,0]<stdout>:,
+# torchrun's "[rank4]:" (twice when a launcher wraps torchrun) and "[default0]:", srun -l's "0: "; pdsh's "host: "
+# is left alone
+_RANK_PREFIXES = (re.compile(r"^\((?:[\w.-]+,? )?(?:\w+=[^,()\s]+(?:, )?)+\)\s"),
+                  re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?"),
+                  re.compile(r"^\[(?:rank|default)\d+\]:\s?"), re.compile(r"^\[(?:rank|default)\d+\]:\s?"),
+                  # (srun -l writes "0: " with its space; "86:00.0 ..." is lspci's bus address, not a rank)
+                  re.compile(r"^\s{0,3}\d{1,5}: |^\s{0,3}\d{1,5}:$"))
 _QUOTE = re.compile(r"^>[ ]?")
 
 
@@ -62,6 +67,7 @@ _PROMPT = re.compile(
 # command word (and, for some, a word that must follow) -> parser kind
 _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("nvidia-smi", ("topo",), "nvidia-smi-topo"),
+    ("nvidia-smi", ("--query-gpu",), "nvidia-smi-csv"),
     ("nvidia-smi", ("-q", "--query"), "nvidia-smi-q"),
     ("nvidia-smi", ("nvlink",), "nvlink-status"),
     ("nvidia-smi", (), "nvidia-smi"),
@@ -73,11 +79,11 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("p2pBandwidthLatencyTest", (), "p2p-bandwidth"),
     ("ibv_devinfo", (), "ibv-devinfo"),
     ("ibdev2netdev", (), "ibdev2netdev"),
-    ("lspci", (), "lspci"),
     ("env", (), "env"),
     ("printenv", (), "env"),
     ("dmesg", (), "dmesg"),
     ("journalctl", (), "dmesg"),
+    ("talosctl", ("dmesg",), "dmesg"),
     ("turbostat", (), "turbostat"),
     ("lscpu", (), "lscpu"),
     ("taskset", (), "taskset"),
@@ -85,18 +91,29 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("scontrol", ("show job", "show jobid"), "scontrol-job"),
     ("scontrol", ("show node",), "scontrol-node"),
     ("systemd-detect-virt", (), "virt"),
+    ("ulimit", (), "limits"),
+    ("ucx_info", (), "ucx"),
+    ("deviceQuery", (), "cuda-samples"),
+    ("ifconfig", (), "ip-addr"),
+    ("lspci", (), "lspci"),
+    ("rdma", ("link",), "rdma-link"),
+    ("mlxconfig", (), "mlxconfig"),
+    ("dcgmi", ("diag",), "dcgm-diag"),
+    ("kubectl", ("-o yaml", "-oyaml", "--output=yaml", "--output yaml", "-o=yaml"), "k8s-pod"),
+    ("ip", ("addr", "address", "link", "-br", "-brief"), "ip-addr"),
+    ("simpleP2P", (), "cuda-samples"),
 ]
-_CAT_LIKE = ("cat", "zcat", "less", "more", "head", "tail", "grep", "zgrep")
-_CAT_FILES = [("/proc/config.gz", "kernel-config"), ("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
+_CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),
               ("status", "proc-status"), ("config-", "kernel-config"), ("/boot/config", "kernel-config"),
-              ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq")]
+              ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq"), ("/limits", "limits"), ("config.gz", "kernel-config")]
 _NCCL_TESTS = re.compile(r"(?:^|/)(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf(?:_mpi)?$")
 _WRAPPERS = {"sudo", "time", "nohup", "exec", "timeout", "stdbuf", "nice", "ionice", "env", "mpirun", "mpiexec",
              "srun", "docker", "podman", "kubectl", "enroot", "singularity", "apptainer", "ssh", "bash", "sh"}
-_CONTAINER_WRAPPERS = ("docker exec", "podman exec", "kubectl exec", "enroot exec", "enroot start", "singularity exec",
+_CONTAINER_WRAPPERS = ("docker exec", "podman exec", "docker run", "podman run", "nvidia-docker run", "docker container run", "kubectl exec", "enroot exec", "enroot start", "singularity exec",
                        "apptainer exec", "--container-image", "--container-name", "nerdctl exec", "crictl exec")
 # what a command line can start with (anything else is a sentence or a comment that happens to follow a '#')
+_CAT_LIKE = ("cat", "less", "more", "head", "tail", "grep", "zcat", "zgrep", "zless", "bzcat")
 _FIRST_WORDS = frozenset({t for t, _, _ in _TOOLS} | _WRAPPERS | set(_CAT_LIKE) | {"printenv"})
 # a prompt whose host is a 12-hex container id (docker's default hostname) is inside a container
 _CONTAINER_HOST = re.compile(r"^[0-9a-f]{12}$")
@@ -109,6 +126,7 @@ class Block:
     command: str | None = None   #: the command line that printed it, when the paste shows one
     kind: str | None = None      #: the parser its command calls for, when the command says
     side: str | None = None      #: 'container' when the command ran inside one ('host' when the paste labels it so); None: as the file says
+    of_command: bool = False     #: the block is the command line's own content (its variables, a docker run's options)
 
 
 def tool_of(command: str) -> str | None:
@@ -124,6 +142,8 @@ def tool_of(command: str) -> str | None:
     if first not in _FIRST_WORDS and not _NCCL_TESTS.search(first) and "=" not in first:
         return None  # a sentence or a comment line ("# Collective test starting: ..."), not a command
     for i, w in enumerate(words):
+        if " " in w and i and words[i - 1] == "-c":  # bash -c "ulimit -a", sh -c 'cat /proc/cmdline'
+            return tool_of(w)
         base = w.rsplit("/", 1)[-1]
         if base in ("env", "printenv"):
             # a bare `env` (or `env | sort`, `printenv`) prints the environment; `env FOO=1 cmd` runs cmd
@@ -135,8 +155,6 @@ def tool_of(command: str) -> str | None:
             for needle, kind in _CAT_FILES:
                 if needle in target:
                     return kind
-            if "/proc/config.gz" in command or "/boot/config" in command:  # zcat /proc/config.gz | grep ...
-                return "kernel-config"
             continue
         if _NCCL_TESTS.search(base):
             return "nccl-tests"
@@ -182,43 +200,54 @@ def leading_assignments(command: str) -> tuple[list[str], str]:
     return assigns, shlex.join(rest)
 
 
-_LAUNCHERS = {"mpirun", "mpiexec", "srun", "docker", "podman", "orterun", "prterun"}
+_DOCKER_RUN = re.compile(r"\b(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
+_DOCKER_RUN_LINE = re.compile(r"^\s*(?:sudo\s+)?(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\s")
 
 
-def launcher_environment(command: str) -> list[str]:
-    """The variables a launcher passes its ranks: ``mpirun -x NAME=VALUE``, ``srun --export=A=1,B=2``,
-    ``docker run -e NAME=VALUE`` / ``--env NAME=VALUE``. ``-x NAME`` (the caller's value) says nothing here."""
+_LAUNCH_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def launcher_env(command: str) -> list[str]:
+    """``NAME=value`` pairs a launcher passes to the processes it starts: mpirun's ``-x NAME=value``,
+    srun's ``--export=ALL,NAME=value``, ``env NAME=value cmd``. ``-x NAME`` alone forwards the caller's value,
+    which the line does not show: it is not given.
+
+    >>> launcher_env("mpirun -np 8 -x NCCL_DEBUG=INFO -x LD_LIBRARY_PATH -x NCCL_IB_HCA=mlx5_0 ./all_reduce_perf")
+    ['NCCL_DEBUG=INFO', 'NCCL_IB_HCA=mlx5_0']
+    >>> launcher_env("srun --export=ALL,NCCL_SOCKET_IFNAME=ib0 python t.py"), launcher_env("env NCCL_P2P_DISABLE=1 ./a")
+    (['NCCL_SOCKET_IFNAME=ib0'], ['NCCL_P2P_DISABLE=1'])
+    """
     try:
         words = shlex.split(command.split("|")[0])
     except ValueError:
         return []
-    if not words or words[0].rsplit("/", 1)[-1] not in _LAUNCHERS and not any(
-            w.rsplit("/", 1)[-1] in _LAUNCHERS for w in words[:3]):
-        return []
     out: list[str] = []
     for i, w in enumerate(words):
-        nxt = words[i + 1] if i + 1 < len(words) else ""
-        if w in ("-x", "-e", "--env") and _NAME_EQ.match(nxt):
-            out.append(nxt)
-        elif w.startswith("--env=") and _NAME_EQ.match(w[6:]):
-            out.append(w[6:])
+        base = w.rsplit("/", 1)[-1]
+        if w in ("-x", "--env", "-genv") and i + 1 < len(words) and _LAUNCH_VAR.match(words[i + 1]):
+            if base == w and any(x.rsplit("/", 1)[-1] in ("mpirun", "mpiexec", "orterun", "prterun")
+                                 for x in words[:i]):
+                out.append(words[i + 1])
         elif w.startswith("--export="):
-            out += [t for t in w[len("--export="):].split(",") if _NAME_EQ.match(t)]
+            out += [p for p in w.split("=", 1)[1].split(",") if _LAUNCH_VAR.match(p)]
+        elif base == "env" and i + 1 < len(words):
+            for x in words[i + 1:]:
+                if not _LAUNCH_VAR.match(x):
+                    break
+                out.append(x)
     return out
 
 
-def _joined(lines: list[str], i: int) -> tuple[str, int]:
-    """Line i with its backslash continuations (a multi-line launch command), and the index after them."""
-    text = lines[i]
-    j = i + 1
-    while text.rstrip().endswith("\\") and j < len(lines):
-        text = text.rstrip()[:-1] + " " + lines[j].strip()
-        j += 1
-    return text, j
+def is_prompt(line: str) -> bool:
+    """A shell prompt with its command (``user@host:~$ cd dir``), whatever the command."""
+    return _PROMPT.match(line) is not None
 
 
 def split(text: str) -> list[Block]:
-    """Cut a transcript at its prompts. Text before the first prompt, or a paste with none, is one block."""
+    """Cut a transcript at its prompts. Text before the first prompt, or a paste with none, is one block.
+
+    A command continued with backslashes is read whole. A ``docker run`` line (after a prompt or not) is also a
+    block of its own, read by the docker-run kind: its options say what the container was given."""
     lines = text.split("\n")
     blocks: list[Block] = []
     cur: Block | None = None
@@ -232,59 +261,56 @@ def split(text: str) -> list[Block]:
             b.text = body + ("\n" if body and not body.endswith("\n") else "")
             blocks.append(b)
 
-    skip_to = 0
-    for i, ln in enumerate(lines, 1):
-        if i <= skip_to:
-            continue
-        if ln.rstrip().endswith("\\"):
-            ln, nxt = _joined(lines, i - 1)
-            if _PROMPT.match(ln) or tool_of(ln) is not None:
-                skip_to = nxt  # the continuation lines are the command's, not output
-            else:
-                ln = lines[i - 1]
+    def continued(first: str, at: int) -> tuple[str, int]:
+        full, used = first, 0
+        while full.endswith("\\") and at + used + 1 < len(lines) and used < 200:
+            used += 1
+            full = full[:-1].rstrip() + " " + lines[at + used].strip()
+        return full, used
+
+    idx = 0
+    while idx < len(lines):
+        ln = lines[idx]
+        i = idx + 1
         m = _PROMPT.match(ln)
         cmd = host = None
+        used = 0
+        assigns: list[str] = []
+        rest = ""
         if m:
-            assigns, rest = leading_assignments(m.group("cmd").strip())
-            if tool_of(rest) is not None:
-                cmd, host = m.group("cmd").strip(), m.group("host") or m.group("host2")
-            elif cur is not None and cur.command and "grep" in cur.command \
-                    and (m.group("who") or m.group("who2") or ln.lstrip().startswith("$")) and _SHELL_WORD.match(rest):
-                # a grep's output is exactly its matching lines, so the next prompt ends it even when that prompt
-                # runs a command this does not read (echo $?): what the grep did not print is then known absent
-                cmd, host = m.group("cmd").strip(), m.group("host") or m.group("host2")
+            full, used = continued(m.group("cmd").strip(), idx)
+            assigns, rest = leading_assignments(full)
+            if tool_of(rest) is not None or _DOCKER_RUN.search(rest):
+                cmd, host = full, m.group("host") or m.group("host2")
+        elif _DOCKER_RUN_LINE.match(ln):  # a container's launch line pasted without its prompt
+            cmd, used = continued(ln.strip(), idx)
+            rest = cmd
         else:  # a launch line pasted without its prompt: VAR=value ... tool args, or mpirun -x VAR=value ... tool
-            assigns, rest = leading_assignments(ln)
-            if (assigns or launcher_environment(ln)) and tool_of(rest) is not None:
-                cmd = ln.strip()
+            full, used = continued(ln.strip(), idx)
+            assigns, rest = leading_assignments(full)
+            if (assigns or launcher_env(full)) and tool_of(rest) is not None:
+                cmd = full
+            else:
+                used = 0
+        if cmd is None:
+            used = 0
+            assigns = []
+        else:
+            assigns = assigns + [a for a in launcher_env(rest) if a not in assigns]
         if cmd is not None:
-            assigns = assigns + launcher_environment(cmd)
             flush()
             label = (m.group("label") or "").lower() if m else ""
             side = _side_of(cmd, host) or (label if label in ("container", "host") else None)
             if assigns:  # the environment the command ran with, as its own block
-                blocks.append(Block("\n".join(assigns) + "\n", i, cmd, "env", side))
-            cur = Block("", i + 1, cmd, tool_of(rest), side)
+                blocks.append(Block("\n".join(assigns) + "\n", i, cmd, "env", side, of_command=True))
+            if _DOCKER_RUN.search(rest):  # what the container was given, as its own block
+                blocks.append(Block(rest + "\n", i, cmd, "docker-run", "container", of_command=True))
+            cur = Block("", i + used + 1, cmd, tool_of(rest), side)
             buf = []
-            start = i + 1
+            start = i + used + 1
+            idx += used + 1
             continue
         buf.append(ln)
+        idx += 1
     flush()
-    for b in blocks:
-        if b.kind == "kernel-config" and b.command and "grep" in b.command:
-            b.text += _not_set_by_grep(b.command, b.text)
     return [b for b in blocks if b.text.strip()]
-
-
-_SHELL_WORD = re.compile(r"^[A-Za-z_./~][\w./+-]*(?:\s|$)")
-_CONFIG_NAME = re.compile(r"\bCONFIG_[A-Z0-9_]+")
-
-
-def _not_set_by_grep(command: str, output: str) -> str:
-    """``grep CONFIG_X= /boot/config-...`` printing nothing says CONFIG_X is not set: the kernel's own words for
-    that (``# CONFIG_X is not set``), for each option the pattern names literally and the output does not show."""
-    pattern = command.split("grep", 1)[1]
-    named = [n for n in dict.fromkeys(_CONFIG_NAME.findall(pattern))
-             if pattern[pattern.index(n) + len(n):][:1] in ("=", "'", '"', " ", "") ]
-    shown = set(_CONFIG_NAME.findall(output))
-    return "".join(f"# {n} is not set\n" for n in named if n not in shown)

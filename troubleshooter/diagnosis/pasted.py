@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -104,11 +105,22 @@ class EvidenceFacts(FactSource):
         self.files = files
         self.factsets: dict[str, FactSet] = {}
         self.kinds_by_side: dict[str, dict[str, list[PastedFile]]] = {}
+        kind_of: dict[tuple[str, str], str] = {}  # (side, fact) -> the kind of the file that gave it
         for f in files:
             if f.kind is None or f.error:
                 continue
             fs = self.factsets.setdefault(f.side, FactSet(f.side))
-            fs.update_from(f.facts, source=f"file {f.path.name}", target=f.side, at=0.0)
+            values = dict(f.facts)
+            for name, value in f.facts.items():
+                # a list two tools both report (NCCL's warnings from its log and from a Python traceback) is
+                # the union of both; from two files of one kind, the last one read is the side's, as said above
+                old = fs.get(name)
+                prev = kind_of.get((f.side, name))
+                if old is not None and prev is not None and prev != f.kind and isinstance(old.value, list) \
+                        and isinstance(value, list):
+                    values[name] = old.value + [v for v in value if v not in old.value]
+                kind_of[(f.side, name)] = f.kind
+            fs.update_from(values, source=f"file {f.path.name}", target=f.side, at=0.0)
             self.kinds_by_side.setdefault(f.side, {}).setdefault(f.kind, []).append(f)
         for side, kinds in self.kinds_by_side.items():
             for kind, group in kinds.items():
@@ -129,8 +141,9 @@ class EvidenceFacts(FactSource):
                 if src.parser not in have:
                     fs.source_unavailable(sid, f"no {src.parser} output attached")
             if "container.inside" not in fs and any(f.declared == "container" for f in files if f.side == side):
-                # the person said where these outputs were taken; a process inside a container rarely can tell
-                fs.add(Fact("container.inside", True, "", "inferred: the outputs were attached as the container's side",
+                # the person said where these outputs were taken (or the command went through a container); a
+                # process inside a container rarely can tell
+                fs.add(Fact("container.inside", True, "", "inferred: the outputs were taken in the container",
                             "", 0.0))
             derived.apply(fs)
 
@@ -220,9 +233,47 @@ class EvidenceFacts(FactSource):
         return out
 
 
+_SHELL_ERROR = re.compile(r"^-?(?:ba|z|da)?sh: (?:line \d+: )?[^\n:]+: (?:command not found|No such file or directory|"
+                          r"Permission denied)\s*$|^sudo: [^\n]+: command not found\s*$")
+_QUERY_GPU = re.compile(r"--query-gpu[= ]([\w.,]+)")
+_CONFIG_LINE = re.compile(r"^\s*#?\s*CONFIG_\w+", re.MULTILINE)
+
+
+def grepped_config_names(command: str) -> list[str]:
+    """The kernel options a ``grep`` for exact names looks for (``grep CONFIG_X= FILE``, ``grep -E
+    'CONFIG_A(_B)?='`` is not exact and gives none): an empty result then means each is not enabled.
+
+    >>> grepped_config_names("zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA="), grepped_config_names("grep -E 'CONFIG_A(_B)?=' f")
+    (['CONFIG_ARM_SMMU_V3_SVA'], [])
+    """
+    if "grep" not in command:
+        return []
+    tail = command.split("grep", 1)[1]
+    try:
+        words = shlex.split(tail)
+    except ValueError:
+        return []
+    pats = [w for w in words if not w.startswith("-") and "CONFIG_" in w]
+    names = []
+    for p in pats[:1] if pats else []:
+        for alt in (p.split("\\|") if "\\|" in p else [p]):
+            m = re.fullmatch(r"\^?(CONFIG_[A-Z0-9_]+)=?", alt)
+            if not m:
+                return []
+            names.append(m.group(1))
+    return names
+
+
+#: facts of an env listing that claim the whole environment, which a command line's variables are not
+PARTIAL_ENV_DROPS = ("env.names", "env.count")
+
+#: kinds whose lines other tools' outputs carry interleaved (read alongside whatever the block is)
+INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx")
+
+
 # Outputs that add up when one paste holds several (two nccl-tests runs, a log in pieces); a state listing
 # (ibstat, env) is a snapshot, and the last one shown stands
-_ACCUMULATE = {"nccl-tests", "nccl-debug", "dmesg", "cuda-errors", "steps", "nhc"}
+_ACCUMULATE = {"nccl-tests", "nccl-debug", "dmesg", "cuda-errors", "steps", "nhc", "torch-distributed", "ucx"}
 
 
 def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
@@ -231,40 +282,27 @@ def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
     first: dict[tuple[str, str | None], intake.Block] = {}
     for b in blocks:
         key = (b.kind or "", b.side)
-        if b.kind in _ACCUMULATE and key in first:
+        if b.kind in _ACCUMULATE and not b.of_command and key in first:
             first[key].text += "\n" + b.text
             continue
-        if b.kind in _ACCUMULATE:
+        if b.kind in _ACCUMULATE and not b.of_command:
             first[key] = b
         out.append(b)
     return out
 
 
-def _fallback(text: str, failed: str) -> tuple[str, dict[str, Any]] | None:
-    """Another kind that reads a block its command's parser could not (nvidia-smi printing NVML's error)."""
-    for score, kind in parsers.scores(text):
-        if kind == failed or score < parsers.DETECT_MIN:
-            continue
-        try:
-            return kind, parsers.run(kind, text)
-        except parsers.ParseError:
-            continue
-    return None
-
-
 def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind: dict[str, str]) -> list[PastedFile]:
     """One pasted file: cleaned, cut at its prompts, each block read by the tool its command names, else by
     detection; a block two tools' parsers both read (numactl -H and topo -m in one paste) gives both."""
-    # a kind the person named is the whole file's kind: its lines are not cut at prompts or launch lines
-    blocks = [intake.Block(intake.clean(text), 1)] if kind else _gather(intake.split(intake.clean(text)))
+    blocks = _gather(intake.split(intake.clean(text)))
     if not blocks:
         return [PastedFile(path, side, None, {}, "empty")]
     out: list[PastedFile] = []
     for b in blocks:
-        first = len(out)
+        first_out = len(out)
         _read_block(path, side, kind, b, len(blocks), source_kind, out)
         if b.side == "container":  # the command went through a container, or its prompt is a container's
-            out[first:] = [dataclasses.replace(f, declared="container") for f in out[first:]]
+            out[first_out:] = [dataclasses.replace(f, declared="container") for f in out[first_out:]]
     if len(out) > 1 and any(f.kind and not f.error for f in out):
         # an ambiguous block that one candidate could not read is not a failure of the paste
         out = [f for f in out if not (f.error and f.how.startswith("detected (several"))]
@@ -273,9 +311,14 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
 
 def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblocks: int,
                 source_kind: dict[str, str], out: list[PastedFile]) -> None:
+    """One block of a paste, read by the kind its command names, else by detection, into ``out``."""
+    if not b.command and all(intake.is_prompt(ln) for ln in b.text.split("\n") if ln.strip()):
+        return  # only prompts of commands this does not read (cd, ls): no output to read
     where = f"line {b.line}: `{b.command[:60]}`" if b.command else (f"line {b.line}" if nblocks > 1 else "")
     bside = "target" if b.side == "container" else ("host" if b.side == "host" else side)
     k, how = kind, "named"
+    if b.of_command:  # the command line's own variables or options: their kind whatever the file's
+        k, how = b.kind, "command"
     if k is None and b.kind:
         k, how = b.kind, "command"
     if k is None and path.stem in source_kind:
@@ -291,18 +334,67 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
         top = ranked[0][0]
         candidates = [kd for sc, kd in ranked if top - sc < parsers.DETECT_MARGIN]
         how = "detected" if len(candidates) == 1 else "detected (several tools in one paste)"
+    first = next((ln.strip() for ln in b.text.split("\n") if ln.strip()), "")
+    shell_error = _SHELL_ERROR.match(first) if b.command else None
+    if shell_error:
+        # the command never ran: what the shell said is the whole output
+        out.append(PastedFile(path, bside, None, {}, f"the command did not run: {shell_error.group(0)[:200]}", how, where))
+        return
+    tried = set(candidates)
+    failed = []
+    text = b.text
+    q = _QUERY_GPU.search(b.command or "")
+    if candidates == ["nvidia-smi-csv"] and q and "noheader" in (b.command or ""):
+        # a noheader CSV: its columns are the ones the command line asked for
+        text = ", ".join(q.group(1).split(",")) + "\n" + b.text
     for kd in candidates:
         try:
-            facts = parsers.run(kd, b.text)
+            facts = parsers.run(kd, text)
         except parsers.ParseError as exc:
-            other = _fallback(b.text, kd) if how == "command" else None
-            if other is not None:  # the tool printed something else than its report (an error message)
-                out.append(PastedFile(path, bside, other[0], other[1], "", "detected (the command's report "
-                                      "was not there)", where, text=b.text if other[0] in _ACCUMULATE else ""))
-                continue
-            out.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
+            failed.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
             continue
-        out.append(PastedFile(path, bside, kd, facts, "", how, where, text=b.text if kd in _ACCUMULATE else ""))
+        if b.of_command and kd == "env":
+            # the variables a command line sets are not the whole environment: what it lacks is unknown
+            facts = {n: v for n, v in facts.items() if n not in PARTIAL_ENV_DROPS}
+        out.append(PastedFile(path, bside, kd, facts, "", how, where, text=text if kd in _ACCUMULATE else ""))
+    if failed and how == "command" and failed[0].kind == "kernel-config":
+        # `grep CONFIG_X= /boot/config-...` that printed no CONFIG_ line: the option is not enabled
+        names = grepped_config_names(b.command or "")
+        if names and not _CONFIG_LINE.search(b.text):
+            facts = parsers.run("kernel-config", "".join(f"# {n} is not set\n" for n in names))
+            out.append(PastedFile(path, bside, "kernel-config", facts, "", "command (its grep printed no "
+                                  "line: not enabled)", where))
+            failed = []
+    if failed and how == "command":
+        # the command names a tool whose output is not there (a run that died before its table, say):
+        # the block is read as detection reads it
+        ranked = [kd for sc, kd in parsers.scores(b.text) if sc >= parsers.DETECT_MIN and kd not in tried]
+        for kd in ranked[:1]:
+            tried.add(kd)
+            try:
+                out.append(PastedFile(path, bside, kd, parsers.run(kd, b.text), "", "detected (the command's "
+                                      f"{failed[0].kind} output is not there)", where))
+                failed = [dataclasses.replace(f, how=f"{f.how}; read as {kd} instead") for f in failed]
+            except parsers.ParseError:
+                pass
+    out += failed
+    if how != "named":
+        # lines another tool interleaves into this one's output (NCCL_DEBUG=INFO inside an nccl-tests run, a
+        # Python traceback carrying NCCL's error, UCX warnings): their facts too
+        for kd in INTERLEAVED:
+            if kd in tried or parsers.get(kd).detect(b.text[:262144]) < parsers.DETECT_MIN:
+                continue
+            tried.add(kd)
+            try:
+                out.append(PastedFile(path, bside, kd, parsers.run(kd, b.text), "", "interleaved", where))
+            except parsers.ParseError:
+                pass
+
+
+#: outputs that only speak of NCCL's network and the job's RDMA / socket setup: the wrong-fabric tree's evidence
+NCCL_FABRIC_KINDS = frozenset({"nccl-debug", "env", "ibstat", "ibstatus", "ib-sysfs", "ibv-devinfo", "rdma-link",
+                               "ibdev2netdev", "show-gids", "ip-addr", "torch-distributed", "docker-run", "k8s-pod",
+                               "job-script", "ucx", "limits"})
 
 
 def infer_symptom(facts: EvidenceFacts) -> str | None:
@@ -314,7 +406,7 @@ def infer_symptom(facts: EvidenceFacts) -> str | None:
     shape = facts.lookup("steps.shape")
     if isinstance(shape, str) and shape in ("bimodal", "long-tail"):
         return "bimodal-step-time"
-    if kinds and kinds <= {"nccl-debug", "env", "ibstat", "ib-sysfs", "ibv-devinfo"}:
+    if kinds and kinds <= NCCL_FABRIC_KINDS:
         return "nccl-wrong-fabric"
     return "below-reference"
 

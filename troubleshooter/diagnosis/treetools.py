@@ -360,7 +360,7 @@ def run_all(directory: Path | None = None) -> list[CaseResult]:
 #: parser declares must be read by some rule: a tree condition, a preflight check or a cause's signature.
 SIGNAL_PATTERNS = ("*.errors", "*.warnings", "*error*", "*_failed", "*failure*", "*fault*", "*.down_ports",
                    "*inactive*", "*degraded*", "*throttle*", "*fallen_off_bus*", "*no_device*", "*fallback*",
-                   "*selects_none", "*.cmdline_warnings", "*memoryless*", "*wrong*")
+                   "*selects_none", "*.cmdline_warnings", "*memoryless*", "*wrong*", "*no_*interface*")
 
 
 #: Facts that match a signal pattern but describe rather than signal (the signal itself is another fact).
@@ -376,7 +376,15 @@ NOT_SIGNALS = {
     "gpu.nvlink_all_inactive": "PCIe GPUs without NVLink print it too; gpu.nvlink_inactive counts real links down",
     "gpu.nvlink_error_counts": "counter totals; gpu.nvlink_error_links is the signal",
     "gpu.smi_error": "nvidia-smi's message as printed; gpu.smi_error_kind classifies it and is the signal",
-    "nhc.fault_codes": "Azure's impact category of each failure; nhc.failures (the check and what it measured) is the signal",
+    "torch.errors": "the exception lines as raised in Python; their NCCL part is also nccl.errors, and NCCL's "
+                    "'Last error' text nccl.warnings, which the causes read",
+    "torch.nccl_error_kinds": "NCCL's result class (ncclSystemError ...), which names no cause by itself; the "
+                              "'Last error' text (nccl.warnings) does",
+    "nhc.fault_codes": "NHC's codes for the checks it failed, which name no cause (a failed NCCL check can be a "
+                       "topology file, a GPU or the fabric); the measured figures it carries are what rules weigh",
+    "ucx.error_sites": "which UCX source files; ucx.errors (and ucx.warnings) are the signals",
+    "nccl_tests.nccl_error": "the error code the test stopped on ('unhandled system error'), which names no cause; "
+                             "NCCL's own WARN lines (nccl.warnings, nccl.no_socket_interface ...) are the signals",
 }
 
 

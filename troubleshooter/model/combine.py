@@ -24,6 +24,8 @@ declare("derived", [
     ("nccl.version_code", "number", "", "NCCL's version as one comparable number, as NCCL_VERSION_CODE (2.21.5 -> 22105)"),
     ("topo.nics_per_gpu", "number", "ratio", "NICs per GPU in nvidia-smi topo -m (1 on rail-optimized GPU fabrics; well under 0.5 means the NICs are not a GPU fabric)"),
     ("topo.job_gpu_numa_nodes", "number", "count", "distinct NUMA nodes of the GPUs the job was given (CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS or NVIDIA_VISIBLE_DEVICES as indexes into nvidia-smi topo -m): more than 1 means the job's GPUs sit on both sockets"),
+    ("nccl.socket_ifname_selected", "list", "", "the interfaces with an address that NCCL_SOCKET_IFNAME (environment, nccl.conf or NCCL's own log) selects among those ip addr / ifconfig list"),
+    ("nccl.socket_ifname_selects_none", "bool", "", "NCCL_SOCKET_IFNAME is set but selects no interface with an address here (NCCL: 'no socket interface found')"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
 ])
 
@@ -46,6 +48,7 @@ def apply(fs: FactSet) -> None:
             fs.add(Fact("nccl.version_code", major * 10000 + minor * 100 + patch, "", version.source, "", 0.0))
     _hca(fs)
     _ib_rated(fs)
+    _socket_ifname(fs)
     _topo(fs)
     _topo_file(fs)
     _numa_remote(fs)
@@ -59,6 +62,46 @@ def apply(fs: FactSet) -> None:
             fs.add(Fact("nccl.ib_qps_effective", int(str(raw).strip()), "count", "derived", "", 0.0))
         except ValueError:
             pass
+
+
+def socket_ifname_selects(spec: str, names: list[str]) -> list[str]:
+    """The interfaces NCCL_SOCKET_IFNAME selects, in NCCL's syntax: a comma list of name prefixes; a leading
+    '^' excludes them instead; a leading '=' asks for exact names.
+
+    >>> socket_ifname_selects("eth", ["lo", "eth0", "eth1"]), socket_ifname_selects("^docker,lo", ["lo", "docker0", "ib0"])
+    (['eth0', 'eth1'], ['ib0'])
+    >>> socket_ifname_selects("=eth0", ["eth0", "eth01"]), socket_ifname_selects("ens3", ["eth0"])
+    (['eth0'], [])
+    """
+    spec = spec.strip()
+    exclude = spec.startswith("^")
+    spec = spec[1:] if exclude else spec
+    exact = spec.startswith("=")
+    spec = spec[1:] if exact else spec
+    items = [p.strip() for p in spec.split(",") if p.strip()]
+    def hit(n: str) -> bool:
+        return any(n == p if exact else n.startswith(p) for p in items)
+    return [n for n in names if hit(n) != exclude]
+
+
+def _socket_ifname(fs: FactSet) -> None:
+    ifs = fs.get("net.interfaces")
+    if ifs is None or "nccl.socket_ifname_selects_none" in fs or not isinstance(ifs.value, list):
+        return
+    spec = fs.get("nccl.effective.NCCL_SOCKET_IFNAME")
+    value = spec.value if spec is not None else None
+    src = spec.source if spec is not None else ""
+    if value is None:
+        logged = fs.get("nccl.env_set")
+        if logged is not None and isinstance(logged.value, dict) and "NCCL_SOCKET_IFNAME" in logged.value:
+            value, src = logged.value["NCCL_SOCKET_IFNAME"], logged.source
+    if value is None or not str(value).strip():
+        return
+    usable = [d.get("name") for d in ifs.value if isinstance(d, dict) and (d.get("ipv4") or d.get("ipv6"))]
+    chosen = socket_ifname_selects(str(value), [n for n in usable if isinstance(n, str)])
+    why = f"inferred: NCCL_SOCKET_IFNAME={value} ({src}) against the interfaces of {ifs.source}"
+    fs.add(Fact("nccl.socket_ifname_selected", chosen, "", why, "", 0.0))
+    fs.add(Fact("nccl.socket_ifname_selects_none", not chosen, "", why, "", 0.0))
 
 
 def _hca(fs: FactSet) -> None:

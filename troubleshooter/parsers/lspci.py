@@ -1,21 +1,28 @@
-"""``lspci`` (pciutils): the PCI devices (GPUs, RDMA NICs, PCIe switches), and with ``-vvv`` their PCIe link and
-Access Control Services (ACS) settings. People paste it whole, filtered (``lspci | grep Mellanox``), or as the
-bare lines of ``lspci -vvv | grep ACSCtl``; each form is read.
+"""``lspci`` (pciutils): the PCI devices (GPUs, RDMA NICs, PCIe switches), and with ``-vv`` their PCIe link and
+Access Control Services (ACS) settings. People paste it whole, filtered (``lspci | grep Mellanox``), as the
+bare lines of ``lspci -vvv | grep ACSCtl``, or as ``lspci -vv -s BDF | grep -i gt``; each form is read.
 
-Real samples (NVIDIA/nccl#304; deepseek-ai/3FS#283; NVIDIA/nccl#19)::
+Real samples (NVIDIA/nccl#304; NVIDIA/nccl-tests#152; a folding rig's notes; NVIDIA/nccl#19)::
 
     ACSCtl:	SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-
-    86:00.0 Ethernet controller: Mellanox Technologies MT2892 Family [ConnectX-6 Dx]
+    0e:00.0 Infiniband controller: Mellanox Technologies MT28908 Family [ConnectX-6]
+    Card: 01:00.0 VGA compatible controller: NVIDIA Corporation TU106 [GeForce RTX 2060 Rev. A] (rev a1)
+    		LnkCap:	Port #0, Speed 8GT/s, Width x16, ASPM L0s L1, Exit Latency L0s <1us, L1 <4us
+    		LnkSta:	Speed 8GT/s (ok), Width x8 (downgraded)
     03:00.0 PCI bridge: PLX Technology, Inc. PEX 8747 48-Lane, 5-Port PCI Express Gen 3 (8.0 GT/s) Switch (rev ca)
 
-What matters for training speed: with ACS *P2P request/completion redirect* on (``ReqRedir+`` / ``CmpltRedir+``,
-which the kernel turns on with the IOMMU), a PCIe switch sends peer-to-peer traffic between GPUs, or between a
-GPU and its NIC (GPUDirect RDMA), up to the root complex and through the IOMMU: NCCL then hangs, fails with IB
-completion errors, or runs at a fraction of P2P bandwidth. NCCL's troubleshooting guide asks for exactly this
-listing. ``SrcValid+`` alone (source validation, no redirect) is counted apart: it does not reroute traffic.
-The RDMA NIC model (``[ConnectX-6]``) gives the InfiniBand speed its links should train at
-(:mod:`troubleshooter.model.hca`). A link's ``LnkSta`` below its ``LnkCap`` is recorded but not judged: GPUs drop
-their PCIe speed when idle (``2.5GT/s (downgraded)`` at idle is power saving, not a fault).
+What matters for training speed:
+
+- ACS *P2P request/completion redirect* (``ReqRedir+`` / ``CmpltRedir+``, which the kernel turns on with the
+  IOMMU) makes a PCIe switch send peer-to-peer traffic between GPUs, or between a GPU and its NIC (GPUDirect
+  RDMA), up to the root complex and through the IOMMU: NCCL then hangs, fails with IB completion errors, or runs
+  at a fraction of P2P bandwidth. NCCL's troubleshooting guide asks for exactly this listing. ``SrcValid+``
+  alone (source validation, no redirect) is counted apart: it does not reroute traffic.
+- A link trained narrower than the device and slot support (x8 on an x16 GPU or NIC) halves its host bandwidth
+  for good: a riser, seating, bifurcation or BIOS problem. A lower *speed* is what an idle GPU does to save
+  power (it retrains under load): reported, not a fault by itself.
+- The RDMA NIC model (``[ConnectX-6]``, or the part number on older pci.ids) gives the InfiniBand speed its
+  links should train at (:mod:`troubleshooter.model.hca`).
 
 >>> f = parse("ACSCtl:\\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\\n")
 >>> f["pci.acs_redirect_count"], f["pci.acs_lines"]
@@ -31,59 +38,77 @@ from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
     ("pci.devices", "list", "", "devices listed: {bdf, class, name} (vendor:device ids kept in the name when -nn was used)"),
-    ("pci.nic_models", "list", "", "sorted distinct RDMA NIC models named by lspci (ConnectX-6, ConnectX-7, BlueField-3 ...)"),
+    ("pci.nic_models", "list", "", "RDMA NIC models named in the device list (ConnectX-6, ConnectX-7, BlueField-3 ...), distinct, in order"),
     ("pci.gpu_names", "list", "", "sorted distinct NVIDIA GPU names in the listing"),
+    ("pci.links", "list", "", "PCIe links shown (LnkSta, with LnkCap when printed): {bdf, name, speed_gts, speed_max_gts, width, width_max} (bdf and name empty for bare link lines)"),
+    ("pci.links_width_degraded", "list", "", "links trained narrower than their capability: {bdf, name, width, width_max}"),
+    ("pci.links_speed_below_max", "list", "", "links running below their maximum speed (normal for an idle GPU, which retrains under load): {bdf, name, speed_gts, speed_max_gts}"),
     ("pci.acs_lines", "number", "count", "ACSCtl lines shown (one per port that has ACS)"),
     ("pci.acs_redirect_count", "number", "count", "ports with ACS P2P redirect on (ReqRedir+ or CmpltRedir+): peer-to-peer traffic below them goes up to the root complex and the IOMMU"),
-    ("pci.acs_redirect_ports", "list", "", "bus addresses of those ports, where the listing shows them"),
+    ("pci.acs_redirect", "list", "", "bus addresses of those ports, where the listing shows them"),
     ("pci.acs_srcvalid_only", "number", "count", "ports with ACS source validation on but no P2P redirect"),
-    ("pci.links", "list", "", "PCIe links shown: {bdf (when shown), cap_speed, cap_width, speed, width, downgraded}"),
 ]
 
-_DEVICE = re.compile(r"^(?:[0-9a-fA-F]{4}:)?([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([^:]+?)(?:\s\[[0-9a-fA-F]{4}\])?:\s+(.+?)\s*$")
+_DEVICE = re.compile(r"^\s*(?:Card:\s*)?((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([0-9A-Za-z][^:]*?)"
+                     r"(?:\s\[[0-9a-fA-F]{4}\])?:\s+(.+?)\s*$")
+_BARE = re.compile(r"^\s*((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s*$")
 _ACS = re.compile(r"^\s*ACSCtl:\s*(.*)$")
-_LNKCAP = re.compile(r"^\s*LnkCap:.*?Speed\s+([\d.]+GT/s).*?Width\s+x(\d+)")
-_LNKSTA = re.compile(r"^\s*LnkSta:\s*Speed\s+([\d.]+GT/s)(\s*\(downgraded\))?.*?Width\s+x(\d+)(\s*\(downgraded\))?")
-_MODEL = re.compile(r"\[(ConnectX-\d+(?: (?:Dx|Lx|Ex|VPI))?|BlueField(?:-\d)?)[^\]]*\]|\b(BlueField-\d)\b|\b(ConnectX-\d+(?: (?:Dx|Lx|Ex))?)\b")
-_RDMA_CLASS = ("Infiniband controller", "Ethernet controller", "Network controller")
+_LNKCAP = re.compile(r"LnkCap:\s*(?:Port #\d+,\s*)?Speed ([\d.]+)GT/s(?:\s*\(\w+\))?,\s*Width x(\d+)")
+_LNKSTA = re.compile(r"LnkSta:\s*Speed ([\d.]+)GT/s(?:\s*\(\w+\))?,\s*Width x(\d+)")
+_MODEL = re.compile(r"\[((?:ConnectX|BlueField)-?\s?\d+\w*(?:\s?(?:Dx|Lx|Ex|VPI))?)\]", re.IGNORECASE)
+# Mellanox part numbers -> model, for lists that print no bracket (older pci.ids)
+_PARTS = {"MT27700": "ConnectX-4", "MT27710": "ConnectX-4 Lx", "MT27800": "ConnectX-5", "MT28800": "ConnectX-5 Ex",
+          "MT28908": "ConnectX-6", "MT2892": "ConnectX-6 Dx", "MT28841": "ConnectX-6", "MT2894": "ConnectX-6 Lx",
+          "MT2910": "ConnectX-7", "MT2914": "ConnectX-8", "MT42822": "BlueField-2", "MT43244": "BlueField-3"}
+_NIC_CLASS = re.compile(r"ethernet|infiniband|network", re.IGNORECASE)
 
 
 def _detect(text: str) -> float:
     head = text[:65536]
     if re.search(r"^\s*ACSCtl:\s*SrcValid[+-]", head, re.MULTILINE):
         return 0.95
-    devices = len(re.findall(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] [A-Za-z][^:\n]*: \S", head, re.MULTILINE))
+    lines = head.split("\n", 4000)[:4000]
+    devices = sum(1 for ln in lines if _DEVICE.match(ln) and re.search(r"controller|bridge|Device|device", ln))
     if devices >= 1 and re.search(r"^\s*(LnkCap|LnkSta|Capabilities|Kernel driver in use):", head, re.MULTILINE):
         return 0.95
-    if devices >= 2 or (devices and re.search(r"(bridge|controller)(?: \[[0-9a-f]{4}\])?: ", head)):
+    if devices >= 2 or (devices and re.search(r"(bridge|controller)(?: \[[0-9a-f]{4}\])?: ", head, re.IGNORECASE)):
         return 0.85
     if re.search(r"^\s*LnkSta:\s*Speed\s", head, re.MULTILINE):
-        return 0.7
+        return 0.85
     return 0.0
+
+
+def _num(s: str) -> float | int:
+    v = float(s)
+    return int(v) if v == int(v) else v
 
 
 @parser(
     "lspci",
     detect=_detect,
-    summary="lspci [-vvv]: PCI devices (GPUs, RDMA NICs, switches), PCIe links and ACS redirect",
+    summary="lspci [-vv]: PCI devices (GPUs, RDMA NICs, switches), PCIe link speed/width, ACS redirect",
     facts=FACTS,
-    command="sudo lspci -vvv",
+    command="sudo lspci -vv | grep -E '^[0-9a-f]|LnkCap:|LnkSta:|ACSCtl:'",
 )
 def parse(text: str) -> dict[str, Any]:
-    text = require_text(text, "lspci output (one line per device, or -vvv blocks, or ACSCtl lines)")
+    text = require_text(text, "lspci output (one line per device, -vv blocks, or ACSCtl / LnkSta lines)")
     devices: list[dict[str, Any]] = []
     links: list[dict[str, Any]] = []
     redirect_ports: list[str] = []
     acs = redirect = srcvalid_only = 0
-    current: dict[str, Any] | None = None
-    cap: tuple[str, int] | None = None
+    bdf = name = ""
+    listed = False  # device lines, or bare addresses heading -vv blocks
+    cap: tuple[float | int, int] | None = None
     for raw in text.split("\n"):
         line = raw.lstrip("> ") if raw.startswith(">") else raw
         m = _DEVICE.match(line)
-        if m and not line[:1].isspace():
-            current = {"bdf": m.group(1), "class": m.group(2).strip(), "name": m.group(3)}
-            devices.append(current)
-            cap = None
+        if m:
+            bdf, name, cap, listed = m.group(1).lower(), m.group(3), None, True
+            devices.append({"bdf": bdf, "class": m.group(2).strip(), "name": name})
+            continue
+        b = _BARE.match(line)
+        if b:
+            bdf, name, cap, listed = b.group(1).lower(), "", None, True
             continue
         m = _ACS.match(line)
         if m:
@@ -91,40 +116,45 @@ def parse(text: str) -> dict[str, Any]:
             acs += 1
             if "ReqRedir+" in flags or "CmpltRedir+" in flags:
                 redirect += 1
-                if current is not None:
-                    redirect_ports.append(current["bdf"])
+                if bdf and bdf not in redirect_ports:
+                    redirect_ports.append(bdf)
             elif "SrcValid+" in flags:
                 srcvalid_only += 1
             continue
-        m = _LNKCAP.match(line)
-        if m:
-            cap = (m.group(1), int(m.group(2)))
+        c = _LNKCAP.search(line)
+        if c:
+            cap = (_num(c.group(1)), int(c.group(2)))
             continue
-        m = _LNKSTA.match(line)
-        if m:
-            link: dict[str, Any] = {"speed": m.group(1), "width": int(m.group(3)),
-                                    "downgraded": bool(m.group(2) or m.group(4))}
+        s = _LNKSTA.search(line)
+        if s:
+            link: dict[str, Any] = {"bdf": bdf, "name": name, "speed_gts": _num(s.group(1)), "width": int(s.group(2))}
             if cap:
-                link["cap_speed"], link["cap_width"] = cap
-            if current is not None:
-                link["bdf"] = current["bdf"]
+                link["speed_max_gts"], link["width_max"] = cap
             links.append(link)
     if not devices and not acs and not links:
         raise ParseError("no device line (BB:DD.F class: name), ACSCtl or LnkSta line: this is not lspci output")
-    models, gpus = set(), set()
+    models: list[str] = []
+    gpus: set[str] = set()
     for d in devices:
-        if d["class"] in _RDMA_CLASS or d["class"].startswith(_RDMA_CLASS):
+        if _NIC_CLASS.search(d["class"]):
             mm = _MODEL.search(d["name"])
-            if mm:
-                models.add(next(g for g in mm.groups() if g))
+            model = mm.group(1) if mm else next((v for k, v in _PARTS.items() if k in d["name"]), None)
+            if model and model not in models:
+                models.append(model)
         if "NVIDIA" in d["name"] and ("3D controller" in d["class"] or "VGA" in d["class"]):
             gm = re.search(r"\[([^\]]+)\]", d["name"])
             gpus.add(gm.group(1) if gm else d["name"])
-    facts: dict[str, Any] = {"pci.devices": devices, "pci.links": links}
-    if devices:
-        facts["pci.nic_models"] = sorted(models)
-        facts["pci.gpu_names"] = sorted(gpus)
+    facts: dict[str, Any] = {
+        "pci.links": links,
+        "pci.links_width_degraded": [{"bdf": ln["bdf"], "name": ln["name"], "width": ln["width"], "width_max": ln["width_max"]}
+                                     for ln in links if "width_max" in ln and ln["width"] < ln["width_max"]],
+        "pci.links_speed_below_max": [{"bdf": ln["bdf"], "name": ln["name"], "speed_gts": ln["speed_gts"],
+                                       "speed_max_gts": ln["speed_max_gts"]} for ln in links
+                                      if "speed_max_gts" in ln and ln["speed_gts"] < ln["speed_max_gts"]],
+    }
+    if listed:
+        facts.update({"pci.devices": devices, "pci.nic_models": models, "pci.gpu_names": sorted(gpus)})
     if acs:
-        facts.update({"pci.acs_lines": acs, "pci.acs_redirect_count": redirect,
-                      "pci.acs_redirect_ports": redirect_ports, "pci.acs_srcvalid_only": srcvalid_only})
+        facts.update({"pci.acs_lines": acs, "pci.acs_redirect_count": redirect, "pci.acs_redirect": redirect_ports,
+                      "pci.acs_srcvalid_only": srcvalid_only})
     return facts

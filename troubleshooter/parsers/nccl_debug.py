@@ -71,6 +71,7 @@ FACTS = [
     ("nccl.warn_sites", "list", "", "source files of NCCL's WARN lines ('transport/nvls.cc'), in order seen: which part of NCCL failed"),
     ("nccl.gdr_disabled_hcas", "list", "", "HCAs for which NCCL logged 'GPU Direct RDMA Disabled' (traffic staged through host memory)"),
     ("nccl.gdr_enabled", "bool", "", "NCCL logged 'GPU Direct RDMA Enabled' for some HCA"),
+    ("nccl.no_socket_interface", "bool", "", "NCCL found no usable IP interface for its bootstrap and sockets ('Bootstrap : no socket interface found', 'no usable listening interface', 'Socket creation failed : Address family not supported'); absent when the log does not say"),
     ("nccl.socket_interfaces", "list", "", "network interfaces NCCL uses for its sockets and bootstrap ('NET/Socket : Using [0]eth0:...', 'Bootstrap : Using ...')"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
     ("nccl.ranks", "number", "count", "communicator size (largest nranks seen)"),
@@ -78,11 +79,20 @@ FACTS = [
     ("nccl.init_complete", "bool", "", "some communicator logged 'Init COMPLETE'; false when init started (Init START) or failed (init.cc:N -> err) without completing; absent otherwise"),
 ]
 
-# host:pid:tid [dev] [file.cc:line] NCCL LEVEL message
+# host:pid:tid [dev] [file.cc:line] NCCL LEVEL message; NCCL before 2.4 printed no "NCCL" word
+# ("e66aa18dc444:3171:3171 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]")
 _PREFIXED = re.compile(
-    r"(?<![\w.\-])(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?:(?P<loc>\S+:\d+) )?NCCL (?P<lvl>INFO|WARN|TRACE)\b ?(?P<msg>.*)$"
+    r"(?<![\w.\-])(?P<host>[\w.\-]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] (?:(?P<loc>\S+:\d+) )?(?:NCCL )?(?P<lvl>INFO|WARN|TRACE)\b ?(?P<msg>.*)$"
 )
 _BARE = re.compile(r"(?:^|\s)(?:(?P<loc>\S+\.\w+:\d+) )?NCCL (?P<lvl>INFO|WARN)\b ?(?P<msg>.*)$")
+# a line quoted back without its prefix and without the "NCCL" word ("INFO NET/Socket : Using"): read only
+# when the message is one NCCL's own subsystems print
+_BARE_OLD = re.compile(
+    r"^\s*(?:(?P<loc>\S+\.\w+:\d+) )?(?P<lvl>INFO|WARN) (?P<msg>(?:NET/|Bootstrap ?:|Channel \d|Ring \d|Trees \[|"
+    r"Using network|NCCL_[A-Z_]+ set|comm 0x|Connected all|Init COMPLETE|GPU Direct RDMA).*)$")
+# a line of an interface or HCA list that a ticket or a quoted reply re-wrapped: "[3]br-dd40dc616638:172.30.0.1<0>"
+_LIST_CONT = re.compile(r"^\s*(?:\[\d+\][^\s\[\]]+\s*)+$")
+MAX_JOINED = 65536
 _VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
 _USING_NET = re.compile(r"^Using (?:internal )?[Nn]etwork (.+?)\s*$")
 _ASSIGNED = re.compile(r"^Assigned NET plugin (.+?) to comm")
@@ -121,6 +131,7 @@ _TESTS_TABLE = re.compile(
 # "NET/IB : GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f0'"
 _GDR = re.compile(r"GPU Direct RDMA (?:\(\w+\) )?(Disabled|Enabled|disabled|enabled) for HCA (?:\d+ )?'?([\w.\-]+)'?")
 _IFACE = re.compile(r"\[\d+\]([\w.\-]+):")
+_OLD_IFACE = re.compile(r"Using interface ([\w.\-]+)[:\s]")
 _BOOT_IFACE = re.compile(r"Using ([\w.\-]+):")
 _ANY_NCCL = re.compile(r"NCCL (?:INFO|WARN)\b")
 _TRAILING_DOT = re.compile(r"-?\d+\.")
@@ -128,12 +139,23 @@ _TREE_IDX = re.compile(r"\[(\d+)\]")
 _INIT_FAILED = re.compile(r"^init\.cc:\d+ -> [1-9]")
 _SCROLLBACK = re.compile(r"\s{2,}\[\d+/\d+\]$")
 _WARN_LOC = re.compile(r"^\S+\.cc:\d+ -> \d+")
+_NO_IFACE = re.compile(r"no socket interface found|no usable listening interface|Socket creation failed|"
+                       r"NET/Socket\s*:\s*no interface found|Bootstrap\s*:\s*no (?:usable )?interface", re.IGNORECASE)
 _XML_OR_TOPO = re.compile(r"\bXML\b|topology file", re.IGNORECASE)
+
+
+_OLD_LINE = re.compile(r"^\s*(?:[\w.\-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?(?:INFO|WARN) |(?:INFO|WARN) (?:NET/|Bootstrap ?:))",
+                       re.MULTILINE)
+
+
+_IFACE_PIECE = re.compile(r"^\s*\[\d+\][\w.\-]+:\S+<\d+>\s*$", re.MULTILINE)
 
 
 def _detect(text: str) -> float:
     head = text[:262144]
-    n = len(_ANY_NCCL.findall(head))
+    n = len(_ANY_NCCL.findall(head)) + len(_OLD_LINE.findall(head))
+    if n:  # the pieces of a re-wrapped interface list ("[3]br-dd40dc616638:172.30.0.1<0>") are NCCL's too
+        n += len(_IFACE_PIECE.findall(head))
     if n >= 5:
         score = 0.9
     elif n >= 2:
@@ -173,6 +195,21 @@ def parse(text: str) -> dict[str, Any]:
     return parse_stream(text.splitlines())
 
 
+def _join_wrapped(lines: Iterable[str]) -> Iterable[str]:
+    """Lines with the pieces of a re-wrapped interface or HCA list ("INFO NET/Socket : Using" then one
+    "[0]bond0:192.168.1.161<0>" per line) put back on the line they belong to; every other line as it is."""
+    pending: str | None = None
+    for ln in lines:
+        if pending is not None and "]" in ln and "Using" in pending and _LIST_CONT.match(ln) and len(pending) < MAX_JOINED:
+            pending = f"{pending.rstrip()} {ln.strip()}"
+            continue
+        if pending is not None:
+            yield pending
+        pending = ln
+    if pending is not None:
+        yield pending
+
+
 _END = object()  # marks the two places after the last line in parse_stream's look-ahead
 
 
@@ -190,6 +227,7 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
     hca_transports: dict[str, str] = {}
     saw_ib_using = saw_socket_using = saw_ofi = False
     ib_no_device = False
+    no_iface = False
     warn_sites: list[str] = []
     gdr_disabled: list[str] = []
     gdr_enabled = False
@@ -219,7 +257,7 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
     # each line is read with the two after it (a WARN message's wrapped tail), without a window object per line
     ahead1: Any = _END
     ahead2: Any = _END
-    for incoming in chain(lines, (_END, _END)):
+    for incoming in chain(_join_wrapped(lines), (_END, _END)):
         raw, ahead1, ahead2 = ahead1, ahead2, incoming
         if raw is _END:
             continue
@@ -227,10 +265,20 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             blank = False
         # cheap substring tests gate the regular expressions: a log is mostly lines none of them match
         if "NCCL" not in raw:
-            if "Error" not in raw or ("ncclInternalError" not in raw and "ncclSystemError" not in raw):
+            if "INFO" in raw or "WARN" in raw:  # NCCL < 2.4's lines, or one quoted back without its prefix
+                line = raw.rstrip()
+                vm = None
+                m = _PREFIXED.match(line) or _PREFIXED.search(line)
+                if m:
+                    if len(hosts) < MAX_HOSTS:
+                        hosts.add(m.group("host"))
+                else:
+                    m = _BARE_OLD.match(line)
+            elif "Error" not in raw or ("ncclInternalError" not in raw and "ncclSystemError" not in raw):
                 continue  # neither prefix pattern, no error pattern, no version can match
-            line = raw.rstrip()
-            vm = m = None
+            else:
+                line = raw.rstrip()
+                vm = m = None
         else:
             line = raw.rstrip()
             vm = _VERSION.search(line) if "NCCL version" in line else None
@@ -324,12 +372,20 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
                 for iface in _IFACE.findall(msg):
                     if iface not in socket_ifs and len(socket_ifs) < 64:
                         socket_ifs.append(iface)
+        if c == "N" and "Using interface" in msg:
+            # NCCL < 2.4: "NET : Using interface eth0:10.0.0.1<0>", "NET/IB : Using interface ib0 for sideband communication"
+            for iface in _OLD_IFACE.findall(msg):
+                if iface not in socket_ifs and len(socket_ifs) < 64:
+                    socket_ifs.append(iface)
         if c == "B" and msg.startswith("Bootstrap") and "Using" in msg:
             for iface in _IFACE.findall(msg) or _BOOT_IFACE.findall(msg):
                 if iface not in socket_ifs and len(socket_ifs) < 64:
                     socket_ifs.append(iface)
         if "Failed to open libibverbs" in msg:
             ib_no_device = True
+        if not no_iface and m.group("lvl") == "WARN" and ("nterface" in msg or "Socket creation" in msg) \
+                and _NO_IFACE.search(msg):
+            no_iface = True
 
         if "plugin" in low or "libnccl-net" in low or "internal" in low or "dlerror" in low:
             lp = _LOADED_PLUGIN.search(msg)
@@ -469,6 +525,8 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         facts["nccl.gdr_enabled"] = True
     if socket_ifs:
         facts["nccl.socket_interfaces"] = socket_ifs
+    if no_iface:
+        facts["nccl.no_socket_interface"] = True
     facts["nccl.errors"] = errors
     if max_nranks is not None:
         facts["nccl.ranks"] = max_nranks

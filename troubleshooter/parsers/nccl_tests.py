@@ -59,6 +59,7 @@ FACTS = [
     ("nccl_tests.nodes", "number", "count", "distinct hosts in the last run's 'Rank N ... on HOST' lines; absent when the rank list is elided"),
     ("nccl_tests.gpus", "list", "", "distinct GPU names in the last run's rank lines, in order of appearance"),
     ("nccl_tests.failed", "bool", "", "the last run reported wrong results (Out of bounds ... FAILED, #wrong > 0, 'Test failure')"),
+    ("nccl_tests.nccl_error", "string", "", "the NCCL or CUDA error the last run stopped on (\"NCCL failure common.cu:874 'unhandled system error'\" -> 'unhandled system error'); its cause is in NCCL's own log"),
     ("nccl_tests.version", "string", "", "nccl-tests version (the 'nccl-tests version X' line, newer builds only)"),
     ("nccl_tests.nccl_version", "string", "", "NCCL library version printed by the test ('NCCL version 2.27.3+cuda12.8')"),
     ("nccl_tests.runs", "list", "", "one summary per run in the text, in order: {collective, ranks, nodes, rows, max_size_bytes, avg_busbw_gbps, max_busbw_gbps, busbw_at_max_size_gbps, wrong_total, out_of_bounds, failed}"),
@@ -80,6 +81,9 @@ _HEADER = re.compile(r"\bsize\s+count\s+type\b.*\bbusbw\b")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?", re.IGNORECASE)
 _AVG = re.compile(r"Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|-nan)")
 _FAILURE = re.compile(r"\bTest (?:NCCL |CUDA )?failure\b|\bTest FAILED\b", re.IGNORECASE)
+# the test's own abort: "NCCL failure common.cu:874 'unhandled system error'" (old), "Test NCCL failure
+# common.cu:1005 'remote process exited or there was a network error'" (new), "Cuda failure common.cu:..."
+_ABORT = re.compile(r"\b(NCCL|CUDA|Cuda) failure\s+(\S+:\d+)\s+'([^']*)'")
 _NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
 _INT = re.compile(r"^\d+$")
 _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -225,6 +229,7 @@ class _Run:
         self.oob: int | None = None
         self.oob_failed: bool | None = None
         self.failure_line = False
+        self.abort: str | None = None
         self.error_col = False
         self.header_seen = False
         self.elided = False
@@ -254,7 +259,8 @@ class _Run:
 
     @property
     def empty(self) -> bool:
-        return not (self.n_rows or self.avg_seen or self.ranks or self.header_seen or self.oob is not None)
+        return not (self.n_rows or self.avg_seen or self.ranks or self.header_seen or self.oob is not None
+                    or self.abort)
 
     def summary(self) -> dict[str, Any]:
         s: dict[str, Any] = {}
@@ -406,6 +412,13 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             run.avg = float(v) if v is not None else None
             structure = True
             continue
+        ma = _ABORT.search(body) if "failure" in low else None
+        if ma:
+            if runs[-1].abort is None:
+                runs[-1].abort = ma.group(3)
+            if _FAILURE.search(body):
+                runs[-1].failure_line = True
+            continue
         if ("failure" in low or "failed" in low) and _FAILURE.search(body):
             runs[-1].failure_line = True
             continue
@@ -440,6 +453,8 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
                 "max_size_bytes", "wrong_total", "out_of_bounds", "ranks", "nodes", "gpus", "failed"):
         if key in s:
             facts[f"nccl_tests.{key}"] = s[key]
+    if last.abort:
+        facts["nccl_tests.nccl_error"] = last.abort
     if last.version:
         facts["nccl_tests.version"] = last.version
     if last.nccl_version:

@@ -32,10 +32,17 @@ FACTS = [
     ("nhc.passed_checks", "list", "", "sorted distinct names of the checks that passed"),
     ("nhc.fault_codes", "list", "", "sorted distinct AzNHC fault codes of the failures (NHC2019 ...)"),
     ("nhc.exit_code", "number", "", "the run's exit code (Health checks completed with exit code: N)"),
+    ("nhc.messages", "list", "", "the failures' messages, as printed"),
+    ("nhc.expected_gbps", "number", "GB/s", "the bandwidth the failed NCCL check expected (its threshold)"),
+    # a failed NCCL check runs all_reduce_perf at one large size: its figure is nccl-tests' for the trees to weigh
+    ("nccl_tests.collective", "string", "", "the collective of the last run (all_reduce, all_gather, reduce_scatter, alltoall, broadcast, ...), from the *_perf binary on the command line or the 'Collective test starting' line; absent when neither is printed"),
+    ("nccl_tests.busbw_at_max_size_gbps", "number", "GB/s", "out-of-place busbw at the largest message size of the last run (in-place when out-of-place is missing)"),
 ]
 
 _VERDICT = re.compile(r"^\s*(SUCCESS|ERROR|WARNING|INFO):\s+nhc:\s+Health check (passed|failed):\s+([A-Za-z_][\w-]*)\s*:?\s*(.*)$")
 _FAULT = re.compile(r"\bFaultCode:\s*(\w+)")
+_NCCL = re.compile(r"NCCL (all ?reduce|all ?gather|reduce ?scatter|alltoall)\b.*?expected\s*>=?\s*([\d.]+)\s*GB/s,\s*"
+                   r"but measured\s*([\d.]+)\s*GB/s", re.IGNORECASE)
 _EXIT = re.compile(r"^\s*Health checks completed with exit code:\s*(\d+)")
 
 
@@ -84,6 +91,15 @@ def parse(text: str) -> dict[str, Any]:
         "nhc.passed_checks": sorted({r["check"] for r in results if r["passed"]}),
         "nhc.fault_codes": sorted({r["fault_code"] for r in results if not r["passed"] and r.get("fault_code")}),
     }
+    facts["nhc.messages"] = [r["message"] for r in results if not r["passed"]]
+    for r in results:
+        n = _NCCL.search(r["message"]) if not r["passed"] else None
+        if n:
+            facts["nccl_tests.collective"] = {"allreduce": "all_reduce", "allgather": "all_gather",
+                                              "reducescatter": "reduce_scatter"}.get(
+                re.sub(r"\s", "", n.group(1).lower()), re.sub(r"\s", "", n.group(1).lower()))
+            facts["nhc.expected_gbps"] = float(n.group(2))
+            facts["nccl_tests.busbw_at_max_size_gbps"] = float(n.group(3))
     if exit_code is not None:
         facts["nhc.exit_code"] = exit_code
     return facts

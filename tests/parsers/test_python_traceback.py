@@ -1,0 +1,33 @@
+"""python-traceback parser: the exception a script died with, on a real capture (exact values)."""
+
+import pytest
+
+from tests.corpus import load
+from troubleshooter import parsers
+from troubleshooter.parsers import ParseError
+
+
+def test_cuda_oom_traceback_pasted_after_prose_on_the_same_line():
+    text = load("python-traceback/act-train-rtx4070-cuda-oom-after-prose.txt")
+    assert parsers.detect(text) == "python-traceback"
+    f = parsers.run("python-traceback", text)
+    assert f["py.tracebacks"] == 1 and f["py.exception_types"] == ["torch.OutOfMemoryError"]
+    assert f["py.exceptions"][0].startswith("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 324.00 MiB. "
+                                            "GPU 0 has a total capacity of 7.63 GiB")
+    assert f["py.last_frames"] == ["/home/arx/.local/lib/python3.10/site-packages/torch/nn/functional.py:5525 in "
+                                   "multi_head_attention_forward"]
+
+
+def test_rank_prefixed_tracebacks_of_the_same_error():
+    f = parsers.run("python-traceback", "[rank0]: Traceback (most recent call last):\n"
+                                        "[rank0]:   File \"/workspace/train.py\", line 88, in <module>\n"
+                                        "[rank0]:     model = build_model(cfg)\n[rank0]: KeyError: 'num_layers'\n"
+                                        "[rank1]: Traceback (most recent call last):\n"
+                                        "[rank1]:   File \"/workspace/train.py\", line 88, in <module>\n[rank1]: KeyError: 'num_layers'\n")
+    assert f == {"py.tracebacks": 2, "py.exceptions": ["KeyError: 'num_layers'"], "py.exception_types": ["KeyError"],
+                 "py.last_frames": ["/workspace/train.py:88 in <module>"]}
+
+
+def test_no_traceback_header_is_not_a_traceback():
+    with pytest.raises(ParseError):
+        parsers.run("python-traceback", "KeyError: 'num_layers'\n")

@@ -1,0 +1,48 @@
+"""torch-distributed parser: NCCL errors raised into Python and ProcessGroupNCCL watchdog timeouts, on real
+captures behind torchrun, Ray and nested launcher prefixes."""
+
+import pytest
+
+from tests.corpus import load
+from troubleshooter import parsers
+from troubleshooter.parsers import ParseError
+
+
+def parse(rel):
+    return parsers.run("torch-distributed", load(rel))
+
+
+def test_torchrun_rank_prefixed_distbackenderror_with_last_error_on_the_next_line():
+    f = parse("torch-distributed/torchrun-rank-prefix-distbackenderror-ibv-create-cq-enomem.txt")
+    assert f["torch.errors"] == [
+        "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3780,"
+        " unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.28.9"]
+    assert f["torch.nccl_error_kinds"] == ["ncclSystemError"]
+    assert f["nccl.errors"][1] == ("ncclSystemError: System call (e.g. socket, malloc) or external library call failed "
+                                   "or device error.")
+    assert f["nccl.warnings"] == ["Call to ibv_create_cq failed with error Cannot allocate memory"]
+    assert f["nccl.version"] == "2.28.9"
+    assert "torch.watchdog_timeouts" not in f
+
+
+def test_ray_and_doubled_torchrun_prefixes_remote_error():
+    f = parse("torch-distributed/ray-torchrun-nested-prefixes-ncclremoteerror-connection-refused.txt")
+    assert f["torch.nccl_error_kinds"] == ["ncclRemoteError"]
+    assert f["nccl.warnings"] == ["socketPollConnect: connect returned Connection refused, exceeded error retry count (35)"]
+    assert f["nccl.version"] == "2.26.2"
+    assert "nccl.no_socket_interface" not in f
+
+
+def test_watchdog_timeout_of_four_ranks_names_the_collective_and_no_nccl_fault():
+    text = load("torch-distributed/pytorch141069-ddp-watchdog-timeout-allreduce-seq19-4-ranks.txt")
+    assert parsers.detect(text) == "torch-distributed"
+    f = parsers.run("torch-distributed", text)
+    assert f == {"torch.errors": [], "torch.watchdog_timeouts": 1, "torch.timeout_ops": ["ALLREDUCE"],
+                 "torch.timeout_ms": 1800000, "torch.timeout_seqs": [19], "torch.timed_out_ranks": [1, 2, 3],
+                 "torch.last_completed_work": {"1": 18, "2": 18, "3": 18}}
+
+
+def test_a_traceback_without_any_nccl_or_c10d_error_is_not_this_kind():
+    with pytest.raises(ParseError):
+        parsers.run("torch-distributed", "Traceback (most recent call last):\n  File \"t.py\", line 1\n"
+                    "torch.distributed is not available; ValueError: bad input\n")

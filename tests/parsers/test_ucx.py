@@ -1,0 +1,30 @@
+"""ucx parser: UCX log lines, Open MPI's UCX-component errors and ucx_info -d, on a real capture."""
+
+import pytest
+
+from tests.corpus import load
+from troubleshooter import parsers
+from troubleshooter.parsers import ParseError
+
+
+def test_ompi_ucx_enomem_and_ucx_info_cut_mid_line():
+    text = load("ucx/ompi-ucx-ibv-create-cq-enomem-memlock-64k-and-ucx-info.txt")
+    assert parsers.detect(text) == "ucx"
+    f = parsers.run("ucx", text)
+    assert f["ucx.errors"] == ["ibv_create_cq(cqe=4096) failed: Cannot allocate memory",
+                               "Failed to create UCP worker",
+                               "mlx5dv_create_cq(cqe=4096) failed: Cannot allocate memory",
+                               "mlx5dv_create_cq(cqe=4608) failed: Cannot"]  # the excerpt ends there
+    assert f["ucx.warnings"] == []
+    assert f["ucx.error_sites"] == ["ib_iface.c", "ib_mlx5.c"]
+    assert f["ucx.devices"] == ["mlx5_0:1"]
+    assert f["ucx.transports"] == ["rc_verbs", "rc_mlx5", "dc_mlx5"]
+    assert f["ucx.unopened_transports"] == ["rc_verbs", "rc_mlx5"]
+    assert f["ucx.hosts"] == ["cn0022", "cn0337"]
+
+
+def test_warn_line_and_a_sentence_naming_ucx():
+    f = parsers.run("ucx", "[1700000000.1] [n1:10:0] ucp_context.c:1100 UCX  WARN  transport 'rc' is not available\n")
+    assert f["ucx.warnings"] == ["transport 'rc' is not available"] and f["ucx.errors"] == []
+    with pytest.raises(ParseError):
+        parsers.run("ucx", "we use UCX for this job and it errors out\n")

@@ -1,0 +1,112 @@
+"""A Python traceback: the exception a training script died with, and where.
+
+Real sample (a multi-rank launch where every rank fails on the same application error; tests/data/python-traceback)::
+
+    [rank0]: Traceback (most recent call last):
+    [rank0]:   File "/workspace/train.py", line 88, in <module>
+    [rank0]:     model = build_model(cfg)
+    [rank0]: KeyError: 'num_layers'
+
+Read: each traceback's exception (type and message, the last line of the traceback, continued over the lines
+the message wraps onto), the innermost frame, and how many tracebacks the paste holds (one per rank, often).
+Launcher prefixes (``[rank0]:``, ``[default0]:``, ``[1,0]<stderr>:``, Ray's ``(worker, pid=...)``) are read past.
+
+What it means: an exception in the training code (a KeyError, a shape mismatch, CUDA out of memory for the batch
+size chosen) is the application's, not the cluster's: it is shown as read, and no cluster cause is drawn from
+it. Exceptions that carry NCCL or CUDA runtime errors are read by the torch-distributed and cuda-errors kinds
+(this kind then steps back in detection).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text
+
+MAX_ITEMS = 20
+MAX_TEXT = 300
+
+FACTS = [
+    ("py.tracebacks", "number", "count", "tracebacks in the paste ('Traceback (most recent call last):')"),
+    ("py.exceptions", "list", "", f"'Type: message' of each traceback's exception, deduplicated, at most {MAX_ITEMS}"),
+    ("py.exception_types", "list", "", "the exception types, deduplicated, in order (torch.OutOfMemoryError, KeyError ...)"),
+    ("py.last_frames", "list", "", "the innermost frame of each traceback ('file:line in function'), deduplicated"),
+]
+
+_PREFIX = re.compile(r"^(?:\s*(?:\([^()]*=[^()]*\)|\[(?:rank|default)?\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=\s))\s*)+")
+_TB = "Traceback (most recent call last):"
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?')
+_EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning|Timeout)|KeyboardInterrupt|StopIteration)"
+                  r"(?::\s*(.*))?$")
+
+
+def _clip(s: str) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+
+
+def _detect(text: str) -> float:
+    head = text[:262144]
+    if _TB not in head:
+        return 0.0
+    lines = [_PREFIX.sub("", ln, count=1) for ln in head.split("\n", 20000)[:20000]]
+    score = 0.65 if any(_EXC.match(ln) for ln in lines) else 0.55
+    if re.search(r"(?i)cuda error|cudaError\w+|cuda failure|cuda runtime error|NCCL error|nccl\w+Error", head):
+        score = 0.45  # the exception carries a CUDA or NCCL error: the cuda-errors / torch-distributed kinds read it
+    return score
+
+
+@parser(
+    "python-traceback",
+    detect=_detect,
+    summary="a Python traceback: the exception a script died with and its innermost frame",
+    facts=FACTS,
+    command="python train.py 2>&1 | tail -n 60",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "a Python traceback")
+    lines = [_PREFIX.sub("", ln.rstrip(), count=1) for ln in text.split("\n")]
+    count = 0
+    exceptions: list[str] = []
+    types: list[str] = []
+    frames: list[str] = []
+    in_tb = False
+    last_frame = None
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        if ln.rstrip().endswith(_TB):  # also after prose on the same line ("报错：Traceback ...")
+            count += 1
+            in_tb, last_frame = True, None
+            i += 1
+            continue
+        if in_tb:
+            f = _FRAME.match(ln)
+            if f:
+                last_frame = f"{f.group(1)}:{f.group(2)}" + (f" in {f.group(3)}" if f.group(3) else "")
+                i += 1
+                continue
+            e = _EXC.match(ln.strip()) if not ln[:1].isspace() else None
+            if e:
+                msg = e.group(2) or ""
+                # a message that wraps onto lines of its own (no frame, no prefix of another record)
+                j = i + 1
+                while j < len(lines) and j < i + 4 and lines[j].strip() and not lines[j][:1].isspace() \
+                        and not _EXC.match(lines[j].strip()) and lines[j].strip() != _TB and ":" not in lines[j][:40]:
+                    msg += " " + lines[j].strip()
+                    j += 1
+                item = _clip(f"{e.group(1)}: {msg}" if msg else e.group(1))
+                if item not in exceptions and len(exceptions) < MAX_ITEMS:
+                    exceptions.append(item)
+                if e.group(1) not in types and len(types) < MAX_ITEMS:
+                    types.append(e.group(1))
+                if last_frame and last_frame not in frames and len(frames) < MAX_ITEMS:
+                    frames.append(last_frame)
+                in_tb = False
+                i = j
+                continue
+        i += 1
+    if not count:
+        raise ParseError("no 'Traceback (most recent call last):' line: not a Python traceback")
+    return {"py.tracebacks": count, "py.exceptions": exceptions, "py.exception_types": types, "py.last_frames": frames}

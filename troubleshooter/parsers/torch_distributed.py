@@ -1,0 +1,207 @@
+"""PyTorch distributed (c10d / ProcessGroupNCCL) output: NCCL errors raised into Python, watchdog timeouts.
+
+Real sample (torchrun, 2 nodes of 8x H100 over InfiniBand, NCCL 2.28.9; tests/data/torch-distributed)::
+
+    [rank13]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3780, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.28.9
+    [rank13]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.
+    [rank13]: Last error:
+    [rank13]: Call to ibv_create_cq failed with error Cannot allocate memory
+
+and (PyTorch DDP, pytorch/pytorch#141069)::
+
+    [rank2]:[E ProcessGroupNCCL.cpp:563] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=19, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800093 milliseconds before timing out.
+
+Lines may carry launcher prefixes, several deep (torchrun's ``[rank4]:`` / ``[default0]:``, Ray's
+``(worker1, rank=1, pid=27522, ip=10.105.0.4)``, Open MPI's ``[1,0]<stdout>:``, srun's ``0: ``); patterns are
+searched anywhere in a line. Formats read: ``RuntimeError: NCCL error in: FILE:LINE, MESSAGE, NCCL version X``
+(PyTorch < 2.1) and ``torch.distributed.DistBackendError: ...`` (2.1+); the ``nccl*Error: ...`` line after it;
+``Last error:`` with its text on the same or the next line (NCCL's last WARN message, which names the real
+fault); watchdog timeouts of the old (``[E ProcessGroupNCCL.cpp:N]``) and new (``[E1120 10:24:13.12 ...]``) glog
+styles; ``Timeout at NCCL work: N, last enqueued NCCL work: N, last completed NCCL work: N``.
+
+What it means: the NCCL error's last-error text is the same message an ``NCCL_DEBUG=WARN`` log shows, so it is
+also given as ``nccl.warnings`` (and the error lines as ``nccl.errors``) for the causes that read NCCL's log.
+A watchdog timeout by itself says only that one collective did not finish in time: a rank that stopped
+issuing collectives (an application bug, uneven data across ranks), a hang, or a dead peer. It names no
+cluster cause on its own, and none is drawn from it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.nccl_debug import _NO_IFACE
+
+MAX_MESSAGES = 20
+MAX_TEXT = 300
+
+FACTS = [
+    ("torch.errors", "list", "", f"exceptions raised by torch.distributed (DistBackendError, 'RuntimeError: NCCL error', DistStoreError, ChildFailedError ...), deduplicated, at most {MAX_MESSAGES}"),
+    ("torch.nccl_error_kinds", "list", "", "NCCL result names in the log (ncclSystemError, ncclInternalError, ncclUnhandledCudaError, ncclRemoteError, ncclInvalidUsage), in order seen"),
+    ("torch.watchdog_timeouts", "number", "count", "ProcessGroupNCCL watchdog timeout lines ('Watchdog caught collective operation timeout')"),
+    ("torch.timeout_ops", "list", "", "collective types that timed out (OpType=ALLREDUCE ...), in order seen"),
+    ("torch.timeout_ms", "number", "ms", "the collective timeout in force (Timeout(ms)=...), the largest seen"),
+    ("torch.timeout_seqs", "list", "", "sequence numbers (SeqNum=) of the collectives that timed out, sorted"),
+    ("torch.timed_out_ranks", "list", "", "ranks that reported a timeout ('[Rank N] Watchdog caught ...', 'Timeout at NCCL work'), sorted"),
+    ("torch.last_completed_work", "dict", "", "rank -> last completed NCCL work sequence number ('Timeout at NCCL work: N, ..., last completed NCCL work: M')"),
+    ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
+    ("nccl.warnings", "list", "", "NCCL WARN messages, deduplicated (here: NCCL's 'Last error:' text)"),
+    ("nccl.version", "string", "", "NCCL version from the log ('NCCL version 2.18.3+cuda12.2' -> 2.18.3)"),
+    ("nccl.no_socket_interface", "bool", "", "NCCL found no usable IP interface for its bootstrap and sockets ('Bootstrap : no socket interface found', ...); absent when the log does not say"),
+]
+
+# launcher prefixes, any number of them, at the start of a line
+_PREFIX = re.compile(r"^(?:\s*(?:\([^()]*=[^()]*\)|\[(?:rank|default)?\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=\s))\s*)+")
+_NCCL_ERROR = re.compile(
+    r"(?P<exc>(?:torch\.distributed\.)?DistBackendError|RuntimeError|torch\.distributed\.DistError|c10::DistBackendError)"
+    r":\s*NCCL error(?: in:)?\s*(?P<where>[^,]*?:\d+)?,?\s*(?P<msg>.*?)(?:,\s*NCCL version (?P<ver>\d+\.\d+\.\d+)\S*)?\s*$")
+_KIND = re.compile(r"\b(nccl(?:System|Internal|UnhandledCuda|Remote|InvalidUsage|InvalidArgument)Error)\b")
+_LAST = re.compile(r"Last error:\s*(?P<msg>.*?)\s*$")
+_WATCHDOG = re.compile(
+    r"(?:\[Rank (?P<rank>\d+)\]\s*)?Watchdog caught collective operation timeout: WorkNCCL\((?P<args>[^)]*(?:\)[^)]*)?)\)")
+_OPTYPE = re.compile(r"OpType=(\w+)")
+_SEQ = re.compile(r"SeqNum=(\d+)")
+_TIMEOUT = re.compile(r"Timeout\(ms\)=(\d+)")
+_TIMEOUT_AT = re.compile(r"\[(?:PG \S+ )?Rank (?P<rank>\d+)\] Timeout at NCCL work: (?P<work>\d+), last enqueued NCCL work: "
+                         r"(?P<enq>-?\d+), last completed NCCL work: (?P<done>-?\d+)")
+_OTHER_EXC = re.compile(r"\b(torch\.distributed\.(?:DistStoreError|DistNetworkError|elastic\.multiprocessing\.errors\."
+                        r"ChildFailedError)|RuntimeError: NCCL communicator was aborted[^.]*|"
+                        r"NCCL communicator was aborted on rank \d+)\b:?\s*(?P<msg>.*?)\s*$")
+_MARKERS = re.compile(r"ProcessGroupNCCL|DistBackendError|NCCL error in:|Watchdog caught collective|"
+                      r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|torch\.distributed\.")
+
+
+def _clip(s: str) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+
+
+def _detect(text: str) -> float:
+    head = text[:262144]
+    strong = len(re.findall(r"NCCL error in:|Watchdog caught collective operation timeout|DistBackendError|"
+                            r"\[E[\w :.]*ProcessGroupNCCL\.cpp", head))
+    score = 0.85 if strong >= 2 else 0.7 if strong == 1 else 0.5 if len(_MARKERS.findall(head)) >= 2 else 0.0
+    if score and "Watchdog caught" not in head and re.search(r"Cuda failure \d+|cudaError\w+|CUDA error:|unhandled cuda error|ncclUnhandledCudaError", head):
+        # NCCL's last error is a CUDA error: the cuda-errors parser owns it (it reads the NCCL error lines too)
+        score = min(score, 0.45)
+    return score
+
+
+def _add(out: list[str], msg: str) -> None:
+    m = _clip(msg)
+    if m and m not in out and len(out) < MAX_MESSAGES:
+        out.append(m)
+
+
+@parser(
+    "torch-distributed",
+    detect=_detect,
+    summary="PyTorch distributed output: NCCL errors raised into Python (DistBackendError, Last error), watchdog timeouts",
+    facts=FACTS,
+    command="TORCH_NCCL_TRACE_BUFFER_SIZE=2000 NCCL_DEBUG=WARN torchrun ... 2>&1 | tee train.log",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "PyTorch distributed output (a DistBackendError traceback or ProcessGroupNCCL lines)")
+    errors: list[str] = []
+    nccl_errors: list[str] = []
+    last_errors: list[str] = []
+    kinds: list[str] = []
+    ops: list[str] = []
+    seqs: set[int] = set()
+    ranks: set[int] = set()
+    completed: dict[str, int] = {}
+    timeout_ms: int | None = None
+    watchdog = 0
+    version: str | None = None
+    want_last = False
+    seen = 0
+    for raw in text.split("\n"):
+        line = _PREFIX.sub("", raw.rstrip(), count=1)
+        if want_last:
+            want_last = False
+            if line.strip() and not line.lstrip().startswith(("Traceback", "File ", "[")) and "Error" not in line[:40]:
+                _add(last_errors, line)
+                continue
+        if not line.strip():
+            continue
+        m = _NCCL_ERROR.search(line) if "NCCL error" in line else None
+        if m:
+            seen += 1
+            _add(errors, line.strip())
+            _add(nccl_errors, line.strip())
+            if m.group("ver") and version is None:
+                version = m.group("ver")
+        for k in (_KIND.findall(line) if "nccl" in line else ()):
+            seen += 1
+            if k not in kinds:
+                kinds.append(k)
+            if line.lstrip().startswith(k):
+                _add(nccl_errors, line.strip())
+        if "Last error:" in line:
+            seen += 1
+            lm = _LAST.search(line)
+            if lm and lm.group("msg"):
+                _add(last_errors, lm.group("msg"))
+            else:
+                want_last = True
+            continue
+        if "Watchdog caught" in line:
+            w = _WATCHDOG.search(line)
+            if w:
+                seen += 1
+                watchdog += 1
+                args = w.group("args")
+                for op in _OPTYPE.findall(args):
+                    if op not in ops:
+                        ops.append(op)
+                seqs.update(int(x) for x in _SEQ.findall(args))
+                for t in _TIMEOUT.findall(args):
+                    timeout_ms = max(int(t), timeout_ms or 0)
+                if w.group("rank"):
+                    ranks.add(int(w.group("rank")))
+            continue
+        if "Timeout at NCCL work" in line:
+            t = _TIMEOUT_AT.search(line)
+            if t:
+                seen += 1
+                ranks.add(int(t.group("rank")))
+                completed[t.group("rank")] = int(t.group("done"))
+            continue
+        if "torch.distributed." in line or "communicator was aborted" in line:
+            o = _OTHER_EXC.search(line)
+            if o:
+                seen += 1
+                _add(errors, line.strip())
+    if not seen:
+        raise ParseError("no PyTorch distributed NCCL error (DistBackendError, 'NCCL error in:', nccl*Error) and no "
+                         "ProcessGroupNCCL watchdog timeout found")
+    facts: dict[str, Any] = {"torch.errors": errors}
+    if kinds:
+        facts["torch.nccl_error_kinds"] = kinds
+    if watchdog:
+        facts["torch.watchdog_timeouts"] = watchdog
+    if ops:
+        facts["torch.timeout_ops"] = ops
+    if timeout_ms is not None:
+        facts["torch.timeout_ms"] = timeout_ms
+    if seqs:
+        facts["torch.timeout_seqs"] = sorted(seqs)
+    if ranks:
+        facts["torch.timed_out_ranks"] = sorted(ranks)
+    if completed:
+        facts["torch.last_completed_work"] = dict(sorted(completed.items(), key=lambda kv: int(kv[0])))
+    # only what this log shows: an empty list would hide what an NCCL log of the same side says
+    if nccl_errors:
+        facts["nccl.errors"] = nccl_errors
+    if last_errors:
+        facts["nccl.warnings"] = last_errors
+        if any(_NO_IFACE.search(w) for w in last_errors):
+            facts["nccl.no_socket_interface"] = True
+    if version is None:  # a line the error pattern could not take apart (two ranks' output run together) still names it
+        v = re.search(r"NCCL version (\d+\.\d+\.\d+)", text)
+        version = v.group(1) if v else None
+    if version:
+        facts["nccl.version"] = version
+    return facts

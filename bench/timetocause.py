@@ -32,19 +32,21 @@ MAX_SECONDS = 180.0
 # handled (the next thing to read), and the fix command's text that ends the run. The practice list is in
 # cases.yaml order: case1..case4, healthy.
 CASES: dict[str, dict] = {
+    # w watches the expert walk (Enter on a case starts the quiz); a practice walk keeps its steps on screen at
+    # the end, and r opens the results with the fix
     "case1": {"cause": "smmu-cmdq-contention",
-              "steps": [("d", "Case 4"), ("Enter", "Does a dense model"), ("Enter", "found; ")],
+              "steps": [("d", "Case 4"), ("w", "Does a dense model"), ("Enter", "done: "), ("r", "root cause")],
               "fix": "grep -E 'CONFIG_TEGRA241_CMDQV"},
     "case2": {"cause": "cores-shared-housekeeping (and 2 more)",
-              "steps": [("d", "Case 4"), ("Down", "Case 4"), ("Enter", "found; ")],
+              "steps": [("d", "Case 4"), ("Down", "Case 4"), ("w", "done: "), ("r", "root cause")],
               "fix": "sudo virsh emulatorpin <domain>"},
     "case3": {"cause": "ib-qps-per-connection",
-              "steps": [("d", "Case 4"), ("Down", "Case 4"), ("Down", "Case 4"), ("Enter", "single node"),
-                        ("Enter", "found; ")],
+              "steps": [("d", "Case 4"), ("Down", "Case 4"), ("Down", "Case 4"), ("w", "single node"),
+                        ("Enter", "done: "), ("r", "root cause")],
               "fix": "export NCCL_IB_QPS_PER_CONNECTION=4"},
     "case4": {"cause": "topo-not-in-container",
               "steps": [("d", "Case 4"), ("Down", "Case 4"), ("Down", "Case 4"), ("Down", "Case 4"),
-                        ("Enter", "found; ")],
+                        ("w", "done: "), ("r", "root cause")],
               "fix": "export NCCL_TOPO_FILE=/etc/nccl/topo.xml"},
 }
 
@@ -52,7 +54,7 @@ CASES: dict[str, dict] = {
 class Terminal:
     """One tmux server of its own (a private socket), one window of ``cols`` x ``rows``."""
 
-    def __init__(self, workdir: Path, cols: int = 100, rows: int = 30) -> None:
+    def __init__(self, workdir: Path, cols: int = 140, rows: int = 45) -> None:
         self.sock = str(workdir / "tmux.sock")
         self.cols, self.rows = cols, rows
         self.env = dict(os.environ, TROUBLESHOOTER_DATA_DIR=str(workdir / "data"),

@@ -37,7 +37,7 @@ class Collection:
 
 def select(ids: Iterable[str] | None = None, *, measure: bool = False) -> list[Source]:
     """The sources to run: the named ones, or every passive source (and active ones with ``measure``)."""
-    registry = sources.load_all()
+    registry = sources.load_defs()
     if ids is not None:
         return [registry[i] for i in ids if i in registry]
     return [s for s in registry.values() if measure or not s.active]
@@ -50,7 +50,11 @@ def run_sources(
     *,
     on_event: EventCallback | None = None,
     cancel: threading.Event | None = None,
+    while_waiting: Callable[[], object] | None = None,
 ) -> dict[str, Evidence]:
+    """Run ``srcs`` on ``target``, up to MAX_WORKERS at a time; their evidence by source id, in ``srcs``' order.
+    ``while_waiting`` is called once the commands have started, before waiting for them (work of this process
+    that can overlap theirs: importing the parsers)."""
     params = params or Params()
     results: dict[str, Evidence] = {}
 
@@ -103,6 +107,8 @@ def run_sources(
     try:
         for t in threads:
             t.start()
+        if while_waiting is not None:
+            while_waiting()
         for i in range(len(srcs)):
             done[i].wait()
             ok, val = out[i]
@@ -234,6 +240,6 @@ def collect(
     srcs = select(ids, measure=measure)
     if not target.is_live:
         srcs = [s for s in srcs if not s.active] + [s for s in srcs if s.active]
-    evidence = run_sources(target, srcs, params, on_event=on_event, cancel=cancel)
+    evidence = run_sources(target, srcs, params, on_event=on_event, cancel=cancel, while_waiting=sources.load_all)
     facts = facts_from(evidence, side=side, target_label=target.label)
     return Collection(target, evidence, facts, time.monotonic() - t0)

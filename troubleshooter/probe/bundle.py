@@ -193,7 +193,7 @@ def _octal(field: bytes) -> int | None:
     s = field.split(b"\0", 1)[0].strip()
     if not s:
         return 0
-    if not all(48 <= c <= 55 for c in s):
+    if s.translate(None, b"01234567"):  # a character that is not an octal digit
         return None
     return int(s, 8)
 

@@ -115,7 +115,8 @@ def measure(directory: Path, mode: str, workers: int | None, limit: int | None =
 
     t0 = time.monotonic()
     paths = compare.find_bundles(directory)[:limit]
-    used = (workers or usable_cpus()) if mode == "cold" else 0
+    # the tool's rule (nodefacts.iter_node_facts): one worker per usable CPU from 64 bundles up, else one process
+    used = (workers or (usable_cpus() if len(paths) >= 64 else 1)) if mode == "cold" else 0
     rep = compare.compare_node_bundles(paths, workers=workers if mode == "cold" else None, use_sidecar=(mode == "sidecar"))
     wall = time.monotonic() - t0
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -137,15 +138,26 @@ def run_measure(d: Path, mode: str, workers: int | None, limit: int | None = Non
     return json.loads(subprocess.run(argv, capture_output=True, text=True, check=True).stdout)
 
 
-def scaling(d: Path, sizes: list[int], workers: int | None) -> None:
-    """Cold runs over the first N bundles for each N: cost per node, and 4,096 modeled from a least-squares line
-    through the measured points (wall = fixed + per_node x N; memory the same way)."""
+def scaling(d: Path, sizes: list[int], workers: int | None, repeat: int = 1) -> None:
+    """Cold runs over the first N bundles for each N (each N ``repeat`` times, the sizes in turn, medians): cost
+    per node, and 4,096 modeled from a least-squares line through the medians (wall = fixed + per_node x N;
+    memory the same way)."""
+    import statistics
+
+    runs: dict[int, list[dict]] = {n: [] for n in sizes}
+    for _ in range(max(1, repeat)):
+        for n in sizes:  # interleaved: a noisy neighbour hits every size
+            runs[n].append(run_measure(d, "cold", workers, n))
     pts = []
     for n in sizes:
-        r = run_measure(d, "cold", workers, n)
-        pts.append((n, r["wall_s"], r["peak_mb"], r["cpu_s"]))
-        print(f"scale    {n:5d} nodes: {r['wall_s']:.2f}s wall, {r['wall_s'] / n * 1000:.2f} ms/node, "
-              f"{r['cpu_s'] / n * 1000:.2f} CPU-ms/node, {r['workers']} workers, peak {r['peak_mb']:.0f} MB", flush=True)
+        rs = runs[n]
+        wall = statistics.median(r["wall_s"] for r in rs)
+        cpu = statistics.median(r["cpu_s"] for r in rs)
+        peak = statistics.median(r["peak_mb"] for r in rs)
+        pts.append((n, wall, peak, cpu))
+        print(f"scale    {n:5d} nodes: {wall:.2f}s wall, {wall / n * 1000:.2f} ms/node, {cpu / n * 1000:.2f} CPU-ms/node, "
+              f"{rs[0]['workers']} workers, peak {peak:.0f} MB (median of {len(rs)}: "
+              f"{min(r['wall_s'] for r in rs):.2f}-{max(r['wall_s'] for r in rs):.2f}s)", flush=True)
     if len(pts) >= 2:
         xs = [p[0] for p in pts]
         mx = sum(xs) / len(xs)
@@ -167,6 +179,7 @@ def main() -> int:
     ap.add_argument("--nodes", type=int, default=1024)
     ap.add_argument("--workers", type=int, default=None, help="worker processes (default: the tool's, one per usable CPU)")
     ap.add_argument("--scale", help="comma-separated node counts measured cold from the first N bundles, and 4,096 modeled")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per --scale size (medians, sizes in turn)")
     ap.add_argument("--limit", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--keep", metavar="DIR", help="build the bundles here and keep them")
     ap.add_argument("--measure", metavar="DIR", help=argparse.SUPPRESS)
@@ -206,7 +219,7 @@ def main() -> int:
                   f"{r['groups']} groups; planted found: {len(planted) - len(missed)}/{len(planted)}"
                   + (f", missed {missed}" if missed else "") + (f", unexpected {extra[:5]}" if extra else ""))
         if sizes:
-            scaling(d, sizes, args.workers)
+            scaling(d, sizes, args.workers, args.repeat)
         print(f"machine: {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB")
         return 0
     finally:

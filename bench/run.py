@@ -136,7 +136,16 @@ def machine() -> str:
     except OSError:
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"nproc {os.cpu_count()}, {model or platform.processor()}, {mem:.1f} GiB, Python {platform.python_version()}"
+    return (f"nproc {os.cpu_count()}, {model or platform.processor()}, {mem:.1f} GiB, Python {platform.python_version()}"
+            f", {load()}")
+
+
+def load() -> str:
+    """The load average now: other work on the machine, the noise every wall time below carries."""
+    try:
+        return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:  # pragma: no cover
+        return "load average unknown"
 
 
 # ------------------------------------------------------------------ start-up
@@ -627,6 +636,7 @@ def main() -> int:
             bench_ui(40 if args.quick else 100)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    print(f"end: {load()}")
     bad = gate(args.quick)
     for b in bad:
         print(f"{'FAILED' if args.quick else 'past the noise margin'}: {b}", file=sys.stderr)

@@ -75,8 +75,11 @@ KNOWN_MISSES: dict[str, tuple[float, str]] = {
     "parse nccl-debug, NCCL lines": (3.3, "29 facts from ~20 tests per NCCL line against the loop's 8 facts"),
     "parse nccl-debug, job log": (3.0, "the NCCL lines (1 in 10) cost the parser ~4.5 us against the loop's ~1.7 "
                                   "(29 facts vs 8); the job's own lines ~1.1x"),
-    "fanout cold: 1,024 nodes": (1.6, "~7 CPU-ms per bundle (parsers ~70%, reading the .tar.gz ~15%): 1,024 x 7 ms "
-                                 "on 2 cores is a ~3.6 s floor before any other load"),
+    "fanout cold: 1,024 nodes": (1.6, "1.3x measured alone (--quick, load ~3); the wall time carries the shared "
+                                 "VM's load (4-8 on 2 cores during the full run: ~0.5 core for the benchmark); the CPU "
+                                 "floor is the next figure"),
+    "fanout cold: 1,024 CPU floor": (1.35, "~7.3 CPU-ms per bundle (parsers ~70%, reading the .tar.gz ~15%): 1,024 x "
+                                     "7.3 ms on 2 cores is ~3.7 s before any other load"),
 }
 
 rows: list[tuple[str, float, float | None]] = []  # name, ratio, target (lower is better); None: a figure only
@@ -542,6 +545,13 @@ def parse_fanout(out: str) -> None:
             mb, how = float(m.group(6)), f"modeled from {', '.join(str(k) for k in at)} nodes"
         record("fanout cold: 1,024 nodes", f"{wall:.2f} s, {mb:.0f} MB peak ({how})",
                f"{FANOUT_TARGET_S:g} s for 1,024 nodes", wall / FANOUT_TARGET_S, 1.0)
+        # the same with the machine to itself: CPU time (workers and parent) over the cores used. Wall time on this
+        # shared VM carries everyone else's load (the load average is printed); this does not, and wall time can
+        # never be below it
+        cpu, workers = float(m.group(4)), int(m.group(5))
+        floor = cpu * 1024 / 1000 / max(1, workers)
+        record("fanout cold: 1,024 CPU floor", f"{floor:.2f} s ({cpu:.2f} CPU-ms/node x 1,024 / {workers} cores)",
+               f"{FANOUT_TARGET_S:g} s for 1,024 nodes", floor / FANOUT_TARGET_S, 1.0)
         record("fanout cold: peak memory", f"{mb:.0f} MB", "500 MB", mb / 500, 1.0)
 
 

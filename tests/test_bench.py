@@ -124,7 +124,8 @@ def test_fanout_bench_output_is_what_run_reads() -> None:
     try:
         run.parse_fanout(r.stdout)
         names = [name for name, _, _ in run.rows]
-        assert names == ["fanout sidecar: 1,024 nodes", "fanout cold: 1,024 nodes", "fanout cold: peak memory"]
+        assert names == ["fanout sidecar: 1,024 nodes", "fanout cold: 1,024 nodes", "fanout cold: 1,024 CPU floor",
+                         "fanout cold: peak memory"]
         assert all(ratio > 0 for _, ratio, _ in run.rows)
     finally:
         run.rows.clear()

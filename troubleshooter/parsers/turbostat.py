@@ -215,6 +215,8 @@ def _preamble(lines: list[str]) -> dict[str, Any]:
         s = line.strip()
         if not s:  # no pattern below matches an empty line
             continue
+        if ":" not in s and "=" not in s and not s.startswith("turbostat version"):
+            continue  # every pattern below needs one of these (a table row has none): 9 expressions skipped
         m = _RATIO.match(s)
         if m:
             mhz = float(m.group(1))
@@ -366,8 +368,8 @@ def parse(text: str) -> dict[str, Any]:
     busy_mhz = []
     idle_c6 = []
     c6col = _c_col(header, "6")
-    for row in cpus:
-        busy = _num(row, "Busy%")
+    busies = [_num(row, "Busy%") for row in cpus]  # each row's, read once (it was read three times)
+    for row, busy in zip(cpus, busies):
         if busy is None:
             continue
         if busy >= 50:
@@ -378,8 +380,8 @@ def parse(text: str) -> dict[str, Any]:
             c6 = _num(row, c6col)
             if c6 is not None:
                 idle_c6.append(c6)
-    if any(_num(r, "Busy%") is not None for r in cpus):
-        facts["cpu.busy_cores"] = len([r for r in cpus if (_num(r, "Busy%") or 0) >= 50])
+    if any(b is not None for b in busies):
+        facts["cpu.busy_cores"] = len([b for b in busies if (b or 0) >= 50])
     if busy_mhz:
         facts["cpu.busy_cores_mhz"] = statistics.median(busy_mhz)
     if idle_c6:

@@ -359,7 +359,6 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         body = s.lstrip("#").strip()
         if not body:
             continue
-        low = body.lower()
         m = _VERSION.search(body) if "nccl-tests version" in body else None
         if m:
             run = new_run_if_closed()
@@ -393,6 +392,7 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             run.error_col = bool(_ERROR_WORD.search(body)) and "#wrong" not in body
             structure = True
             continue
+        low = body.lower()  # here: the lines taken above (versions, nThread, ranks, headers) never need it
         m = _OOB.search(body) if "out of bounds" in low else None
         if m:
             run = runs[-1]

@@ -70,7 +70,7 @@ NOISE = 1.25  # --quick fails a figure past target x NOISE: the spread of median
 KNOWN_MISSES: dict[str, tuple[float, str]] = {
     "check: --json vs probes script": (2.6, "interpreter ~20 ms + imports ~30 ms that the script does not pay; the "
                                        "sweep itself ~1.2-1.3x the script (Python's Popen and reaper per command)"),
-    "parse nccl-tests": (3.6, "the loop extracts 6 of the parser's 16 facts: ~13 tests per '#' line (versions, run "
+    "parse nccl-tests": (3.7, "the loop extracts 6 of the parser's 16 facts: ~13 tests per '#' line (versions, run "
                          "starts, ranks, headers, summaries) where the loop does 2; rows ~2x the loop's split+float"),
     "parse nccl-debug, NCCL lines": (3.3, "29 facts from ~20 tests per NCCL line against the loop's 8 facts"),
     "parse nccl-debug, job log": (3.0, "the NCCL lines (1 in 10) cost the parser ~4.5 us against the loop's ~1.7 "

@@ -111,3 +111,30 @@ def test_ci_names_only_known_figures() -> None:
 def test_unknown_only_name_is_refused(bad) -> None:
     r = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--only", bad], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown --only" in r.stderr
+
+
+def test_fanout_bench_output_is_what_run_reads() -> None:
+    """fanout_bench.py's lines (cold at several sizes, the 4,096 model, sidecars) are parsed into the fan-out figures:
+    a real run on 8 bundles, measured at 4 and 8."""
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "fanout_bench.py"), "--nodes", "8", "--scale", "4,8"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "model     4096 nodes:" in r.stdout and r.stdout.count("scale    ") == 2
+    run.rows.clear()
+    try:
+        run.parse_fanout(r.stdout)
+        names = [name for name, _, _ in run.rows]
+        assert names == ["fanout sidecar: 1,024 nodes", "fanout cold: 1,024 nodes", "fanout cold: 1,024 CPU floor",
+                         "fanout cold: peak memory"]
+        assert all(ratio > 0 for _, ratio, _ in run.rows)
+    finally:
+        run.rows.clear()
+
+
+def test_known_misses_name_recorded_figures() -> None:
+    """A known miss names a figure bench/run.py records (a renamed figure would silently drop out of the gate)."""
+    import inspect
+
+    src = inspect.getsource(run)
+    for name in run.KNOWN_MISSES:
+        assert f"\"{name}\"" in src.replace(f"\"{name}\": (", "", 1), name

@@ -73,6 +73,25 @@ def _verbs() -> list[list[str]]:
     return out
 
 
+def test_verb_module_map_is_what_the_modules_register() -> None:
+    """main() builds only the named verb's module's parsers (cli.VERB_MODULE): the map must be what each module
+    registers, and a verb's parser built alone must be the one built with every module."""
+    import importlib
+
+    seen = {}
+    for mod in cli.VERB_MODULES:
+        p, verbs = cli.build_parser((mod,))
+        seen.update(dict.fromkeys(verbs, mod))
+        importlib.import_module(mod)
+    assert seen == cli.VERB_MODULE
+    full, _ = cli.build_parser()
+    for verb, mod in cli.VERB_MODULE.items():
+        alone, _ = cli.build_parser((mod,))
+        a = alone._subparsers._group_actions[0].choices[verb]  # type: ignore[union-attr]
+        f = full._subparsers._group_actions[0].choices[verb]  # type: ignore[union-attr]
+        assert a.format_help() == f.format_help(), verb
+
+
 def test_help_on_every_verb(capsys: pytest.CaptureFixture) -> None:
     verbs = _verbs()
     names = {v[0] for v in verbs}

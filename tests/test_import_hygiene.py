@@ -128,3 +128,23 @@ def test_check_json_imports_neither_rich_nor_pynvml_without_a_driver() -> None:
     assert "RICH=False" in r.stderr, r.stderr[-500:]
     if not has_nvml:
         assert "PYNVML=False" in r.stderr, r.stderr[-500:]
+
+
+def test_nvml_file_lookup_never_misses_a_loadable_library(tmp_path, monkeypatch) -> None:
+    """`_library_missing` skips dlopen (and ctypes) only when the file look-up finds no candidate: where dlopen finds
+    the library the look-up must say "maybe", and a copy on LD_LIBRARY_PATH or LD_PRELOAD is a "maybe" too."""
+    import ctypes
+
+    from troubleshooter.sources import nvml
+
+    try:
+        ctypes.CDLL(nvml.NVML_SONAME)
+        assert nvml._library_maybe_present()
+    except OSError:
+        pass
+    (tmp_path / nvml.NVML_SONAME).write_bytes(b"")
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"/nonexistent:{tmp_path}")
+    assert nvml._library_maybe_present()
+    monkeypatch.delenv("LD_LIBRARY_PATH")
+    monkeypatch.setenv("LD_PRELOAD", "/somewhere/libx.so")
+    assert nvml._library_maybe_present()

@@ -115,7 +115,9 @@ def test_private_file_never_opens_through_a_link(tmp_path: Path, monkeypatch: py
     write through."""
     victim = tmp_path / "victim"
     victim.write_text("keep")
-    monkeypatch.setattr(locations.secrets, "token_hex", lambda n: "fixed")
+    import secrets  # locations imports it where it writes (start-up)
+
+    monkeypatch.setattr(secrets, "token_hex", lambda n: "fixed")
     (tmp_path / ".out.txt.fixed.tmp").symlink_to(victim)
     with pytest.raises(OSError, match="cannot write .*out.txt"):
         locations.write_private(tmp_path / "out.txt", b"new")

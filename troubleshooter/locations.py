@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
@@ -119,6 +118,8 @@ def private_file(path: str | os.PathLike[str], mode: int = 0o600) -> Iterator[Bi
     directory = target.parent
     private_dir(directory)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    import secrets  # here: its import (hmac, _hashlib) was ~5 ms of every start-up
+
     tmp = directory / f".{target.name}.{secrets.token_hex(6)}.tmp"
     try:
         fd = os.open(tmp, flags, mode)

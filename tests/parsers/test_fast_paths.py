@@ -256,3 +256,31 @@ def test_nccl_tests_fast_row_agrees_with_the_general_path() -> None:
                         assert fast == nccl_tests._parse_row(" ".join(toks), error_col), toks
                         checked += 1
     assert checked > 2000
+
+
+def _dmesg_texts() -> list[tuple[str, str]]:
+    import random
+
+    files = sorted((ROOT / "tests" / "data" / "dmesg").iterdir()) + sorted(
+        (ROOT / "decision_trees" / "practice").glob("*/outputs/dmesg*"))
+    out = [(f.name, f.read_text(errors="replace")) for f in files if f.is_file()]
+    lines = [ln for _, t in out for ln in t.split("\n")]
+    rng = random.Random(14)
+    for i in range(300):  # lines of every capture mixed, some upper- or lower-cased (the case-blind expressions)
+        t = "\n".join(rng.choice(lines) for _ in range(rng.randint(1, 60)))
+        r = rng.random()
+        t = t.upper() if r < 0.15 else t.lower() if r < 0.3 else t.replace("s", "\u017f") if r < 0.35 else t
+        out.append((f"mixed-{i}", t))
+    return out
+
+
+def test_dmesg_same_as_before() -> None:
+    """dmesg's expressions run only behind substring tests: the same facts as the previous parser
+    (tests/parsers/dmesg_reference.py) on every capture and 300 mixed ones."""
+    from tests.parsers import dmesg_reference
+    from troubleshooter.parsers import dmesg
+
+    texts = _dmesg_texts()
+    assert len(texts) > 300
+    for name, text in texts:
+        assert _outcome(dmesg.parse, text) == _outcome(dmesg_reference.parse, text), name

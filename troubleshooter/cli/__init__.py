@@ -18,6 +18,17 @@ from troubleshooter.cli.common import _CURRENT, EXIT_CANNOT, EXIT_FAIL, EXIT_OK,
 
 VERB_MODULES = ("troubleshooter.cli.probe", "troubleshooter.cli.diagnose", "troubleshooter.cli.session",
                 "troubleshooter.cli.measure", "troubleshooter.cli.compare", "troubleshooter.cli.practice")
+#: each verb's module, so that ``troubleshooter VERB ...`` imports and builds that module's parsers only (importing
+#: every verb module cost `check --json` ~25 ms: the practice cases and yaml through cli.diagnose).
+#: tests/test_cli.py checks it against what the modules register.
+VERB_MODULE = {
+    **dict.fromkeys(("check", "capture", "parse", "locate", "sources", "facts"), "troubleshooter.cli.probe"),
+    **dict.fromkeys(("diagnose", "trees", "demo"), "troubleshooter.cli.diagnose"),
+    **dict.fromkeys(("sessions", "export"), "troubleshooter.cli.session"),
+    "measure": "troubleshooter.cli.measure",
+    **dict.fromkeys(("compare", "fanout"), "troubleshooter.cli.compare"),
+    "practice": "troubleshooter.cli.practice",
+}
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -38,8 +49,8 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 # ------------------------------------------------------------------ main
-def build_parser() -> tuple[argparse.ArgumentParser, set[str]]:
-    """The parser and the names of its verbs."""
+def build_parser(modules: Sequence[str] = VERB_MODULES) -> tuple[argparse.ArgumentParser, set[str]]:
+    """The parser and the names of its verbs (those of ``modules``; by default every verb's)."""
     p = argparse.ArgumentParser(
         prog="troubleshooter",
         description="Find why a GPU training cluster trains slower than its reference. "
@@ -51,7 +62,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, set[str]]:
     p.add_argument("--version", action="version", version=f"troubleshooter {__version__}")
     sub = p.add_subparsers(dest="verb", metavar="VERB")
 
-    for mod in VERB_MODULES:
+    for mod in modules:
         importlib.import_module(mod).register(sub)
     return p, set(sub.choices)
 
@@ -62,7 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from troubleshooter.tui.entry import run_app
 
         return run_app(argv)
-    parser, verbs = build_parser()
+    if argv[0] in VERB_MODULE:  # the verb first, as argparse reads it: only its module's parsers are needed
+        parser, verbs = build_parser((VERB_MODULE[argv[0]],))
+    else:
+        parser, verbs = build_parser()
     if not any(a in verbs for a in argv) and not {"-h", "--help", "--version"} & set(argv):
         from troubleshooter.tui.entry import run_app
 

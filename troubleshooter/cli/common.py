@@ -48,13 +48,17 @@ def start(args: argparse.Namespace):
 
 
 def make_target(args: argparse.Namespace):
-    from troubleshooter.probe.bundle import BundleError
     from troubleshooter.probe.targets import make_target as mk
 
+    errors: tuple[type[BaseException], ...] = (ValueError,)
+    if getattr(args, "bundle", None):  # only a bundle can raise BundleError (tarfile and all, ~2 ms, otherwise)
+        from troubleshooter.probe.bundle import BundleError
+
+        errors = (BundleError, ValueError)
     try:
         return mk(bundle=getattr(args, "bundle", None), job=args.job, node=args.node,
                   container_name=args.container_name, exec_prefix=args.exec_prefix)
-    except (BundleError, ValueError) as exc:
+    except errors as exc:
         raise CliError(str(exc)) from exc
 
 

@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--exec", dest="exec_prefix", metavar="PREFIX", help="run each node's capture inside this wrapper or container")
     f.add_argument("--simulate-nodes", type=int, default=0, metavar="K",
                    help="TEST ONLY: K tasks on whatever nodes, bundles named NODE-tPROCID (a single-node Slurm plays K nodes)")
-    f.add_argument("--workers", type=int, metavar="N", help="processes that parse bundles (default: up to 4 for 64+ bundles)")
+    f.add_argument("--workers", type=int, metavar="N", help="processes that parse bundles (default: one per usable CPU for 64+ bundles)")
     f.add_argument("--no-sidecar", action="store_true", help="parse every bundle even where a NODE.facts.json is present")
     f.add_argument("--all", action="store_true", help="list every outlier and group (default: the first 20)")
     f.add_argument("--json", action="store_true", help="machine-readable output (schema in docs/comparisons.md)")

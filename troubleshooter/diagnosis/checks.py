@@ -60,7 +60,7 @@ class CheckError(ValueError):
 
 def load(path=None) -> list[Check]:
     p = path or (locations.trees_dir() / "checks.yaml")
-    data = yamlio.load(p)
+    data = yamlio.load(p, cached=path is None)
     if not isinstance(data, dict) or not isinstance(data.get("checks"), list):
         raise CheckError(f"{p}: needs a 'checks' list")
     out = []

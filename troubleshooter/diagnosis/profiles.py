@@ -38,7 +38,7 @@ def load_raw() -> dict[str, tuple[dict, Path]]:
         if not d.is_dir():
             continue
         for p in sorted(d.glob("*.yaml")):
-            data = yamlio.load(p)
+            data = yamlio.load(p, cached=True)
             if not isinstance(data, dict) or "id" not in data:
                 raise ProfileError(f"{p}: a profile needs an 'id'")
             raw[str(data["id"])] = (data, p)

@@ -278,7 +278,7 @@ def xid_catalogue() -> dict[int, str]:
         from troubleshooter import locations, yamlio
 
         path = locations.trees_dir() / "xid.yaml"
-        doc = yamlio.load(path) if path.exists() else {}
+        doc = yamlio.load(path, cached=True) if path.exists() else {}
         _XID_CLASSES = {int(k): str(v.get("class", "hardware")) for k, v in (doc.get("xids") or {}).items()}
     return _XID_CLASSES
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # rich is imported where text is drawn, not by `check --json` (~30 ms of start-up)
@@ -100,6 +99,8 @@ def junit_xml(results: list[CheckResult], suite: str = "troubleshooter.check") -
     """JUnit XML that parses whatever the facts hold: every text and attribute passes :func:`xml_text`
     (control characters escaped visibly, code points XML 1.0 forbids replaced)."""
     x = xml_text
+    import xml.etree.ElementTree as ET  # JUnit only
+
     ts = ET.Element("testsuite", name=x(suite), tests=str(len(results)),
                     failures=str(sum(r.verdict == "fail" for r in results)),
                     skipped=str(sum(r.verdict == "unknown" for r in results)))

@@ -18,8 +18,9 @@ _TABLE = ({c: f"\\x{c:02x}" for c in _CONTROLS} | {c: f"\\u{c:04x}" for c in _BI
           | {c: "\ufffd" for c in range(0xD800, 0xE000)})  # lone surrogates (undecodable bytes) cannot be written
 _TABLE_ONE_LINE = _TABLE | {0x0A: "\\n", 0x09: "\\t"}
 _ANY_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-# XML 1.0 allows #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]
-_XML_BAD = re.compile("[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# XML 1.0 allows #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF] (compiled at first use:
+# ~3 ms, paid by every start-up when it was compiled at import)
+_XML_BAD_PATTERN = "[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 
 
 def escape_controls(s: str, *, one_line: bool = False) -> str:
@@ -42,4 +43,4 @@ def markup(s: object) -> str:
 
 def xml_text(s: object) -> str:
     """Text XML 1.0 can hold: controls escaped (visibly, as ``\\x1b``), other forbidden code points replaced."""
-    return _XML_BAD.sub("\ufffd", escape_controls(str(s)))
+    return re.compile(_XML_BAD_PATTERN).sub("\ufffd", escape_controls(str(s)))  # re's cache keeps it

@@ -83,6 +83,8 @@ _KEYS = {"uid", "pid1_comm", "pid1_cgroup", "self_cgroup", "pid_ns", "mnt_ns", "
          "singularity_d", "etc_enroot", "run_systemd_container", "env_container", "env_markers", "detect_virt", "root_mount"}
 
 
+_KV_LINE = re.compile(r"^(\w+)=(.*)$")  # compiled once: one per line
+
 def _detect(text: str) -> float:
     if text.lstrip().startswith("#@ container-markers"):
         return 0.99
@@ -106,7 +108,7 @@ def parse(text: str) -> dict[str, object]:
     text = require_text(text, "the container-markers probe's output")
     kv: dict[str, str] = {}
     for line in text.split("\n"):
-        m = re.match(r"^(\w+)=(.*)$", line)
+        m = _KV_LINE.match(line)
         if m and m.group(1) in _KEYS:
             kv[m.group(1)] = m.group(2)
     if len(kv) < 3 or not ({"pid_ns", "pid1_comm", "dockerenv"} & set(kv)):

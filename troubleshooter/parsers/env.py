@@ -45,6 +45,8 @@ from troubleshooter.parsers.base import ParseError, parser, strip_noise
 
 # A name as `env` prints it. Exported bash functions appear as BASH_FUNC_name%%=() { ...
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:%%)?"
+_NAME_RX = re.compile(_NAME)  # compiled once: used per variable
+_NAME_EQ = re.compile(rf"{_NAME}=")
 _ASSIGN = re.compile(rf"^({_NAME})=(.*)$")
 _EXPORT = re.compile(rf"^(?:export|declare\s+-[a-zA-Z]*x[a-zA-Z]*)\s+({_NAME})(?:=(.*))?$")
 # Shell prompts pasted along with the output ("[user@host ~]$ env", "root@node:/# env | grep SLURM").
@@ -97,7 +99,7 @@ def split_environ(text: str) -> tuple[list[tuple[str, str]], str]:
         for entry in text.split("\x00"):
             entry = entry.replace("\r\n", "\n")
             name, eq, value = entry.partition("=")
-            if eq and re.fullmatch(_NAME, name):
+            if eq and _NAME_RX.fullmatch(name):
                 pairs.append((name, value))
         if not pairs:
             raise ParseError("NUL-separated input holds no NAME=value entries")
@@ -230,7 +232,7 @@ def _looks_like_env_lines(text: str) -> tuple[float, list[str]]:
 def _detect(text: str) -> float:
     if "\x00" in text:
         entries = [e for e in text.split("\x00") if e.strip()]
-        good = sum(1 for e in entries if re.match(rf"{_NAME}=", e))
+        good = sum(1 for e in entries if _NAME_EQ.match(e))
         return 0.95 if entries and good / len(entries) > 0.8 else 0.0
     head = text.lstrip()[:200]
     if head.startswith("#@ ") or "\n==> " in text[:4096] or head.startswith("==> "):

@@ -52,6 +52,8 @@ _PORT_ATTR = re.compile(r"^/sys/class/infiniband/([^/\s]+)/ports/(\d+)/(state|ph
 _DEV_KEYS = {"fw_ver": "fw", "hca_type": "ca_type", "board_id": "board_id"}
 
 
+_DEV_NAME = re.compile(r"[\w.\-]+")  # compiled once: one per line
+
 def _detect(text: str) -> float:
     head = text[:65536]
     if SYSFS_MARKER in head or DEV_MARKER in head:
@@ -124,7 +126,7 @@ def parse(text: str) -> dict[str, Any]:
             if m.group(3).strip():
                 device(m.group(1))[_DEV_KEYS[m.group(2)]] = m.group(3).strip()
             continue
-        if section == "dev" and re.fullmatch(r"[\w.\-]+", line):
+        if section == "dev" and _DEV_NAME.fullmatch(line):
             dev_nodes.append(line)
     if not (saw_sysfs_marker or saw_dev_marker or sysfs_lines):
         raise ParseError("neither the ib-sysfs markers nor /sys/class/infiniband/... lines found")

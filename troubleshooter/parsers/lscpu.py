@@ -78,6 +78,8 @@ _CORE_KEYS = ("Architecture", "CPU(s)", "Model name", "Thread(s) per core", "Cor
 _AFTER_HYPERVISOR = ("L1d cache", "L1d", "L2 cache", "L3 cache")
 
 
+_RANGE = re.compile(r"(\d+)(?:-(\d+))?")  # compiled once: one per part of a CPU list
+
 def _canon(key: str) -> str | None:
     if key in KNOWN or _NODE.match(key) or key.startswith("Vulnerability "):
         return key
@@ -107,7 +109,7 @@ def cpu_list_count(spec: str) -> int | None:
         part = part.strip()
         if not part:
             continue
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        m = _RANGE.fullmatch(part)
         if not m:
             return None
         lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))

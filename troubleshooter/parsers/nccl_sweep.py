@@ -17,7 +17,6 @@ only when it measured better than the baseline beyond the run-to-run noise: case
 from __future__ import annotations
 
 import re
-import statistics
 from typing import Any, Sequence
 
 from troubleshooter.parsers.base import ParseError, parser, require_text
@@ -110,6 +109,8 @@ def judge_sweep(var: str, vals: Sequence[str], base: str,
     score: dict[str, float] = {}
     spread: dict[str, float] = {}
     busbw: dict[str, dict[int, float]] = {}
+    import statistics  # here: ~2 ms of every start-up at import
+
     for v in vals:
         good = [r for r in runs if r[0] == v and r[1] is not None]
         if not good:

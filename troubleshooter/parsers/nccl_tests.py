@@ -77,6 +77,9 @@ _VERSION = re.compile(r"nccl-tests version\s+(\S+)")
 _NCCL_VERSION = re.compile(r"^\s*[#>]?\s*NCCL version\s+(\S+)")
 _NTHREAD = re.compile(r"nThread:?\s+(\d+)\s+nGpus:?\s+(\d+)\s+minBytes:?\s+(\d+)\s+maxBytes:?\s+(\d+)")
 _RANK = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$")
+# _RANK without its lazy tail: group 3 stripped is the same on a line without a newline (a lazy ``(.*?)\s*$``
+# retried at every character was half of a rank line's cost)
+_RANK_FAST = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*)")
 _HEADER = re.compile(r"\bsize\s+count\s+type\b.*\bbusbw\b")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?", re.IGNORECASE)
 _AVG = re.compile(r"Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|-nan)")
@@ -362,7 +365,6 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         body = s.lstrip("#").strip()
         if not body:
             continue
-        low = body.lower()
         m = _VERSION.search(body) if "nccl-tests version" in body else None
         if m:
             run = new_run_if_closed()
@@ -385,10 +387,10 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             new_run_if_closed()
             structure = True
             continue
-        m = _RANK.search(body) if "Rank" in body else None
+        m = ((_RANK_FAST if "\n" not in body else _RANK).search(body)) if "Rank" in body else None
         if m and not s[0].isdigit():
             run = runs[-1] if not runs[-1].closed else new_run_if_closed()
-            run.ranks[int(m.group(1))] = (m.group(2), m.group(3))
+            run.ranks[int(m.group(1))] = (m.group(2), m.group(3).strip())
             continue
         if "size" in body and _HEADER.search(body):
             run = new_run_if_closed()
@@ -396,6 +398,7 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             run.error_col = bool(_ERROR_WORD.search(body)) and "#wrong" not in body
             structure = True
             continue
+        low = body.lower()  # here: the lines taken above (versions, nThread, ranks, headers) never need it
         m = _OOB.search(body) if "out of bounds" in low else None
         if m:
             run = runs[-1]

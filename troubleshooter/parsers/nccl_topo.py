@@ -32,13 +32,12 @@ describe a topology NCCL never uses. Shell prompt lines before the first ``<`` a
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
-from typing import Any
-
-from defusedxml import DefusedXmlException, DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
-from defusedxml import ElementTree as SafeET
+from typing import TYPE_CHECKING, Any
 
 from troubleshooter.parsers.base import ParseError, parser, require_text
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 FACTS = [
     ("nccl_topo.version", "number", "", "<system version=...>"),
@@ -88,6 +87,11 @@ def load_xml(text: str) -> tuple[ET.Element, int]:
     if skip == len(lines):
         raise ParseError("no XML element found (expected NCCL topology XML starting with <system>)")
     body = "\n".join(lines[skip:])
+    import xml.etree.ElementTree as ET  # here, with defusedxml: ~3 ms of every start-up otherwise
+
+    from defusedxml import DefusedXmlException, DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
+    from defusedxml import ElementTree as SafeET
+
     try:
         root = SafeET.fromstring(body)
     except EntitiesForbidden as exc:

@@ -104,16 +104,20 @@ def cpu_list(ids: list[int]) -> str:
     return ",".join(out)
 
 
+_CPU_LIST_SEP = re.compile(r"[,\s]+")
+_CPU_LIST_PART = re.compile(r"(\d+)(?:-(\d+))?(?::(\d+)/\d+)?")  # compiled once: a part per CPU of a listing
+
+
 def expand_cpu_list(text: str, limit: int = 1 << 16) -> list[int] | None:
     """'0-3,8,10-11' (or '0 1 2') -> the ids; None when it is not a cpulist. Ranges are capped at ``limit``."""
     text = text.strip()
     if not text:
         return []
     ids: list[int] = []
-    for part in re.split(r"[,\s]+", text):
+    for part in _CPU_LIST_SEP.split(text):
         if not part:
             continue
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?(?::(\d+)/\d+)?", part)
+        m = _CPU_LIST_PART.fullmatch(part)
         if not m:
             return None
         lo = int(m.group(1))

@@ -40,6 +40,8 @@ def _detect(text: str) -> float:
     return 0.0
 
 
+_CPU_N = re.compile(r"^cpu\d+\s+\d+")  # compiled once: one line per CPU
+
 @parser("procstat", detect=_detect, summary="/proc/stat (first 'cpu' line)", facts=FACTS, command="cat /proc/stat")
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "/proc/stat")
@@ -50,7 +52,7 @@ def parse(text: str) -> dict[str, Any]:
         m = _CPU.match(s)
         if m and fields is None:
             fields = [int(x) for x in m.group(1).split()]
-        elif re.match(r"^cpu\d+\s+\d+", s):
+        elif _CPU_N.match(s):
             ncpu += 1
     if fields is None or len(fields) < 4:
         raise ParseError("no aggregate 'cpu  user nice system idle ...' line (as in /proc/stat)")

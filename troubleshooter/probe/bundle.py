@@ -180,6 +180,76 @@ def _open_regular(path: Path) -> int:
     return fd
 
 
+FAST_TAR = True  # tests turn it off to compare with tarfile's reading
+FAST_MAX_GZ = 2 << 20  # a .tar.gz up to this size is read by _fast_members (whole, in memory) ...
+FAST_MAX_TAR = 4 << 20  # ... when it inflates to at most this (a bundle is ~0.3 MB); anything else: tarfile
+
+
+def _octal(field: bytes) -> int | None:
+    """tarfile's ``nti`` for a plain octal field (NUL-terminated, blanks around); None for anything else
+    (base-256, garbage), which the fast path leaves to tarfile."""
+    if field[:1] in (b"\x80", b"\xff"):
+        return None
+    s = field.split(b"\0", 1)[0].strip()
+    if not s:
+        return 0
+    if s.translate(None, b"01234567"):  # a character that is not an octal digit
+        return None
+    return int(s, 8)
+
+
+def _fast_members(data: bytes) -> list[tuple[bool, str, bytes]] | None:
+    """(is a directory, name, content) of every member of a gzip-compressed ustar archive in ``data``, as
+    ``tarfile`` reads them, or None when the archive holds anything but plain files and directories in one gzip
+    member with valid headers (PAX/GNU headers, links, base-256 numbers, a bad checksum, a truncated member, a
+    trailing gzip member or garbage, more than FAST_MAX_TAR inflated): then ``tarfile`` reads it, errors and all.
+    tarfile's header parsing was ~1.6 ms of a bundle's ~7 ms in a fan-out."""
+    if data[:2] != b"\x1f\x8b":
+        return None
+    d = zlib.decompressobj(wbits=31)
+    try:
+        tar = d.decompress(data, FAST_MAX_TAR + 1)
+    except zlib.error:
+        return None
+    if len(tar) > FAST_MAX_TAR or not d.eof or d.unused_data or d.unconsumed_tail:
+        return None
+    out: list[tuple[bool, str, bytes]] = []
+    off, n = 0, len(tar)
+    while True:
+        buf = tar[off:off + 512]
+        if len(buf) < 512:
+            return None  # no end-of-archive block: tarfile decides
+        if buf.count(0) == 512:
+            return out if off else None  # end of archive (an empty first block: tarfile's case)
+        nums = [_octal(buf[a:b]) for a, b in ((100, 108), (108, 116), (116, 124), (124, 136), (136, 148),
+                                              (329, 337), (337, 345))]
+        chk = _octal(buf[148:156])
+        if chk is None or None in nums or chk != 256 + sum(buf[:148]) + sum(buf[156:512]):
+            return None
+        size = nums[3]
+        kind = buf[156:157]
+        name = buf[0:100].split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+        prefix = buf[345:500].split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+        if kind == b"\0" and name.endswith("/"):
+            kind = b"5"
+        if kind == b"5":
+            name = name.rstrip("/")
+            if prefix:
+                name = prefix + "/" + name
+            out.append((True, name, b""))
+            off += 512  # a directory's size is not skipped (tarfile)
+            continue
+        if kind not in (b"0", b"\0"):
+            return None
+        if prefix:
+            name = prefix + "/" + name
+        start = off + 512
+        if start + size > n:
+            return None
+        out.append((False, name, tar[start:start + size]))
+        off = start + ((size + 511) // 512) * 512
+
+
 def _read_tar(path: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     total = 0
@@ -187,6 +257,29 @@ def _read_tar(path: Path) -> dict[str, bytes]:
     if os.fstat(fd).st_size > MAX_BUNDLE_BYTES:
         os.close(fd)
         raise BundleError(f"{path}: bundle larger than {MAX_BUNDLE_BYTES >> 20} MiB, refused")
+    fast = None
+    if FAST_TAR and os.fstat(fd).st_size <= FAST_MAX_GZ:
+        try:
+            with open(fd, "rb", closefd=False) as raw:
+                fast = _fast_members(raw.read(FAST_MAX_GZ + 1))
+        except OSError:
+            fast = None
+        finally:
+            os.lseek(fd, 0, os.SEEK_SET)
+        if fast is not None:
+            os.close(fd)
+            for count, (is_dir, mname, data) in enumerate(fast, 1):  # the checks of the loop below, in its order
+                if count > MAX_MEMBERS:
+                    raise BundleError(f"{path}: more than {MAX_MEMBERS} members, refused")
+                if is_dir:
+                    _check_name(path, mname.rstrip("/"))
+                    continue
+                name = _check_name(path, mname)
+                total += len(data)
+                if total > MAX_BUNDLE_BYTES:
+                    raise BundleError(f"{path}: bundle larger than {MAX_BUNDLE_BYTES >> 20} MiB, refused")
+                files[name] = data
+            return _strip_top(files)
     try:
         with open(fd, "rb") as raw, tarfile.open(fileobj=raw, mode="r:*", tarinfo=_BoundedTarInfo) as tar:
             for count, member in enumerate(tar, 1):

@@ -7,7 +7,6 @@ TUI can stream progress; it is called from worker threads.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import dataclasses
 import threading
 import time
@@ -38,7 +37,7 @@ class Collection:
 
 def select(ids: Iterable[str] | None = None, *, measure: bool = False) -> list[Source]:
     """The sources to run: the named ones, or every passive source (and active ones with ``measure``)."""
-    registry = sources.load_all()
+    registry = sources.load_defs()
     if ids is not None:
         return [registry[i] for i in ids if i in registry]
     return [s for s in registry.values() if measure or not s.active]
@@ -51,7 +50,11 @@ def run_sources(
     *,
     on_event: EventCallback | None = None,
     cancel: threading.Event | None = None,
+    while_waiting: Callable[[], object] | None = None,
 ) -> dict[str, Evidence]:
+    """Run ``srcs`` on ``target``, up to MAX_WORKERS at a time; their evidence by source id, in ``srcs``' order.
+    ``while_waiting`` is called once the commands have started, before waiting for them (work of this process
+    that can overlap theirs: importing the parsers)."""
     params = params or Params()
     results: dict[str, Evidence] = {}
 
@@ -80,16 +83,46 @@ def run_sources(
     target.cancel = cancel
     if on_event is not None:
         target.on_output = lambda sid, chunk: on_event("output", (sid, chunk))
-    pool = cf.ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(srcs)), thread_name_prefix="probe")
+    # up to MAX_WORKERS threads take the sources in order; results are read back in that order. Plain threads,
+    # not concurrent.futures (whose import, logging with it, was ~5 ms of `check`'s start-up).
+    out: list = [None] * len(srcs)
+    done = [threading.Event() for _ in srcs]
+    stop = threading.Event()  # set when the caller gives up: sources not started yet are never started
+    nxt = iter(range(len(srcs)))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while not stop.is_set():
+            with lock:
+                i = next(nxt, None)
+            if i is None:
+                return
+            try:
+                out[i] = (True, one(srcs[i]))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, as pool.map did
+                out[i] = (False, exc)
+            done[i].set()
+
+    threads = [threading.Thread(target=worker, name=f"probe_{k}") for k in range(min(MAX_WORKERS, len(srcs)))]
     try:
-        for ev in pool.map(one, srcs):
-            results[ev.source_id] = ev
+        for t in threads:
+            t.start()
+        if while_waiting is not None:
+            while_waiting()
+        for i in range(len(srcs)):
+            done[i].wait()
+            ok, val = out[i]
+            if not ok:
+                raise val
+            results[val.source_id] = val
     except BaseException:
         cancel.set()
-        pool.shutdown(wait=True, cancel_futures=True)  # each running probe notices within 0.2 s
+        stop.set()  # each running probe notices within 0.2 s
         raise
     finally:
-        pool.shutdown(wait=True)
+        for t in threads:
+            if t.ident is not None:
+                t.join()
         if own_cancel:
             target.cancel = previous
     return results
@@ -207,6 +240,6 @@ def collect(
     srcs = select(ids, measure=measure)
     if not target.is_live:
         srcs = [s for s in srcs if not s.active] + [s for s in srcs if s.active]
-    evidence = run_sources(target, srcs, params, on_event=on_event, cancel=cancel)
+    evidence = run_sources(target, srcs, params, on_event=on_event, cancel=cancel, while_waiting=sources.load_all)
     facts = facts_from(evidence, side=side, target_label=target.label)
     return Collection(target, evidence, facts, time.monotonic() - t0)

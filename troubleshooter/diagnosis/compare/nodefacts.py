@@ -171,13 +171,21 @@ def find_bundles(directory: str | os.PathLike[str]) -> list[Path]:
 
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, as a cgroup/taskset/Slurm allocation sets it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def iter_node_facts(paths: Sequence[Path], *, workers: int | None = None, use_sidecar: bool = True
                     ) -> Iterator[tuple[str, dict[str, Any] | None, str]]:
     """(node, canonical facts, error) per bundle, streamed; parsed in ``workers`` processes when many."""
     if workers is None:
         # reading the facts sidecars is cheaper than shipping results between processes: one process then
         with_sidecar = use_sidecar and paths and sidecar_path(paths[len(paths) // 2]).exists()
-        workers = min(4, os.cpu_count() or 1) if len(paths) >= 64 and not with_sidecar else 1
+        workers = usable_cpus() if len(paths) >= 64 and not with_sidecar else 1
     if workers <= 1:
         for p in paths:
             yield _load_node(str(p), use_sidecar)
@@ -187,6 +195,10 @@ def iter_node_facts(paths: Sequence[Path], *, workers: int | None = None, use_si
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    if ctx is not None:  # forked workers inherit the parsers imported once here instead of importing them each
+        from troubleshooter import sources
+
+        sources.load_all()
     with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         yield from pool.map(functools.partial(_load_node, use_sidecar=use_sidecar), [str(p) for p in paths],
                             chunksize=max(1, min(32, len(paths) // (workers * 4) or 1)))

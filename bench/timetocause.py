@@ -57,7 +57,9 @@ class Terminal:
     def __init__(self, workdir: Path, cols: int = 140, rows: int = 45) -> None:
         self.sock = str(workdir / "tmux.sock")
         self.cols, self.rows = cols, rows
-        self.env = dict(os.environ, TROUBLESHOOTER_DATA_DIR=str(workdir / "data"),
+        # COLUMNS / LINES from the caller (a test runner sets them) would override the pane's size in the app
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+        self.env = dict(env, TROUBLESHOOTER_DATA_DIR=str(workdir / "data"),
                         TROUBLESHOOTER_CONFIG=str(workdir / "none.yaml"), TERM="xterm-256color")
 
     def start(self, args: str = "", name: str = "t") -> None:

@@ -52,8 +52,19 @@ _KNOWN = re.compile(r"^(?:index|name|uuid|pci\.bus_id|pstate|clocks[._]|power\.|
                     r"driver_version|memory\.|utilization\.|fan\.speed|count|serial|timestamp|enforced\.power|gpu_)")
 
 
+def _name(col: str) -> str:
+    """'clocks.sm [MHz]' -> 'clocks.sm': the unit in brackets at the end goes. Done by hand, not with a regular
+    expression anchored at the end, which retries from every '[' of a long garbage line (quadratic)."""
+    c = col.strip()
+    if c.endswith("]"):
+        i = c.rfind("[")
+        if i >= 0 and "]" not in c[i + 1:-1]:
+            c = c[:i].rstrip()
+    return c
+
+
 def _names(header: str) -> list[str]:
-    return [re.sub(r"\s*\[[^\]]*\]\s*$", "", c.strip()) for c in header.split(",")]
+    return [_name(c) for c in header.split(",")]
 
 
 def _detect(text: str) -> float:

@@ -282,10 +282,10 @@ def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
     first: dict[tuple[str, str | None], intake.Block] = {}
     for b in blocks:
         key = (b.kind or "", b.side)
-        if b.kind in _ACCUMULATE and not b.of_command and key in first:
-            first[key].text += "\n" + b.text
-            continue
         if b.kind in _ACCUMULATE and not b.of_command:
+            if key in first:
+                first[key].text += "\n" + b.text
+                continue
             first[key] = b
         out.append(b)
     return out

@@ -104,6 +104,8 @@ def parse(text: str) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         raise ParseError(f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
                          line=(mark.line + 1) if mark is not None else None) from exc
+    except RecursionError as exc:  # thousands of nested '[' or '{': no pod spec, and no reason to crash on it
+        raise ParseError("not a pod spec: YAML nested deeper than the parser follows") from exc
     specs = [s for d in docs for s in _pod_specs(d)]
     if not specs:
         raise ParseError("no pod spec (a 'containers:' list) in this YAML")

@@ -87,11 +87,13 @@ _PREFIXED = re.compile(
 _BARE = re.compile(r"(?:^|\s)(?:(?P<loc>\S+\.\w+:\d+) )?NCCL (?P<lvl>INFO|WARN)\b ?(?P<msg>.*)$")
 # a line quoted back without its prefix and without the "NCCL" word ("INFO NET/Socket : Using"): read only
 # when the message is one NCCL's own subsystems print
+_OLD_PREFIX_HINT = re.compile(r":\d+:\d+ \[\d+\] ")
 _BARE_OLD = re.compile(
     r"^\s*(?:(?P<loc>\S+\.\w+:\d+) )?(?P<lvl>INFO|WARN) (?P<msg>(?:NET/|Bootstrap ?:|Channel \d|Ring \d|Trees \[|"
     r"Using network|NCCL_[A-Z_]+ set|comm 0x|Connected all|Init COMPLETE|GPU Direct RDMA).*)$")
 # a line of an interface or HCA list that a ticket or a quoted reply re-wrapped: "[3]br-dd40dc616638:172.30.0.1<0>"
 _LIST_CONT = re.compile(r"^\s*(?:\[\d+\][^\s\[\]]+\s*)+$")
+_LIST_CONT_ANY = re.compile(r"^[ \t]*\[\d+\][^\s\[\]]+", re.MULTILINE)  # a line that may be such a piece
 MAX_JOINED = 65536
 _VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
 _USING_NET = re.compile(r"^Using (?:internal )?[Nn]etwork (.+?)\s*$")
@@ -192,7 +194,8 @@ def _is_continuation(line: str) -> bool:
 )
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "an NCCL_DEBUG=INFO log")
-    return parse_stream(text.splitlines())
+    # the re-wrapped list pieces are rare: a log without any is read without the joining pass over every line
+    return parse_stream(text.splitlines(), rewrapped=_LIST_CONT_ANY.search(text) is not None)
 
 
 def _join_wrapped(lines: Iterable[str]) -> Iterable[str]:
@@ -213,7 +216,7 @@ def _join_wrapped(lines: Iterable[str]) -> Iterable[str]:
 _END = object()  # marks the two places after the last line in parse_stream's look-ahead
 
 
-def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
+def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]:
     """:func:`parse` over an iterable of lines (a file of any size), in bounded memory: the same facts.
 
     Memory does not grow with the log: counters, distinct values (nets, HCAs, NCCL_* variables, ring and
@@ -257,7 +260,7 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
     # each line is read with the two after it (a WARN message's wrapped tail), without a window object per line
     ahead1: Any = _END
     ahead2: Any = _END
-    for incoming in chain(_join_wrapped(lines), (_END, _END)):
+    for incoming in chain(_join_wrapped(lines) if rewrapped else lines, (_END, _END)):
         raw, ahead1, ahead2 = ahead1, ahead2, incoming
         if raw is _END:
             continue
@@ -265,15 +268,21 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             blank = False
         # cheap substring tests gate the regular expressions: a log is mostly lines none of them match
         if "NCCL" not in raw:
-            if "INFO" in raw or "WARN" in raw:  # NCCL < 2.4's lines, or one quoted back without its prefix
+            # NCCL < 2.4's lines, or one quoted back without its prefix: the level is a word of its own ("INFO "),
+            # which a job's logger lines ("INFO:megatron...", "[INFO]") are not
+            if (" INFO " in raw or " WARN " in raw or raw.lstrip().startswith(("INFO ", "WARN "))):
                 line = raw.rstrip()
-                vm = None
-                m = _PREFIXED.match(line) or _PREFIXED.search(line)
-                if m:
-                    if len(hosts) < MAX_HOSTS:
+                vm = m = None
+                # gates first: a job log's own "INFO" lines are many, and a prefix search over each is not cheap
+                hint = _OLD_PREFIX_HINT.search(line) if "] " in line else None
+                if hint is not None:
+                    m = _PREFIXED.match(line) or _PREFIXED.search(line, max(0, hint.start() - 256))
+                    if m and len(hosts) < MAX_HOSTS:
                         hosts.add(m.group("host"))
-                else:
-                    m = _BARE_OLD.match(line)
+                if m is None:
+                    words = line.split(None, 2)
+                    if words and (words[0] in ("INFO", "WARN") or (len(words) > 1 and words[1] in ("INFO", "WARN"))):
+                        m = _BARE_OLD.match(line)
             elif "Error" not in raw or ("ncclInternalError" not in raw and "ncclSystemError" not in raw):
                 continue  # neither prefix pattern, no error pattern, no version can match
             else:

@@ -31,6 +31,7 @@ import re
 from typing import Any
 
 from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.nccl_debug import VERSION
 
 MAX_MESSAGES = 20
 MAX_TEXT = 500
@@ -120,7 +121,6 @@ _NUMBERS = [
 _NCCL_ERROR = re.compile(r"NCCL error(?: in)?:|\bncclUnhandledCudaError\b|\bncclSystemError\b|\bncclInternalError\b|"
                          r"\bncclRemoteError\b|\bncclInvalidUsage\b|unhandled (?:cuda|system) error|"
                          r"while creating shared memory segment|failed to extend /dev/shm", re.IGNORECASE)
-_NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _NCCL_NUMBER = re.compile(r"NCCL Error \d+:", re.IGNORECASE)
 _NCCL_STRUCTURE = re.compile(r"NCCL (?:INFO|WARN)\b")
 
@@ -225,7 +225,7 @@ def parse(text: str) -> dict[str, Any]:
     if nccl_lines:
         facts["nccl.errors"] = nccl_lines
         for line in nccl_lines:  # PyTorch's "NCCL error in: ..., NCCL version 2.21.5"
-            v = _NCCL_VERSION.search(line)
+            v = VERSION.search(line)
             if v:
                 facts["nccl.version"] = v.group(1)
                 break

@@ -95,7 +95,7 @@ _BARE_OLD = re.compile(
 _LIST_CONT = re.compile(r"^\s*(?:\[\d+\][^\s\[\]]+\s*)+$")
 _LIST_CONT_ANY = re.compile(r"^[ \t]*\[\d+\][^\s\[\]]+", re.MULTILINE)  # a line that may be such a piece
 MAX_JOINED = 65536
-_VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")
+VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")  # also read from framework tracebacks (cuda_errors, torch_distributed)
 _USING_NET = re.compile(r"^Using (?:internal )?[Nn]etwork (.+?)\s*$")
 _ASSIGNED = re.compile(r"^Assigned NET plugin (.+?) to comm")
 _VIA_NET = re.compile(r"via NET/([A-Za-z]\w*)")
@@ -164,7 +164,7 @@ def _detect(text: str) -> float:
         score = 0.8
     elif n == 1:
         score = 0.6
-    elif _VERSION.search(head):
+    elif VERSION.search(head):
         score = 0.4
     else:
         return 0.0
@@ -290,7 +290,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
                 vm = m = None
         else:
             line = raw.rstrip()
-            vm = _VERSION.search(line) if "NCCL version" in line else None
+            vm = VERSION.search(line) if "NCCL version" in line else None
             if vm and version is None:
                 version = vm.group(1)
             # both line patterns need "NCCL INFO" / "NCCL WARN" ("NCCL TRACE"): other lines naming NCCL (a job's

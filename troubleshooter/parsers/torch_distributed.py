@@ -32,7 +32,7 @@ import re
 from typing import Any
 
 from troubleshooter.parsers.base import ParseError, parser, require_text
-from troubleshooter.parsers.nccl_debug import _NO_IFACE
+from troubleshooter.parsers.nccl_debug import _NO_IFACE, VERSION
 
 MAX_MESSAGES = 20
 MAX_TEXT = 300
@@ -200,7 +200,7 @@ def parse(text: str) -> dict[str, Any]:
         if any(_NO_IFACE.search(w) for w in last_errors):
             facts["nccl.no_socket_interface"] = True
     if version is None:  # a line the error pattern could not take apart (two ranks' output run together) still names it
-        v = re.search(r"NCCL version (\d+\.\d+\.\d+)", text)
+        v = VERSION.search(text)
         version = v.group(1) if v else None
     if version:
         facts["nccl.version"] = version

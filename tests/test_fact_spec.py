@@ -34,3 +34,27 @@ def test_a_family_declared_later_is_found(monkeypatch) -> None:
     assert facts.spec("zz_test_family.anything") is facts.REGISTRY["zz_test_family.*"]
     monkeypatch.undo()
     assert facts.spec("zz_test_family.anything") is None
+
+
+def test_a_fact_declared_by_several_parsers_reads_the_same_whatever_the_import_order():
+    """Verbs import only the parsers they need, so the entry must not depend on which came first.
+
+    (CI once showed "NCCL version a framework's NCCL error names" where a local run showed "NCCL version
+    from the log": the label came from whichever of three parsers had been imported first.)
+    """
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib, sys\n"
+        "for m in sys.argv[1:]: importlib.import_module('troubleshooter.parsers.' + m)\n"
+        "from troubleshooter.parsers import load_all; load_all()\n"
+        "from troubleshooter.model.facts import spec\n"
+        "print(spec('nccl.version').parser, spec('cpu.freq.boost').parser, spec('env.var.X').doc)\n"
+    )
+    outs = {
+        subprocess.run([sys.executable, "-c", code, *order], capture_output=True, text=True, check=True).stdout
+        for order in (["torch_distributed", "nccl_debug"], ["nccl_debug", "cuda_errors"], ["turbostat", "env"], [])
+    }
+    assert len(outs) == 1, outs
+    assert outs.pop().startswith("cuda-errors cpufreq ")

@@ -38,7 +38,9 @@ def declare(parser: str, specs: Iterable[tuple[str, str, str, str]]) -> None:
     """Register fact names: ``(name, type, unit, doc)`` tuples, declared by the parser ``parser``.
 
     The same name may be declared by several parsers (``nccl.version`` comes from a log and from the
-    environment) only with the same type.
+    environment) only with the same type. Its entry (doc and unit) is the declaration of the parser whose
+    name sorts first, whatever order the parsers were imported in: verbs import only the parsers they
+    need, so first-come would make a fact's label depend on what ran before.
     """
     for name, typ, unit, doc in specs:
         if typ not in TYPES:
@@ -46,8 +48,11 @@ def declare(parser: str, specs: Iterable[tuple[str, str, str, str]]) -> None:
         old = REGISTRY.get(name)
         if old is not None and old.type != typ:
             raise ValueError(f"fact {name} declared as {old.type} by {old.parser} and {typ} by {parser}")
-        if old is None:
+        if old is None or parser < old.parser:
             REGISTRY[name] = FactSpec(name, typ, unit, doc, parser)
+            if old is not None:
+                global _seen
+                _seen = -1  # an entry was replaced: the families and cached answers are rebuilt
 
 
 _PATTERNS: list[FactSpec] = []  # the ``*`` families, in declaration order (as REGISTRY iterates them)

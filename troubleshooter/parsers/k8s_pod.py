@@ -34,7 +34,6 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-import yaml
 
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
@@ -98,6 +97,8 @@ def _count(v: Any) -> int | None:
 )
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "a Kubernetes pod spec in YAML")
+    import yaml  # here, not at the top: `check` imports every parser while its probes run (~10 ms)
+
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as exc:

@@ -31,3 +31,21 @@ def test_rank_prefixed_tracebacks_of_the_same_error():
 def test_no_traceback_header_is_not_a_traceback():
     with pytest.raises(ParseError):
         parsers.run("python-traceback", "KeyError: 'num_layers'\n")
+
+
+def test_dataloader_bus_error_names_shared_memory_even_in_interleaved_truncated_tracebacks():
+    text = load("python-traceback/megatron878-dataloader-bus-error-shm-truncated.txt")
+    assert parsers.detect(text) == "python-traceback"
+    f = parsers.run("python-traceback", text)
+    assert f["py.shm_errors"] == [
+        "Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm)."]
+    assert f["py.tracebacks"] == 3
+    assert f["py.exceptions"] == []  # every traceback is cut before its exception line
+
+
+def test_the_main_process_report_of_a_worker_killed_by_bus_error_without_a_traceback():
+    line = ("RuntimeError: DataLoader worker (pid 4172) is killed by signal: Bus error. It is possible that dataloader's "
+            "workers are out of shared memory. Please try to raise your shared memory limit.")
+    f = parsers.run("python-traceback", line + "\n")
+    assert f["py.shm_errors"] == [line[len("RuntimeError: "):]]
+    assert f["py.tracebacks"] == 0

@@ -46,3 +46,17 @@ def test_a_traceback_without_any_nccl_or_c10d_error_is_not_this_kind():
     with pytest.raises(ParseError):
         parsers.run("torch-distributed", "Traceback (most recent call last):\n  File \"t.py\", line 1\n"
                     "torch.distributed is not available; ValueError: bad input\n")
+
+
+def test_last_error_on_the_next_line_that_starts_with_the_word_error_is_nccls_text():
+    """'Error while creating shared memory segment' is NCCL's last WARN, not the next exception (torchtitan#853)."""
+    f = parse("torch-distributed/torchtitan853-indented-last-error-shm-segment-next-line.txt")
+    assert f["nccl.warnings"] == ["Error while creating shared memory segment /dev/shm/nccl-1YsMbG (size 7340384)"]
+    assert f["torch.nccl_error_kinds"] == ["ncclSystemError"]
+    assert f["nccl.version"] == "2.21.5"
+
+
+def test_an_exception_right_after_last_error_is_not_taken_as_its_text():
+    f = parsers.run("torch-distributed", "ncclSystemError: System call failed.\nLast error:\n"
+                    "RuntimeError: something else\n")
+    assert "nccl.warnings" not in f

@@ -14,7 +14,9 @@ Launcher prefixes (``[rank0]:``, ``[default0]:``, ``[1,0]<stderr>:``, Ray's ``(w
 What it means: an exception in the training code (a KeyError, a shape mismatch, CUDA out of memory for the batch
 size chosen) is the application's, not the cluster's: it is shown as read, and no cluster cause is drawn from
 it. Exceptions that carry NCCL or CUDA runtime errors are read by the torch-distributed and cuda-errors kinds
-(this kind then steps back in detection).
+(this kind then steps back in detection). One message of PyTorch's is the cluster's: a DataLoader worker killed
+by a bus error ("This might be caused by insufficient shared memory (shm)") is /dev/shm running out, read by
+the shm-too-small cause; a log that holds only that message is read as this kind too.
 """
 
 from __future__ import annotations
@@ -32,8 +34,15 @@ FACTS = [
     ("py.exceptions", "list", "", f"'Type: message' of each traceback's exception, deduplicated, at most {MAX_ITEMS}"),
     ("py.exception_types", "list", "", "the exception types, deduplicated, in order (torch.OutOfMemoryError, KeyError ...)"),
     ("py.last_frames", "list", "", "the innermost frame of each traceback ('file:line in function'), deduplicated"),
+    ("py.shm_errors", "list", "", "PyTorch DataLoader workers that died for want of shared memory ('Unexpected bus error "
+     "encountered in worker. This might be caused by insufficient shared memory (shm)', 'DataLoader worker (pid N) is "
+     "killed by signal: Bus error', '... out of shared memory'), deduplicated"),
 ]
 
+# PyTorch's own words (torch/utils/data/_utils/signal_handling.py and dataloader.py) when a worker's shared memory
+# runs out: the bus error handler's message, and the main process's report of the worker's death
+_SHM = re.compile(r"(?:Unexpected bus error encountered in worker\b.*|DataLoader worker \(pid \d+\) is killed by "
+                  r"signal: Bus error.*|It is possible that dataloader's workers are out of shared memory.*)")
 _PREFIX = re.compile(r"^(?:\s*(?:\([^()]*=[^()]*\)|\[(?:rank|default)?\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=\s))\s*)+")
 _TB = "Traceback (most recent call last):"
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?')
@@ -49,7 +58,7 @@ def _clip(s: str) -> str:
 def _detect(text: str) -> float:
     head = text[:262144]
     if _TB not in head:
-        return 0.0
+        return 0.6 if _SHM.search(head) else 0.0
     lines = [_PREFIX.sub("", ln, count=1) for ln in head.split("\n", 20000)[:20000]]
     score = 0.65 if any(_EXC.match(ln) for ln in lines) else 0.55
     if re.search(r"(?i)cuda error|cudaError\w+|cuda failure|cuda runtime error|NCCL error|nccl\w+Error", head):
@@ -73,9 +82,16 @@ def parse(text: str) -> dict[str, Any]:
     frames: list[str] = []
     in_tb = False
     last_frame = None
+    shm: list[str] = []
     i = 0
     while i < len(lines):
         ln = lines[i]
+        if "bus error" in ln.lower() or "shared memory" in ln:
+            m = _SHM.search(ln)
+            if m:
+                item = _clip(m.group(0))
+                if item not in shm and len(shm) < MAX_ITEMS:
+                    shm.append(item)
         if ln.rstrip().endswith(_TB):  # also after prose on the same line ("报错：Traceback ...")
             count += 1
             in_tb, last_frame = True, None
@@ -107,6 +123,10 @@ def parse(text: str) -> dict[str, Any]:
                 i = j
                 continue
         i += 1
-    if not count:
+    if not count and not shm:
         raise ParseError("no 'Traceback (most recent call last):' line: not a Python traceback")
-    return {"py.tracebacks": count, "py.exceptions": exceptions, "py.exception_types": types, "py.last_frames": frames}
+    out: dict[str, Any] = {"py.tracebacks": count, "py.exceptions": exceptions, "py.exception_types": types,
+                           "py.last_frames": frames}
+    if shm:
+        out["py.shm_errors"] = shm
+    return out

@@ -58,6 +58,7 @@ _NCCL_ERROR = re.compile(
     r"(?P<exc>(?:torch\.distributed\.)?DistBackendError|RuntimeError|torch\.distributed\.DistError|c10::DistBackendError)"
     r":\s*NCCL error(?: in:)?\s*(?P<where>[^,]*?:\d+)?,?\s*(?P<msg>.*?)(?:,\s*NCCL version (?P<ver>\d+\.\d+\.\d+)\S*)?\s*$")
 _KIND = re.compile(r"\b(nccl(?:System|Internal|UnhandledCuda|Remote|InvalidUsage|InvalidArgument)Error)\b")
+_EXC_HEAD = re.compile(r"\s*[\w.:]*(?:Error|Exception|Warning)\s*:")
 _LAST = re.compile(r"Last error:\s*(?P<msg>.*?)\s*$")
 _WATCHDOG = re.compile(
     r"(?:\[Rank (?P<rank>\d+)\]\s*)?Watchdog caught collective operation timeout: WorkNCCL\((?P<args>[^)]*(?:\)[^)]*)?)\)")
@@ -121,7 +122,9 @@ def parse(text: str) -> dict[str, Any]:
         line = _PREFIX.sub("", raw.rstrip(), count=1)
         if want_last:
             want_last = False
-            if line.strip() and not line.lstrip().startswith(("Traceback", "File ", "[")) and "Error" not in line[:40]:
+            # the next line is the text, unless it is the next exception or traceback ('Error while creating
+            # shared memory segment ...' is NCCL's text; 'RuntimeError: ...' is not)
+            if line.strip() and not line.lstrip().startswith(("Traceback", "File ", "[")) and not _EXC_HEAD.match(line):
                 _add(last_errors, line)
                 continue
         if not line.strip():

@@ -164,3 +164,28 @@ def test_a_containers_launch_line_is_evidence_for_container_causes(tmp_path) -> 
 def test_an_application_traceback_is_read_and_rules_in_no_cluster_cause() -> None:
     sources.load_all()
     assert _found(["python-traceback/act-train-rtx4070-cuda-oom-after-prose.txt"]) == []
+
+
+def test_shared_memory_failures_from_pytorch_and_nccl_text_rule_in_shm_too_small(tmp_path) -> None:
+    sources.load_all()
+    # the DataLoader's bus-error message (Megatron-LM#878): likely alone, confirmed with Docker's default /dev/shm
+    assert _found(["python-traceback/megatron878-dataloader-bus-error-shm-truncated.txt"]) == [("shm-too-small", "likely")]
+    run = tmp_path / "docker-run.txt"
+    run.write_text("docker run -it --gpus all nvcr.io/nvidia/pytorch:23.09-py3\n")
+    assert ("shm-too-small", "confirmed") in _found(
+        ["python-traceback/megatron878-dataloader-bus-error-shm-truncated.txt", str(run)])
+    # NCCL's 'Error while creating shared memory segment' after 'Last error:' (torchtitan#853)
+    assert ("shm-too-small", "confirmed") in _found(
+        ["torch-distributed/torchtitan853-indented-last-error-shm-segment-next-line.txt"])
+
+
+def test_retry_exceeded_on_roce_with_the_gid_index_chosen_points_at_the_path_not_the_gid(tmp_path) -> None:
+    sources.load_all()
+    warn = tmp_path / "warn.txt"
+    warn.write_text("g1:3684924:3685085 [0] transport/net_ib.cc:840 NCCL WARN NET/IB : Got completion with error 12, "
+                    "opcode 32736, len 32736, vendor err 129\n")
+    cmd = tmp_path / "cmd.txt"
+    cmd.write_text("mpirun -np 8 -x NCCL_IB_GID_INDEX=3 -x NCCL_DEBUG=INFO ./all_reduce_perf -b 1M -e 1M\n")
+    assert ("roce-mtu-mismatch", "likely") in _found([str(warn), str(cmd)])
+    # without the GID index set, error 12 alone names neither (the GID is the first suspect, but RoCE is not known)
+    assert "roce-mtu-mismatch" not in [c for c, _ in _found([str(warn)])]

@@ -189,3 +189,12 @@ def test_retry_exceeded_on_roce_with_the_gid_index_chosen_points_at_the_path_not
     assert ("roce-mtu-mismatch", "likely") in _found([str(warn), str(cmd)])
     # without the GID index set, error 12 alone names neither (the GID is the first suspect, but RoCE is not known)
     assert "roce-mtu-mismatch" not in [c for c, _ in _found([str(warn)])]
+
+
+def test_a_bare_verbs_enomem_line_is_evidence_for_the_memlock_limit(tmp_path) -> None:
+    sources.load_all()
+    assert _found(["verbs-errors/cudfspark7632-ucx-shuffle-ibv-create-cq-enomem.txt"]) == [("memlock-limit", "likely")]
+    # perftest's 'Couldn't allocate MR' has no errno: only with a limit that is not unlimited
+    assert _found(["verbs-errors/softiwarp23-ib-send-bw-couldnt-allocate-mr.txt"]) == []
+    assert _found(["verbs-errors/softiwarp23-ib-send-bw-couldnt-allocate-mr.txt",
+                   "limits/ulimit-a-bash-memlock-64-fenced.txt"]) == [("memlock-limit", "likely")]

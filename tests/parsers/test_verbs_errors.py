@@ -1,0 +1,33 @@
+"""verbs-errors parser: RDMA verbs failures printed outside NCCL's and UCX's formats, on real captures."""
+
+import pytest
+
+from tests.corpus import load
+from troubleshooter import parsers
+from troubleshooter.parsers import ParseError
+
+
+def test_a_bare_ibv_create_cq_enomem_line_from_a_container_client():
+    text = load("verbs-errors/cudfspark7632-ucx-shuffle-ibv-create-cq-enomem.txt")
+    assert parsers.detect(text) == "verbs-errors"
+    assert parsers.run("verbs-errors", text) == {
+        "rdma.verbs_errors": ["ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory."]}
+
+
+def test_perftest_memory_registration_failure_after_its_banner():
+    text = load("verbs-errors/softiwarp23-ib-send-bw-couldnt-allocate-mr.txt")
+    assert parsers.detect(text) == "verbs-errors"
+    assert parsers.run("verbs-errors", text)["rdma.verbs_errors"] == [
+        "Couldn't allocate MR", "failed to create mr", "Failed to create MR"]
+
+
+def test_nccl_and_ucx_lines_are_left_to_their_own_kinds():
+    nccl = "h:1:2 [0] misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory\n"
+    with pytest.raises(ParseError):
+        parsers.run("verbs-errors", nccl)
+    assert parsers.detect(nccl) == "nccl-debug"
+
+
+def test_a_banner_alone_is_not_a_failure():
+    with pytest.raises(ParseError):
+        parsers.run("verbs-errors", " rdma_cm QPs\t : OFF\n Link type       : Ethernet\n")

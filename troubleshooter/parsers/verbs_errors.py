@@ -1,0 +1,80 @@
+"""RDMA verbs failures as programs print them outside NCCL's and UCX's own log formats.
+
+Real samples (an RDMA shuffle client in a container, NVIDIA/cudf-spark#7632; perftest on a soft-iWARP device,
+zrlio/softiwarp#23; tests/data/verbs-errors)::
+
+    ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory.
+
+    Couldn't allocate MR
+    failed to create mr
+
+Read: every line that names a verbs call failing (``ibv_*``/``mlx5dv_*``/``rdma_*`` ``failed``, with the error
+text that follows) and perftest's ``Couldn't allocate MR`` / ``Couldn't create CQ|QP`` / ``Failed to create MR``
+lines, as printed (the device name kept). NCCL's ``Call to ibv_... failed`` WARN lines and UCX's ``UCX ERROR``
+lines are read by their own kinds, which detection prefers.
+
+What it means for the job: registering memory or creating a completion queue fails with ENOMEM ("Cannot
+allocate memory") when the process's locked-memory limit is too small (the memlock-limit cause reads it);
+other errors (EINVAL, EPERM) name a device or permission problem and are shown as read.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text
+
+MAX_MESSAGES = 20
+MAX_TEXT = 300
+
+FACTS = [
+    ("rdma.verbs_errors", "list", "", f"RDMA verbs calls that failed, as printed ('ERROR mlx5_0: ibv_create_cq() failed: "
+     f"Cannot allocate memory.', perftest's 'Couldn't allocate MR'), deduplicated, at most {MAX_MESSAGES}"),
+]
+
+_CALL = re.compile(r"\b(?:ibv|mlx5dv|rdma)_\w+(?:\([^()\n]{0,80}\))?\s*(?:failed|returned\s+error|error)\b.*", re.IGNORECASE)
+_PERFTEST = re.compile(r"^\s*(?:Couldn't (?:allocate MR|create CQ|create QP|register MR)|Failed to create (?:MR|CQ|QP)"
+                       r"|failed to create (?:mr|cq|qp))\b.*", re.IGNORECASE)
+_OTHER_KIND = re.compile(r"NCCL (?:WARN|INFO)|\bUCX\s+(?:ERROR|WARN|FATAL)\b")
+
+
+def _clip(s: str) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+
+
+def _lines(text: str) -> list[str]:
+    out: list[str] = []
+    for line in text.split("\n"):
+        if _OTHER_KIND.search(line):
+            continue
+        m = _CALL.search(line) if "_" in line else None
+        hit = line.strip() if m else (line.strip() if _PERFTEST.match(line) else "")
+        if hit:
+            item = _clip(hit)
+            if item not in out and len(out) < MAX_MESSAGES:
+                out.append(item)
+    return out
+
+
+def _detect(text: str) -> float:
+    head = text[:65536]
+    if not re.search(r"(?i)ibv_|mlx5dv_|rdma_|couldn't (?:allocate|create|register)|failed to create", head):
+        return 0.0
+    return 0.55 if _lines(head) else 0.0
+
+
+@parser(
+    "verbs-errors",
+    detect=_detect,
+    summary="RDMA verbs calls that failed (ibv_create_cq() failed: ..., perftest's Couldn't allocate MR)",
+    facts=FACTS,
+    command="<the program's output> 2>&1 | grep -iE 'ibv_|mlx5dv_|couldn.t (allocate|create)'",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "output with an RDMA verbs failure")
+    found = _lines(text)
+    if not found:
+        raise ParseError("no failed RDMA verbs call (ibv_*/mlx5dv_* ... failed, perftest's Couldn't allocate MR)")
+    return {"rdma.verbs_errors": found}

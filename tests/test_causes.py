@@ -198,3 +198,15 @@ def test_a_bare_verbs_enomem_line_is_evidence_for_the_memlock_limit(tmp_path) ->
     assert _found(["verbs-errors/softiwarp23-ib-send-bw-couldnt-allocate-mr.txt"]) == []
     assert _found(["verbs-errors/softiwarp23-ib-send-bw-couldnt-allocate-mr.txt",
                    "limits/ulimit-a-bash-memlock-64-fenced.txt"]) == [("memlock-limit", "likely")]
+
+
+def test_nccls_affinity_masks_rule_in_a_narrow_launcher_binding_only_when_narrow_or_differing(tmp_path) -> None:
+    sources.load_all()
+    assert _found(["nccl-debug/nccltests57-affinity-ff-under-slurm-ffffff-under-openmpi.txt"]) == [
+        ("launcher-cpu-affinity-narrow", "likely")]
+    assert "launcher-cpu-affinity-narrow" not in dict(_found(
+        ["nccl-debug/aws-p4d-eks-4pods-same-node-efa-libfabric-nccl2.27.3.txt"]))
+    one = tmp_path / "one-core.txt"
+    one.write_text("h:1:1 [0] NCCL INFO Setting affinity for GPU 0 to 01\n"
+                   "h:2:2 [1] NCCL INFO Setting affinity for GPU 1 to 02\n")
+    assert ("launcher-cpu-affinity-narrow", "likely") in _found([str(one)])

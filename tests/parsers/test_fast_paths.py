@@ -166,7 +166,8 @@ def test_the_nccl_corpus_is_there() -> None:
 
 # Facts a parser gained after its reference copy was taken (checked by their own tests, not against the copy).
 NEW_FACTS = {"nccl.warn_sites", "nccl.gdr_disabled_hcas", "nccl.gdr_enabled", "nccl.socket_interfaces",
-             "nccl.no_socket_interface", "nccl_tests.nccl_error"}
+             "nccl.no_socket_interface", "nccl_tests.nccl_error", "nccl.affinity_masks", "nccl.affinity_cpus_min",
+             "nccl.affinity_spread"}
 
 
 def _old(outcome):

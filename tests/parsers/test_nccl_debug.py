@@ -273,3 +273,20 @@ def test_old_using_interface_lines_name_the_socket_interfaces_not_the_network():
     assert f["nccl.socket_interfaces"] == ["eth0", "ib0"]
     g = parsers.run("nccl-debug", "a:1:1 [0] INFO NET : Using interface eth0:10.0.0.1<0>\n")
     assert g["nccl.socket_interfaces"] == ["eth0"] and "nccl.net" not in g  # the bootstrap's interface, not the network
+
+
+def test_affinity_masks_of_two_runs_under_different_launchers():
+    """'Setting affinity for GPU 0 to ff' under Slurm, 'ffffff' under Open MPI (nccl-tests#57): 8 CPUs against 24."""
+    f = parse("nccltests57-affinity-ff-under-slurm-ffffff-under-openmpi.txt")
+    assert f["nccl.affinity_masks"] == {"0": ["ff", "ffffff"]}
+    assert f["nccl.affinity_cpus_min"] == 8
+    assert f["nccl.affinity_spread"] == 3.0
+
+
+def test_affinity_as_a_cpu_list_and_as_32_bit_hex_groups():
+    f = parse("aws-p4d-eks-4pods-same-node-efa-libfabric-nccl2.27.3.txt")
+    assert f["nccl.affinity_masks"] == {"0": ["0-23,48-71"]}
+    assert f["nccl.affinity_cpus_min"] == 48
+    assert "nccl.affinity_spread" not in f  # four pods, the same mask
+    f = parse("a100-sxm4-docker-no-ib-socket-fallback-p2p-direct-2gpu.txt")
+    assert f["nccl.affinity_cpus_min"] == 127  # 7fffffff,ffffffff,...: 63 + 64 CPUs

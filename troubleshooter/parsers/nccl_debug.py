@@ -64,6 +64,11 @@ FACTS = [
     ("nccl.topo_total_bw", "number", "GB/s", "totalBw of NCCL's topology print"),
     ("nccl.topo_min_pci_bw", "number", "GB/s", "slowest PCI link in NCCL's topology print (PCI[0.2] in a VM with emulated switches: NCCL routes around it badly)"),
     ("nccl.channels", "number", "count", "most channels NCCL reported ('24 coll channels', 'Channel 00/24 :')"),
+    ("nccl.affinity_masks", "dict", "", "GPU -> the CPU masks NCCL set for its threads, in order, distinct ('Setting "
+     "affinity for GPU 0 to ff': the process's own binding intersected with the GPU's local CPUs)"),
+    ("nccl.affinity_cpus_min", "number", "count", "CPUs in the narrowest mask NCCL set for a GPU"),
+    ("nccl.affinity_spread", "number", "ratio", "for a GPU given masks of different widths in the log (two runs, two "
+     "launchers): the widest mask's CPUs over the narrowest's, largest over the GPUs; absent when each GPU got one"),
     ("nccl.rings", "number", "count", "distinct rings (channel ring prints 'Channel NN/MM : ranks', or 'Ring NN' lines in old logs)"),
     ("nccl.trees", "number", "count", "distinct tree indices in 'Trees [i] ...' lines"),
     ("nccl.env_set", "dict", "", "NCCL_* variables NCCL reports as set ('NAME set by environment to VALUE'); last value wins"),
@@ -179,6 +184,20 @@ def _clip(s: str) -> str:
     return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
 
 
+# "Setting affinity for GPU 0 to ff", "... to ffffffff,00000000,ffffffff" (32-bit groups, most significant first);
+# recent releases print a CPU list instead: "... to 0-23,48-71"
+_AFFINITY = re.compile(r"Setting affinity for GPU (\d+) to ([0-9a-fA-F]+(?:[,-][0-9a-fA-F]+)*)\s*$")
+
+
+def _mask_cpus(mask: str) -> int:
+    if "-" in mask:  # a CPU list
+        n = 0
+        for part in mask.split(","):
+            lo, _, hi = part.partition("-")
+            n += int(hi) - int(lo) + 1 if hi else 1
+        return n
+    return bin(int(mask.replace(",", ""), 16)).count("1")
+
 def _is_continuation(line: str) -> bool:
     """The tail of a WARN message that the paste (or the message's own newline) wrapped onto a new line."""
     s = line.strip()
@@ -248,6 +267,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     ring_conn_ids: set[int] = set()
     tree_ids: set[int] = set()
     max_nranks: int | None = None
+    affinity: dict[str, list[str]] = {}
     system_bw: tuple[float, float] | None = None
     min_pci_bw: float | None = None
     hosts: set[str] = set()
@@ -447,6 +467,12 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
             tr = _TREES.match(msg)
             if tr:
                 tree_ids.update(int(x) for x in _TREE_IDX.findall(tr.group(1)))
+        elif c == "S" and msg.startswith("Setting affinity for GPU "):
+            af = _AFFINITY.match(msg)
+            if af:
+                masks = affinity.setdefault(af.group(1), [])
+                if af.group(2) not in masks and len(masks) < 8:
+                    masks.append(af.group(2))
         elif c == "i" and msg.startswith("init.cc") and _INIT_FAILED.match(msg):
             init_failed = True  # an error returned through ncclCommInitRank
         sb = _SYSTEM.search(msg) if "=== System" in msg else None
@@ -518,6 +544,13 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         facts["nccl.topo_min_pci_bw"] = min_pci_bw
     if max_channels is not None:
         facts["nccl.channels"] = max_channels
+    if affinity:
+        facts["nccl.affinity_masks"] = affinity
+        widths = {g: [_mask_cpus(m) for m in ms] for g, ms in affinity.items()}
+        facts["nccl.affinity_cpus_min"] = min(min(w) for w in widths.values())
+        spreads = [max(w) / min(w) for w in widths.values() if len(w) > 1 and min(w) > 0]
+        if spreads:
+            facts["nccl.affinity_spread"] = round(max(spreads), 2)
     if ring_ids:
         facts["nccl.rings"] = len(ring_ids)
     elif ring_conn_ids:

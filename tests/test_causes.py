@@ -210,3 +210,8 @@ def test_nccls_affinity_masks_rule_in_a_narrow_launcher_binding_only_when_narrow
     one.write_text("h:1:1 [0] NCCL INFO Setting affinity for GPU 0 to 01\n"
                    "h:2:2 [1] NCCL INFO Setting affinity for GPU 1 to 02\n")
     assert ("launcher-cpu-affinity-narrow", "likely") in _found([str(one)])
+
+
+def test_a_receiving_connection_without_gdrdma_beside_one_with_it_points_at_gdr_on_one_node() -> None:
+    sources.load_all()
+    assert _found(["nccl-channels/nccl897-send-gdrdma-receive-without.txt"]) == [("gdr-disabled", "likely")]

@@ -76,6 +76,12 @@ FACTS = [
     ("nccl.warn_sites", "list", "", "source files of NCCL's WARN lines ('transport/nvls.cc'), in order seen: which part of NCCL failed"),
     ("nccl.gdr_disabled_hcas", "list", "", "HCAs for which NCCL logged 'GPU Direct RDMA Disabled' (traffic staged through host memory)"),
     ("nccl.gdr_enabled", "bool", "", "NCCL logged 'GPU Direct RDMA Enabled' for some HCA"),
+    ("nccl.ib_channels_gdr", "number", "count", "channel lines over InfiniBand/RoCE with GPUDirect RDMA ('via NET/IB/0/GDRDMA')"),
+    ("nccl.ib_channels_no_gdr", "number", "count", "channel lines over InfiniBand/RoCE without it ('via NET/IB/1'): "
+     "staged through host memory"),
+    ("nccl.ib_recv_channels_no_gdr", "number", "count", "receiving channel lines over InfiniBand/RoCE without GPUDirect "
+     "RDMA ('[receive] via NET/IB/1'): a receiver uses it wherever the GPU is close enough to the NIC "
+     "(NCCL_NET_GDR_LEVEL); only a sender may also skip it by choice (NCCL_NET_GDR_READ)"),
     ("nccl.no_socket_interface", "bool", "", "NCCL found no usable IP interface for its bootstrap and sockets ('Bootstrap : no socket interface found', 'no usable listening interface', 'Socket creation failed : Address family not supported'); absent when the log does not say"),
     ("nccl.socket_interfaces", "list", "", "network interfaces NCCL uses for its sockets and bootstrap ('NET/Socket : Using [0]eth0:...', 'Bootstrap : Using ...')"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
@@ -103,7 +109,7 @@ MAX_JOINED = 65536
 VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")  # also read from framework tracebacks (cuda_errors, torch_distributed)
 _USING_NET = re.compile(r"^Using (?:internal )?[Nn]etwork (.+?)\s*$")
 _ASSIGNED = re.compile(r"^Assigned NET plugin (.+?) to comm")
-_VIA_NET = re.compile(r"via NET/([A-Za-z]\w*)")
+_VIA_NET = re.compile(r"via NET/([A-Za-z]\w*)(?:/\d+)?(/GDRDMA)?")
 _IB_USING = re.compile(r"^NET/IB\s*:\s*Using\s+(.*)$")
 _HCA = re.compile(r"\[\d+\]([^\s:\[\]]+):(\d+)/(\w+)")
 _LOADED_PLUGIN = re.compile(r"Loaded net plugin (.+?)\s*\(v\d+\)\s*$")
@@ -245,6 +251,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     version = None
     nets: Counter[str] = Counter()
     via_nets: Counter[str] = Counter()
+    via_ib_gdr = [0, 0, 0]  # channels over NET/IB without and with /GDRDMA; receiving ones without
     hcas: list[str] = []
     hca_transports: dict[str, str] = {}
     saw_ib_using = saw_socket_using = saw_ofi = False
@@ -375,6 +382,10 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         v = _VIA_NET.search(msg) if "via NET/" in msg else None
         if v:
             via_nets[v.group(1)] += 1
+            if v.group(1) == "IB":
+                via_ib_gdr[bool(v.group(2))] += 1
+                if not v.group(2) and "[receive]" in msg:
+                    via_ib_gdr[2] += 1
         if c == "N" and msg.startswith("NET/"):
             ib = _IB_USING.match(msg) if msg.startswith("NET/IB") else None
             if ib:
@@ -565,6 +576,9 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         facts["nccl.gdr_disabled_hcas"] = gdr_disabled
     if gdr_enabled:
         facts["nccl.gdr_enabled"] = True
+    if via_ib_gdr[0] or via_ib_gdr[1]:
+        facts["nccl.ib_channels_gdr"], facts["nccl.ib_channels_no_gdr"] = via_ib_gdr[1], via_ib_gdr[0]
+        facts["nccl.ib_recv_channels_no_gdr"] = via_ib_gdr[2]
     if socket_ifs:
         facts["nccl.socket_interfaces"] = socket_ifs
     if no_iface:

@@ -215,3 +215,13 @@ def test_nccls_affinity_masks_rule_in_a_narrow_launcher_binding_only_when_narrow
 def test_a_receiving_connection_without_gdrdma_beside_one_with_it_points_at_gdr_on_one_node() -> None:
     sources.load_all()
     assert _found(["nccl-channels/nccl897-send-gdrdma-receive-without.txt"]) == [("gdr-disabled", "likely")]
+
+
+def test_bind_address_in_use_is_port_exhaustion_and_pxn_off_confirms_it(tmp_path) -> None:
+    sources.load_all()
+    warn = tmp_path / "warn.txt"
+    warn.write_text("misc/socket.cc:409 NCCL WARN Call to bind failed: Address already in use\n")  # NVIDIA/nccl#1882
+    assert _found([str(warn)]) == [("pxn-disabled-socket-exhaustion", "likely")]
+    env = tmp_path / "env.txt"
+    env.write_text("NCCL_PXN_DISABLE=1\nNCCL_DEBUG=WARN\n")
+    assert ("pxn-disabled-socket-exhaustion", "confirmed") in _found([str(warn), str(env)])

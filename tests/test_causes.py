@@ -225,3 +225,8 @@ def test_bind_address_in_use_is_port_exhaustion_and_pxn_off_confirms_it(tmp_path
     env = tmp_path / "env.txt"
     env.write_text("NCCL_PXN_DISABLE=1\nNCCL_DEBUG=WARN\n")
     assert ("pxn-disabled-socket-exhaustion", "confirmed") in _found([str(warn), str(env)])
+
+
+def test_a_bootstrap_failure_over_ipoib_points_at_the_socket_interface() -> None:
+    sources.load_all()
+    assert _found(["nccl-debug/nccl1000-ipoib-oob-bootstrap-failure-chunk.txt"]) == [("socket-ifname-wrong", "likely")]

@@ -290,3 +290,11 @@ def test_affinity_as_a_cpu_list_and_as_32_bit_hex_groups():
     assert "nccl.affinity_spread" not in f  # four pods, the same mask
     f = parse("a100-sxm4-docker-no-ib-socket-fallback-p2p-direct-2gpu.txt")
     assert f["nccl.affinity_cpus_min"] == 127  # 7fffffff,ffffffff,...: 63 + 64 CPUs
+
+
+def test_bootstrap_error_returns_and_the_ib_transports_oob_interface():
+    f = parse("nccl1000-ipoib-oob-bootstrap-failure-chunk.txt")
+    assert f["nccl.bootstrap_failed"] is True
+    assert f["nccl.socket_interfaces"] == ["ibp75s0"]
+    assert f["nccl.hosts"] == ["dso-s1-r1-a100-03"]
+    assert f["nccl.net"] == "IBext"

@@ -83,7 +83,9 @@ FACTS = [
      "RDMA ('[receive] via NET/IB/1'): a receiver uses it wherever the GPU is close enough to the NIC "
      "(NCCL_NET_GDR_LEVEL); only a sender may also skip it by choice (NCCL_NET_GDR_READ)"),
     ("nccl.no_socket_interface", "bool", "", "NCCL found no usable IP interface for its bootstrap and sockets ('Bootstrap : no socket interface found', 'no usable listening interface', 'Socket creation failed : Address family not supported'); absent when the log does not say"),
-    ("nccl.socket_interfaces", "list", "", "network interfaces NCCL uses for its sockets and bootstrap ('NET/Socket : Using [0]eth0:...', 'Bootstrap : Using ...')"),
+    ("nccl.socket_interfaces", "list", "", "network interfaces NCCL uses for its sockets and bootstrap ('NET/Socket : Using [0]eth0:...', 'Bootstrap : Using ...', the IB transport's 'OOB ib0:...')"),
+    ("nccl.bootstrap_failed", "bool", "", "an error came back through NCCL's bootstrap ('bootstrap.cc:270 -> 2'): its TCP "
+     "connections between ranks failed; absent when the log does not say"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
     ("nccl.ranks", "number", "count", "communicator size (largest nranks seen)"),
     ("nccl.hosts", "list", "", "sorted distinct host names of the log prefixes"),
@@ -150,6 +152,8 @@ _ANY_NCCL = re.compile(r"NCCL (?:INFO|WARN)\b")
 _TRAILING_DOT = re.compile(r"-?\d+\.")
 _TREE_IDX = re.compile(r"\[(\d+)\]")
 _INIT_FAILED = re.compile(r"^init\.cc:\d+ -> [1-9]")
+_BOOTSTRAP_FAILED = re.compile(r"^bootstrap\.cc:\d+ -> [1-9]")
+_OOB_IFACE = re.compile(r";\s*OOB ([\w.\-]+):")
 _SCROLLBACK = re.compile(r"\s{2,}\[\d+/\d+\]$")
 _WARN_LOC = re.compile(r"^\S+\.cc:\d+ -> \d+")
 _NO_IFACE = re.compile(r"no socket interface found|no usable listening interface|Socket creation failed|"
@@ -278,7 +282,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     system_bw: tuple[float, float] | None = None
     min_pci_bw: float | None = None
     hosts: set[str] = set()
-    init_start = init_complete = init_failed = False
+    init_start = init_complete = init_failed = bootstrap_failed = False
     warnings: list[str] = []
     errors: list[str] = []
     nccl_lines = 0
@@ -395,6 +399,9 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
                     if key not in hca_transports:
                         hcas.append(key)
                     hca_transports[key] = kind
+                oob = _OOB_IFACE.search(msg) if "OOB" in msg else None  # the IB transport's socket side
+                if oob and oob.group(1) not in socket_ifs and len(socket_ifs) < 64:
+                    socket_ifs.append(oob.group(1))
             if msg.startswith("NET/Socket") and "Using" in msg:
                 saw_socket_using = True
             if msg.startswith("NET/OFI"):
@@ -486,6 +493,8 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
                     masks.append(af.group(2))
         elif c == "i" and msg.startswith("init.cc") and _INIT_FAILED.match(msg):
             init_failed = True  # an error returned through ncclCommInitRank
+        elif c == "b" and msg.startswith("bootstrap.cc:") and _BOOTSTRAP_FAILED.match(msg):
+            bootstrap_failed = True  # an error returned through the bootstrap (its TCP sockets)
         sb = _SYSTEM.search(msg) if "=== System" in msg else None
         if sb:
             mx, tot = to_number(sb.group(1)), to_number(sb.group(2))
@@ -591,6 +600,8 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         facts["nccl.init_complete"] = True
     elif init_start or init_failed:
         facts["nccl.init_complete"] = False
+    if bootstrap_failed:
+        facts["nccl.bootstrap_failed"] = True
     return facts
 
 

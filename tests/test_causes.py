@@ -230,3 +230,15 @@ def test_bind_address_in_use_is_port_exhaustion_and_pxn_off_confirms_it(tmp_path
 def test_a_bootstrap_failure_over_ipoib_points_at_the_socket_interface() -> None:
     sources.load_all()
     assert _found(["nccl-debug/nccl1000-ipoib-oob-bootstrap-failure-chunk.txt"]) == [("socket-ifname-wrong", "likely")]
+
+
+def test_a_qp_timeout_with_a_routable_v2_gid_is_not_the_gid_but_the_rails(tmp_path) -> None:
+    sources.load_all()
+    warn = tmp_path / "warn.txt"  # NVIDIA/nccl#2013, as the commenter posted it (already anonymised)
+    warn.write_text("[2026-03-13 22:26:02] host-01.example.com:XXXXXX [5] ibvwrap.c:262 NCCL WARN Call to ibv_modify_qp "
+                    "failed with 110 Connection timed out, on dev mlx_x:1, curr state INIT, next state RTR, local GID "
+                    "index 3, local GID ::ffff:xxx.xx.xx.xx, remote GID ::ffff:xxx.xx.xxx.xx\n")
+    assert _found([str(warn)]) == [("cross-nic-on-rail-fabric", "likely")]
+    env = tmp_path / "env.txt"
+    env.write_text("NCCL_CROSS_NIC=0\n")
+    assert _found([str(warn), str(env)]) == []

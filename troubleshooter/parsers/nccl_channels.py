@@ -21,16 +21,11 @@ import re
 from collections import Counter
 from typing import Any
 
+from troubleshooter.parsers._nccl_facts import FACTS as NCCL_FACTS
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
-FACTS = [
-    ("nccl.nets", "list", "", "networks NCCL used, sorted"),
-    ("nccl.ib_channels_gdr", "number", "count", "channel lines over InfiniBand/RoCE with GPUDirect RDMA ('via NET/IB/0/GDRDMA')"),
-    ("nccl.ib_channels_no_gdr", "number", "count", "channel lines over InfiniBand/RoCE without it ('via NET/IB/1'): "
-     "staged through host memory"),
-    ("nccl.ib_recv_channels_no_gdr", "number", "count", "receiving channel lines over InfiniBand/RoCE without GPUDirect "
-     "RDMA ('[receive] via NET/IB/1'): a receiver uses it wherever the GPU is close enough to the NIC "
-     "(NCCL_NET_GDR_LEVEL); only a sender may also skip it by choice (NCCL_NET_GDR_READ)"),
+_MINE = ("nccl.nets", "nccl.ib_channels_gdr", "nccl.ib_channels_no_gdr", "nccl.ib_recv_channels_no_gdr")
+FACTS = [f for f in NCCL_FACTS if f[0] in _MINE] + [
     ("nccl.channel_transports", "dict", "", "transport -> channel lines ('NET/IB/GDRDMA', 'NET/IB', 'P2P/IPC', 'SHM' ...)"),
 ]
 

@@ -1,0 +1,51 @@
+"""The facts the nccl-debug kind declares (nccl-channels declares some of the same, from here)."""
+
+from __future__ import annotations
+
+MAX_WARNINGS = 20
+
+FACTS = [
+    ("nccl.version", "string", "", "NCCL version from the log ('NCCL version 2.18.3+cuda12.2' -> 2.18.3)"),
+    ("nccl.net", "string", "", "network transport NCCL used: IB, Socket, or the plugin's network (Libfabric, IBext, ...); the most frequent when ranks differ"),
+    ("nccl.nets", "list", "", "every network transport named in the log, sorted (more than one: ranks disagree)"),
+    ("nccl.net_plugin", "string", "", "external net plugin NCCL loaded (e.g. 'AWS Libfabric', 'IBext_v8'); absent when none loaded"),
+    ("nccl.net_plugin_failed", "bool", "", "a net plugin was loaded or explicitly requested and failed (init error, missing symbol, load error other than 'file not found')"),
+    ("nccl.net_plugin_absent", "bool", "", "the log says no external net plugin was found and NCCL used its internal one (normal on IB/RoCE, wrong on AWS EFA)"),
+    ("nccl.socket_fallback", "bool", "", "NCCL's network is Socket (TCP) for at least one rank"),
+    ("nccl.ib_no_device", "bool", "", "NCCL found no usable IB/RoCE device ('NET/IB : No device found.' or libibverbs could not be opened)"),
+    ("nccl.hcas", "list", "", "RDMA ports NCCL says it uses ('NET/IB : Using [0]mlx5_0:1/IB ...' -> 'mlx5_0:1'), in NCCL's order"),
+    ("nccl.hca_transports", "dict", "", "'mlx5_0:1' -> IB or RoCE, as NCCL lists them"),
+    ("nccl.topo_file_used", "string", "", "topology file path NCCL loaded, or that NCCL_TOPO_FILE was set to"),
+    ("nccl.topo_file_loaded", "bool", "", "true: NCCL logged 'Loading topology file' (GRAPH subsystem) and no topology-file error; false: a topology-file error; absent when the log shows neither"),
+    ("nccl.topo_file_error", "string", "", "the warning when the topology file failed to open or parse (NCCL then autodetects)"),
+    ("nccl.topo_max_bw", "number", "GB/s", "maxBw of NCCL's topology print ('=== System : maxBw 48.0 totalBw 370.8 ===', NCCL_DEBUG_SUBSYS=GRAPH)"),
+    ("nccl.topo_total_bw", "number", "GB/s", "totalBw of NCCL's topology print"),
+    ("nccl.topo_min_pci_bw", "number", "GB/s", "slowest PCI link in NCCL's topology print (PCI[0.2] in a VM with emulated switches: NCCL routes around it badly)"),
+    ("nccl.channels", "number", "count", "most channels NCCL reported ('24 coll channels', 'Channel 00/24 :')"),
+    ("nccl.affinity_masks", "dict", "", "GPU -> the CPU masks NCCL set for its threads, in order, distinct ('Setting "
+     "affinity for GPU 0 to ff': the process's own binding intersected with the GPU's local CPUs)"),
+    ("nccl.affinity_cpus_min", "number", "count", "CPUs in the narrowest mask NCCL set for a GPU"),
+    ("nccl.affinity_spread", "number", "ratio", "for a GPU given masks of different widths in the log (two runs, two "
+     "launchers): the widest mask's CPUs over the narrowest's, largest over the GPUs; absent when each GPU got one"),
+    ("nccl.rings", "number", "count", "distinct rings (channel ring prints 'Channel NN/MM : ranks', or 'Ring NN' lines in old logs)"),
+    ("nccl.trees", "number", "count", "distinct tree indices in 'Trees [i] ...' lines"),
+    ("nccl.env_set", "dict", "", "NCCL_* variables NCCL reports as set ('NAME set by environment to VALUE'); last value wins"),
+    ("nccl.warnings", "list", "", f"NCCL WARN messages, deduplicated, at most {MAX_WARNINGS}"),
+    ("nccl.warn_sites", "list", "", "source files of NCCL's WARN lines ('transport/nvls.cc'), in order seen: which part of NCCL failed"),
+    ("nccl.gdr_disabled_hcas", "list", "", "HCAs for which NCCL logged 'GPU Direct RDMA Disabled' (traffic staged through host memory)"),
+    ("nccl.gdr_enabled", "bool", "", "NCCL logged 'GPU Direct RDMA Enabled' for some HCA"),
+    ("nccl.ib_channels_gdr", "number", "count", "channel lines over InfiniBand/RoCE with GPUDirect RDMA ('via NET/IB/0/GDRDMA')"),
+    ("nccl.ib_channels_no_gdr", "number", "count", "channel lines over InfiniBand/RoCE without it ('via NET/IB/1'): "
+     "staged through host memory"),
+    ("nccl.ib_recv_channels_no_gdr", "number", "count", "receiving channel lines over InfiniBand/RoCE without GPUDirect "
+     "RDMA ('[receive] via NET/IB/1'): a receiver uses it wherever the GPU is close enough to the NIC "
+     "(NCCL_NET_GDR_LEVEL); only a sender may also skip it by choice (NCCL_NET_GDR_READ)"),
+    ("nccl.no_socket_interface", "bool", "", "NCCL found no usable IP interface for its bootstrap and sockets ('Bootstrap : no socket interface found', 'no usable listening interface', 'Socket creation failed : Address family not supported'); absent when the log does not say"),
+    ("nccl.socket_interfaces", "list", "", "network interfaces NCCL uses for its sockets and bootstrap ('NET/Socket : Using [0]eth0:...', 'Bootstrap : Using ...', the IB transport's 'OOB ib0:...')"),
+    ("nccl.bootstrap_failed", "bool", "", "an error came back through NCCL's bootstrap ('bootstrap.cc:270 -> 2'): its TCP "
+     "connections between ranks failed; absent when the log does not say"),
+    ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
+    ("nccl.ranks", "number", "count", "communicator size (largest nranks seen)"),
+    ("nccl.hosts", "list", "", "sorted distinct host names of the log prefixes"),
+    ("nccl.init_complete", "bool", "", "some communicator logged 'Init COMPLETE'; false when init started (Init START) or failed (init.cc:N -> err) without completing; absent otherwise"),
+]

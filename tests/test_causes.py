@@ -242,3 +242,11 @@ def test_a_qp_timeout_with_a_routable_v2_gid_is_not_the_gid_but_the_rails(tmp_pa
     env = tmp_path / "env.txt"
     env.write_text("NCCL_CROSS_NIC=0\n")
     assert _found([str(warn), str(env)]) == []
+
+
+def test_the_fabric_not_set_up_from_nccl_tests_and_from_ncclls_nvls_bind_message() -> None:
+    sources.load_all()
+    assert _found(["nccl-tests/nccltests264-h100-system-not-yet-initialized.txt"]) == [
+        ("fabric-manager-not-running", "likely")]
+    assert _found(["cuda-errors/ciinfra541-nccl-nvls-bind-multicast-cuda-401-present-state.txt"]) == [
+        ("fabric-manager-not-running", "likely")]

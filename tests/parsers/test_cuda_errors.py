@@ -133,3 +133,12 @@ def test_the_shared_memory_line_under_an_nccl_traceback_is_an_nccl_error():
     assert f["nccl.errors"][2] == ("Error while creating shared memory segment /dev/shm/nccl-cjY8K5 (size 10617216), "
                                    "error: No space left on device (28)")
     assert len(f["nccl.errors"]) == 3
+
+
+def test_nccls_nvls_multicast_bind_failure_with_cuda_401():
+    f = parsers.run("cuda-errors", load("cuda-errors/ciinfra541-nccl-nvls-bind-multicast-cuda-401-present-state.txt"))
+    assert f["cuda.errors"] == ["CUDA error 401 'the operation cannot be performed in the present state'."]
+    assert f["cuda.error_codes"] == ["cudaErrorIllegalState"]
+    assert f["cuda.error_numbers"] == [401]
+    assert f["cuda.nvls_failed"] is True
+    assert f["cuda.system_not_ready"] is False

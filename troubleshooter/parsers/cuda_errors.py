@@ -41,6 +41,8 @@ FACTS = [
     ("cuda.error_codes", "list", "", "sorted distinct cudaError_t names named or implied by the messages (cudaErrorSystemNotReady, cudaErrorNoDevice, ...)"),
     ("cuda.error_numbers", "list", "", "sorted distinct CUDA error numbers (802, 804, 35, 100, 3, ...) printed or implied by the names"),
     ("cuda.system_not_ready", "bool", "", "'system not yet initialized' (802): on an NVSwitch system the fabric manager is not running"),
+    ("cuda.nvls_failed", "bool", "", "NCCL's NVLink SHARP (NVLS) multicast set-up failed ('Failed to bind NVLink SHARP (NVLS) "
+     "Multicast memory of size N: CUDA error 401 ...'); absent when the text does not say"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
     ("nccl.version", "string", "", "NCCL version a framework's NCCL error names ('..., NCCL version 2.21.5')"),
 ]
@@ -59,6 +61,7 @@ RUNTIME_ERRORS: dict[str, tuple[int, str]] = {
     "cudaErrorPeerAccessUnsupported": (217, "peer access is not supported between these two devices"),
     "cudaErrorNvlinkUncorrectable": (220, "uncorrectable NVLink error detected during the execution"),
     "cudaErrorOperatingSystem": (304, "OS call failed or operation not supported on this OS"),
+    "cudaErrorIllegalState": (401, "the operation cannot be performed in the present state"),
     "cudaErrorIllegalAddress": (700, "an illegal memory access was encountered"),
     "cudaErrorLaunchTimeout": (702, "the launch timed out and was terminated"),
     "cudaErrorAssert": (710, "device-side assert triggered"),
@@ -82,6 +85,7 @@ DRIVER_NAMES = {
     "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED": "cudaErrorPeerAccessUnsupported",
     "CUDA_ERROR_NVLINK_UNCORRECTABLE": "cudaErrorNvlinkUncorrectable",
     "CUDA_ERROR_OPERATING_SYSTEM": "cudaErrorOperatingSystem",
+    "CUDA_ERROR_ILLEGAL_STATE": "cudaErrorIllegalState",
     "CUDA_ERROR_ILLEGAL_ADDRESS": "cudaErrorIllegalAddress",
     "CUDA_ERROR_LAUNCH_TIMEOUT": "cudaErrorLaunchTimeout",
     "CUDA_ERROR_ASSERT": "cudaErrorAssert",
@@ -149,6 +153,10 @@ def _detect(text: str) -> float:
     if _NCCL_STRUCTURE.search(head):
         return 0.3  # an NCCL_DEBUG log: the nccl-debug parser reads its WARN lines
     return 0.6
+
+
+# NCCL's own words when NVLS multicast cannot be set up (transport/nvls.cc, 2.2x)
+_NVLS = re.compile(r"Failed to (?:bind|create|map|allocate) NVLink SHARP|NVLS\) Multicast", re.IGNORECASE)
 
 
 def _clip(s: str) -> str:
@@ -222,6 +230,8 @@ def parse(text: str) -> dict[str, Any]:
         "cuda.error_numbers": sorted(numbers),
         "cuda.system_not_ready": "cudaErrorSystemNotReady" in names,
     }
+    if _NVLS.search(text):
+        facts["cuda.nvls_failed"] = True
     if nccl_lines:
         facts["nccl.errors"] = nccl_lines
         for line in nccl_lines:  # PyTorch's "NCCL error in: ..., NCCL version 2.21.5"

@@ -250,3 +250,14 @@ def test_the_fabric_not_set_up_from_nccl_tests_and_from_ncclls_nvls_bind_message
         ("fabric-manager-not-running", "likely")]
     assert _found(["cuda-errors/ciinfra541-nccl-nvls-bind-multicast-cuda-401-present-state.txt"]) == [
         ("fabric-manager-not-running", "likely")]
+
+
+def test_application_errors_quoted_alone_are_read_and_name_no_cluster_cause() -> None:
+    sources.load_all()
+    for f in ("nccl-debug/msn24-duplicate-gpu-warn-text-alone.txt",
+              "torch-distributed/msswift9443-detected-mismatch-between-collectives.txt",
+              "torch-distributed/particleflow390-watchdog-frames-only.txt"):
+        assert _found([f]) == [], f
+    # an old WARN that no socket interface could be created is the node's, not the application's
+    assert _found(["nccl-debug/nccl210-old-warn-with-location-no-prefix-socket-creation-failed.txt"]) == [
+        ("container-no-net-interface", "likely")]

@@ -38,7 +38,9 @@ TURBO = _texts("turbostat", "turbostat.txt")
 # word, a re-wrapped interface list, nccl-tests' init abort): checked by their own tests, not against the copy
 NEW_FORMATS = {"nccl-old-warn-lines-container-socket-creation-failed.txt",
                "quoted-net-socket-list-rewrapped-docker-bridges.txt",
-               "old-nccl-failure-unhandled-system-error-at-init-quoted.txt"}
+               "old-nccl-failure-unhandled-system-error-at-init-quoted.txt",
+               "nccltests264-h100-system-not-yet-initialized.txt", "msn24-duplicate-gpu-warn-text-alone.txt",
+               "nccl210-old-warn-with-location-no-prefix-socket-creation-failed.txt"}
 NTESTS = [(n, t) for n, t in _texts("nccl-tests", "nccl-allgather.txt") if Path(n).name not in NEW_FORMATS]
 NDEBUG = [(n, t) for n, t in _texts("nccl-debug", "nccl-debug-log.txt") if Path(n).name not in NEW_FORMATS]
 

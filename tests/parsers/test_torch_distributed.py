@@ -60,3 +60,19 @@ def test_an_exception_right_after_last_error_is_not_taken_as_its_text():
     f = parsers.run("torch-distributed", "ncclSystemError: System call failed.\nLast error:\n"
                     "RuntimeError: something else\n")
     assert "nccl.warnings" not in f
+
+
+def test_a_collective_mismatch_between_ranks_is_read_as_the_applications_error():
+    f = parse("torch-distributed/msswift9443-detected-mismatch-between-collectives.txt")
+    assert len(f["torch.errors"]) == 1
+    assert f["torch.errors"][0].startswith("RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is "
+                                           "running collective: CollectiveFingerPrint(SequenceNumber=3104, OpType=ALLREDUCE")
+    assert "nccl.errors" not in f and "torch.watchdog_timeouts" not in f
+
+
+def test_the_frames_of_a_watchdog_timeout_without_its_message_line():
+    text = load("torch-distributed/particleflow390-watchdog-frames-only.txt")
+    assert parsers.detect(text) == "torch-distributed"
+    f = parsers.run("torch-distributed", text)
+    assert f["torch.watchdog_timeouts"] == 1
+    assert f["torch.errors"] == []

@@ -115,8 +115,14 @@ _NO_IFACE = re.compile(r"no socket interface found|no usable listening interface
 _XML_OR_TOPO = re.compile(r"\bXML\b|topology file", re.IGNORECASE)
 
 
-_OLD_LINE = re.compile(r"^\s*(?:[\w.\-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?(?:INFO|WARN) |(?:INFO|WARN) (?:NET/|Bootstrap ?:))",
+_OLD_LINE = re.compile(r"^\s*(?:[\w.\-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?(?:INFO|WARN) |(?:INFO|WARN) (?:NET/|Bootstrap ?:)|"
+                       r"[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+ WARN |Duplicate GPU detected : rank \d+ and rank \d+ )",
                        re.MULTILINE)
+# an old WARN quoted without its host:pid:tid prefix keeps NCCL's source location ("include/socket.h:344 WARN
+# Socket creation failed : ..."): the location is NCCL's, so any message is read
+# NCCL's WARN messages distinctive enough to be read when quoted with neither prefix nor level
+_BARE_WARN_TEXT = re.compile(r"^(?P<lvl>WARN) (?P<loc>)(?P<msg>Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device .*)$")
+_BARE_OLD_LOC = re.compile(r"^\s*(?P<loc>[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+) (?P<lvl>WARN|INFO) (?P<msg>.*)$")
 
 
 _IFACE_PIECE = re.compile(r"^\s*\[\d+\][\w.\-]+:\S+<\d+>\s*$", re.MULTILINE)
@@ -267,7 +273,12 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
                 if m is None:
                     words = line.split(None, 2)
                     if words and (words[0] in ("INFO", "WARN") or (len(words) > 1 and words[1] in ("INFO", "WARN"))):
-                        m = _BARE_OLD.match(line)
+                        m = _BARE_OLD.match(line) or _BARE_OLD_LOC.match(line)
+            elif "Duplicate GPU detected" in raw:
+                # NCCL's WARN text quoted alone (no prefix, no level): distinctive enough to read as that WARN
+                m = _BARE_WARN_TEXT.match("WARN " + raw.strip())
+                line = raw.rstrip()
+                vm = None
             elif "Error" not in raw or ("ncclInternalError" not in raw and "ncclSystemError" not in raw):
                 continue  # neither prefix pattern, no error pattern, no version can match
             else:

@@ -40,7 +40,7 @@ MAX_TEXT = 300
 FACTS = [
     ("torch.errors", "list", "", f"exceptions raised by torch.distributed (DistBackendError, 'RuntimeError: NCCL error', DistStoreError, ChildFailedError ...), deduplicated, at most {MAX_MESSAGES}"),
     ("torch.nccl_error_kinds", "list", "", "NCCL result names in the log (ncclSystemError, ncclInternalError, ncclUnhandledCudaError, ncclRemoteError, ncclInvalidUsage), in order seen"),
-    ("torch.watchdog_timeouts", "number", "count", "ProcessGroupNCCL watchdog timeout lines ('Watchdog caught collective operation timeout')"),
+    ("torch.watchdog_timeouts", "number", "count", "ProcessGroupNCCL watchdog timeout lines ('Watchdog caught collective operation timeout'); 1 when only the timeout's C++ frames were pasted ('Exception raised from ncclCommWatchdog')"),
     ("torch.timeout_ops", "list", "", "collective types that timed out (OpType=ALLREDUCE ...), in order seen"),
     ("torch.timeout_ms", "number", "ms", "the collective timeout in force (Timeout(ms)=...), the largest seen"),
     ("torch.timeout_seqs", "list", "", "sequence numbers (SeqNum=) of the collectives that timed out, sorted"),
@@ -68,7 +68,8 @@ _TIMEOUT = re.compile(r"Timeout\(ms\)=(\d+)")
 _TIMEOUT_AT = re.compile(r"\[(?:PG \S+ )?Rank (?P<rank>\d+)\] Timeout at NCCL work: (?P<work>\d+), last enqueued NCCL work: "
                          r"(?P<enq>-?\d+), last completed NCCL work: (?P<done>-?\d+)")
 _OTHER_EXC = re.compile(r"\b(torch\.distributed\.(?:DistStoreError|DistNetworkError|elastic\.multiprocessing\.errors\."
-                        r"ChildFailedError)|RuntimeError: NCCL communicator was aborted[^.]*|"
+                        r"ChildFailedError)|RuntimeError: Detected mismatch between collectives on ranks|"
+                        r"RuntimeError: NCCL communicator was aborted[^.]*|"
                         r"NCCL communicator was aborted on rank \d+)\b:?\s*(?P<msg>.*?)\s*$")
 _MARKERS = re.compile(r"ProcessGroupNCCL|DistBackendError|NCCL error in:|Watchdog caught collective|"
                       r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|torch\.distributed\.")
@@ -82,6 +83,7 @@ def _clip(s: str) -> str:
 def _detect(text: str) -> float:
     head = text[:262144]
     strong = len(re.findall(r"NCCL error in:|Watchdog caught collective operation timeout|DistBackendError|"
+                            r"Detected mismatch between collectives on ranks|Exception raised from ncclCommWatchdog|"
                             r"\[E[\w :.]*ProcessGroupNCCL\.cpp", head))
     score = 0.85 if strong >= 2 else 0.7 if strong == 1 else 0.5 if len(_MARKERS.findall(head)) >= 2 else 0.0
     if score and "Watchdog caught" not in head and re.search(r"Cuda failure \d+|cudaError\w+|CUDA error:|unhandled cuda error|ncclUnhandledCudaError", head):
@@ -117,6 +119,7 @@ def parse(text: str) -> dict[str, Any]:
     watchdog = 0
     version: str | None = None
     want_last = False
+    watchdog_frames = False
     seen = 0
     for raw in text.split("\n"):
         line = _PREFIX.sub("", raw.rstrip(), count=1)
@@ -172,7 +175,11 @@ def parse(text: str) -> dict[str, Any]:
                 ranks.add(int(t.group("rank")))
                 completed[t.group("rank")] = int(t.group("done"))
             continue
-        if "torch.distributed." in line or "communicator was aborted" in line:
+        if "Exception raised from ncclCommWatchdog" in line or "ProcessGroupNCCL::WorkNCCL::checkTimeout" in line:
+            watchdog_frames = True  # the C++ frames of a watchdog timeout whose message line was not pasted
+            seen += 1
+            continue
+        if "torch.distributed." in line or "communicator was aborted" in line or "mismatch between collectives" in line:
             o = _OTHER_EXC.search(line)
             if o:
                 seen += 1
@@ -183,8 +190,8 @@ def parse(text: str) -> dict[str, Any]:
     facts: dict[str, Any] = {"torch.errors": errors}
     if kinds:
         facts["torch.nccl_error_kinds"] = kinds
-    if watchdog:
-        facts["torch.watchdog_timeouts"] = watchdog
+    if watchdog or watchdog_frames:
+        facts["torch.watchdog_timeouts"] = watchdog or 1
     if ops:
         facts["torch.timeout_ops"] = ops
     if timeout_ms is not None:

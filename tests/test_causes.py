@@ -261,3 +261,11 @@ def test_application_errors_quoted_alone_are_read_and_name_no_cluster_cause() ->
     # an old WARN that no socket interface could be created is the node's, not the application's
     assert _found(["nccl-debug/nccl210-old-warn-with-location-no-prefix-socket-creation-failed.txt"]) == [
         ("container-no-net-interface", "likely")]
+
+
+def test_enodev_on_a_queue_pair_points_at_the_hca_selection(tmp_path) -> None:
+    sources.load_all()
+    log = tmp_path / "nccl.log"  # NVIDIA/nccl#799, the WARN as posted
+    log.write_text("72bf7b08:76786:77145 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error "
+                   "No such device\n72bf7b08:76786:77145 [3] NCCL INFO transport/net_ib.cc:395 -> 2\n")
+    assert _found([str(log)]) == [("ib-hca-mismatch", "likely")]

@@ -44,3 +44,14 @@ def test_yaml_without_containers_or_broken_yaml_is_a_parse_error():
         parsers.run("k8s-pod", "apiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n")
     with pytest.raises(ParseError):
         parsers.run("k8s-pod", "apiVersion: v1\nkind: Pod\nspec:\n  containers: [\n")
+
+
+def test_the_containers_section_alone_as_pasted_from_a_manifest():
+    text = load("k8s-pod/nvct1877-containers-section-only-infiniband-mount-shm-volume-unseen.txt")
+    assert parsers.detect(text) == "k8s-pod"
+    f = parsers.run("k8s-pod", text)
+    assert f["k8s.containers"] == ["nvcr.io/nvidia/cuda:12.6.3-devel-ubuntu22.04"]  # no name: the image stands for it
+    assert (f["k8s.gpus"], f["k8s.rdma_devices"], f["k8s.capabilities"]) == (1, True, ["IPC_LOCK"])
+    assert f["env.var.NCCL_IB_HCA"] == "mlx5_0:1,mlx5_1:1" and f["env.var.NCCL_IB_GID_INDEX"] == "3"
+    # /dev/shm comes from a volume the paste does not show: its size is not known, so not "limited"
+    assert "k8s.shm_limited" not in f and f["k8s.shm_memory_volume"] is False

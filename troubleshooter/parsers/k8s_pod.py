@@ -49,7 +49,7 @@ FACTS = [
     ("k8s.host_ipc", "bool", "", "the pod shares the node's IPC namespace and /dev/shm (hostIPC: true)"),
     ("k8s.shm_memory_volume", "bool", "", "an emptyDir volume with medium Memory is mounted at /dev/shm"),
     ("k8s.shm_size_limit", "string", "", "sizeLimit of that volume, as written"),
-    ("k8s.shm_limited", "bool", "", "neither a memory-backed /dev/shm volume nor hostIPC: /dev/shm is the runtime's default (64 MB)"),
+    ("k8s.shm_limited", "bool", "", "neither a memory-backed /dev/shm volume nor hostIPC: /dev/shm is the runtime's default (64 MB); absent when /dev/shm is mounted from a volume the paste does not show"),
     ("k8s.networks_annotation", "string", "", "the Multus k8s.v1.cni.cncf.io/networks annotation (extra, e.g. RDMA, interfaces)"),
     ("env.var.*", "string", "", "the value of one environment variable, as set (secrets included; redacted in output)"),
 ]
@@ -63,6 +63,11 @@ def _detect(text: str) -> float:
     if re.search(r"^\s*apiVersion:", head, re.MULTILINE) and re.search(r"^\s*kind:", head, re.MULTILINE) \
             and re.search(r"^\s*-?\s*containers:|^\s*containers:", head, re.MULTILINE):
         return 0.85
+    # the containers section alone, as people paste it from a manifest: a 'containers:' list whose items carry an
+    # image and the keys of a container (resources, volumeMounts, securityContext, env)
+    if re.search(r"^\s*containers:\s*$", head, re.MULTILINE) and re.search(r"^\s*-\s+(?:image|name):", head, re.MULTILINE) \
+            and len(re.findall(r"^\s*(?:resources|volumeMounts|securityContext|env|command|args):", head, re.MULTILINE)) >= 2:
+        return 0.7
     return 0.0
 
 
@@ -115,7 +120,7 @@ def parse(text: str) -> dict[str, Any]:
     gpus: int | None = None
     rdma: list[str] = []
     caps: list[str] = []
-    privileged = host_net = host_ipc = shm_mem = ib_mount = False
+    privileged = host_net = host_ipc = shm_mem = ib_mount = shm_unseen = False
     shm_limit = None
     networks = None
     env: dict[str, str] = {}
@@ -128,8 +133,9 @@ def parse(text: str) -> dict[str, Any]:
         for c in spec.get("containers") or []:
             if not isinstance(c, dict):
                 continue
-            if c.get("name") and str(c["name"]) not in names:
-                names.append(str(c["name"]))
+            ident = c.get("name") or c.get("image")  # a pasted fragment may give the image only
+            if ident and str(ident) not in names:
+                names.append(str(ident))
             res = c.get("resources") or {}
             for part in ("limits", "requests"):
                 for rname, val in (res.get(part) or {}).items() if isinstance(res.get(part), dict) else ():
@@ -153,6 +159,8 @@ def parse(text: str) -> dict[str, Any]:
                 path = str(m.get("mountPath", ""))
                 vol = volumes.get(m.get("name")) or {}
                 if path.rstrip("/") == "/dev/shm":
+                    if m.get("name") not in volumes:
+                        shm_unseen = True  # mounted from a volume the paste does not show: its size is unknown
                     ed = vol.get("emptyDir") if isinstance(vol, dict) else None
                     if isinstance(ed, dict) and str(ed.get("medium", "")).lower() == "memory":
                         shm_mem = True
@@ -172,8 +180,9 @@ def parse(text: str) -> dict[str, Any]:
         facts["k8s.gpus"] = gpus
     facts.update({"k8s.rdma_resources": rdma, "k8s.rdma_devices": bool(rdma) or ib_mount or privileged,
                   "k8s.privileged": privileged, "k8s.capabilities": caps, "k8s.host_network": host_net,
-                  "k8s.host_ipc": host_ipc, "k8s.shm_memory_volume": shm_mem,
-                  "k8s.shm_limited": not shm_mem and not host_ipc})
+                  "k8s.host_ipc": host_ipc, "k8s.shm_memory_volume": shm_mem})
+    if shm_mem or host_ipc or not shm_unseen:
+        facts["k8s.shm_limited"] = not shm_mem and not host_ipc
     if shm_limit is not None:
         facts["k8s.shm_size_limit"] = shm_limit
     if networks is not None:

@@ -269,3 +269,12 @@ def test_enodev_on_a_queue_pair_points_at_the_hca_selection(tmp_path) -> None:
     log.write_text("72bf7b08:76786:77145 [3] misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error "
                    "No such device\n72bf7b08:76786:77145 [3] NCCL INFO transport/net_ib.cc:395 -> 2\n")
     assert _found([str(log)]) == [("ib-hca-mismatch", "likely")]
+
+
+def test_cpupower_idle_info_with_the_boot_line_that_limits_it_confirms_cstates_limited(tmp_path) -> None:
+    sources.load_all()
+    idle = "cpupower/amd-acpi-idle-processor-max-cstate-1-poll-c1-only.txt"
+    assert _found([idle]) == []  # C1 only could be a VM's normal: not without knowing the host
+    cmdline = tmp_path / "cmdline.txt"
+    cmdline.write_text("$ cat /proc/cmdline\nBOOT_IMAGE=/vmlinuz ro quiet processor.max_cstate=1 intel_idle.max_cstate=0\n")
+    assert ("cstates-limited", "confirmed") in _found([idle, str(cmdline)])

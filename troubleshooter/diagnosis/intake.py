@@ -72,6 +72,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("nvidia-smi", ("nvlink",), "nvlink-status"),
     ("nvidia-smi", (), "nvidia-smi"),
     ("numastat", (), "numastat"),
+    ("cpupower", ("idle-info", "frequency-info"), "cpupower"),
     ("numactl", (), "numactl"),
     ("ibstat", (), "ibstat"),
     ("ibstatus", (), "ibstatus"),

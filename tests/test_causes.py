@@ -278,3 +278,16 @@ def test_cpupower_idle_info_with_the_boot_line_that_limits_it_confirms_cstates_l
     cmdline = tmp_path / "cmdline.txt"
     cmdline.write_text("$ cat /proc/cmdline\nBOOT_IMAGE=/vmlinuz ro quiet processor.max_cstate=1 intel_idle.max_cstate=0\n")
     assert ("cstates-limited", "confirmed") in _found([idle, str(cmdline)])
+
+
+def test_a_quoted_power_brake_section_concludes_throttling() -> None:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    f = Path(__file__).parent / "data/nvidia-smi-q-fragments/l4rz-c4130-v100-sxm2-32gb-power-brake-fragment-at-margin.txt"
+    r = subprocess.run([sys.executable, "-m", "troubleshooter", "diagnose", "--evidence", str(f), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    d = json.loads(r.stdout)
+    assert "gpu-throttled" in [c.get("cause") or c.get("id") for c in d["conclusions"]], d["conclusions"]

@@ -381,32 +381,42 @@ def read(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 _REASON_SECTIONS = frozenset({"clocks event reasons", "clocks throttle reasons", "clocks throttle reason"})
+_FRAGMENT_SECTIONS = _REASON_SECTIONS | {"performance state", "clocks", "max clocks", "power readings",
+                                         "gpu power readings", "temperature"}
 _PROMPT = re.compile(r"^\S*[$#]\s")
 
 
 def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
-    """GPUs from a fragment without GPU headers, as ``nvidia-smi -q | grep -A8 'Clocks Throttle'`` prints:
-    each reasons section (in order, ``--`` between GPUs) is one GPU's, with the Performance State line just
-    before it when the grep kept it. Only such a fragment: any other line (a report whose GPU header was lost,
-    another tool's output) and it is not one, and the caller's error stands."""
+    """GPUs from a fragment without GPU headers, as ``nvidia-smi -q | grep -A8 'Clocks Throttle'`` prints, or as
+    people quote a section or two of ``nvidia-smi -q -d PERFORMANCE,CLOCK`` (at the left margin or indented):
+    sections are grouped into one GPU until a section repeats (the next GPU's; ``--`` between GPUs from grep),
+    and a group counts only with its reasons section. Only such a fragment: any other unindented line (a report
+    whose GPU header was lost, another tool's output) and it is not one, and the caller's error stands."""
     body = []
     for ln in lines:
         if ln[:1].isspace():
             body.append(ln)
-        elif ln.strip() and ln.strip() != "--" and not _PROMPT.match(ln):
-            return []  # an unindented line that is neither grep's separator nor the command's prompt
+            continue
+        s = ln.strip()
+        if not s or s == "--" or _PROMPT.match(ln):
+            continue
+        if s.split(":", 1)[0].strip().lower() not in _FRAGMENT_SECTIONS:
+            return []  # an unindented line that is neither a section of the report nor grep's separator
+        body.append(ln)
     root = _tree(body, Node("", None, -1))
-    if any(node.lkey not in _REASON_SECTIONS and node.lkey != "performance state" for node in root.children):
+    if any(node.lkey not in _FRAGMENT_SECTIONS for node in root.children):
         return []
-    devices: list[dict[str, Any]] = []
-    pending: Node | None = None
+    groups: list[list[Node]] = [[]]
     for node in root.children:
-        if node.lkey == "performance state":
-            pending = node
+        if any(n.lkey == node.lkey for n in groups[-1]):
+            groups.append([])
+        groups[-1].append(node)
+    devices: list[dict[str, Any]] = []
+    for group in groups:
+        if not any(n.lkey in _REASON_SECTIONS for n in group):
             continue
         gpu = Node("", None, -1)
-        gpu.children = [pending, node] if pending is not None else [node]
-        pending = None
+        gpu.children = group
         d = device(gpu, len(devices))
         if d["clocks_event_reasons"] is not None:
             devices.append(d)
@@ -419,8 +429,8 @@ def _detect(text: str) -> float:
     if re.search(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*$", text, re.MULTILINE) and re.search(
             r"^\s+Product Name\s+:", text, re.MULTILINE):
         return 0.85
-    if re.search(r"^\s+Clocks (?:Event|Throttle) Reasons?\s*$", text, re.MULTILINE) and len(re.findall(
-            r"^\s+(?:Idle|GPU Idle|SW Power Cap|HW Slowdown|Sync Boost|SW Thermal Slowdown)\s*: (?:Not )?Active\s*$",
+    if re.search(r"^\s*Clocks (?:Event|Throttle) Reasons?\s*$", text, re.MULTILINE) and len(re.findall(
+            r"^\s*(?:Idle|GPU Idle|SW Power Cap|HW Slowdown|Sync Boost|SW Thermal Slowdown)\s*: (?:Not )?Active\s*$",
             text[:65536], re.MULTILINE)) >= 2:
         return 0.8  # a grep'd fragment: nvidia-smi -q | grep -A8 'Clocks Throttle'
     return 0.0

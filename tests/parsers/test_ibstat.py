@@ -138,3 +138,19 @@ def test_random_text_only_parse_error(parts):
             parsers.get(kind).func(text)
         except ParseError:
             pass
+
+
+def test_ibstat_with_a_ca_and_port_argument_prints_ca_colon_and_unindented_keys():
+    text = load("ibstat/ibstat-ca-port-argument-mlx4-port2-down-polling.txt")
+    assert parsers.detect(text) == "ibstat"
+    f = parsers.run("ibstat", text)
+    assert f["ib.ports"] == [{"device": "mlx4_0", "port": 2, "state": "Down", "phys_state": "Polling", "rate_gbps": 10}]
+    assert f["ib.down_ports"] == ["mlx4_0:2"]
+
+
+def test_a_port_block_without_its_ca_line():
+    text = load("ibstat/port-block-without-ca-line-active-polling-roce.txt")
+    assert parsers.detect(text) == "ibstat"
+    f = parsers.run("ibstat", text)
+    assert f["ib.ports"] == [{"device": "(not shown)", "port": 1, "state": "Active", "phys_state": "Polling",
+                              "rate_gbps": 100, "link_layer": "Ethernet"}]

@@ -157,7 +157,7 @@ def summarize(devices: list[dict[str, Any]], ports: list[dict[str, Any]]) -> dic
     return facts
 
 
-_CA = re.compile(r"^CA\s+'([^']+)'\s*$")
+_CA = re.compile(r"^CA:?\s+'([^']+)'\s*$")  # "CA: 'mlx4_0'" is what `ibstat CA PORT` prints
 _PORT = re.compile(r"^Port\s+(\d+)\s*:\s*$")
 _KV = re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*(.*)$")
 _DEVICE_KEYS = {"CA type": "ca_type", "Firmware version": "fw"}
@@ -165,8 +165,13 @@ _DEVICE_KEYS = {"CA type": "ca_type", "Firmware version": "fw"}
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    cas = len(re.findall(r"^\s*CA\s+'[^']+'\s*$", head, re.MULTILINE))
+    cas = len(re.findall(r"^\s*CA:?\s+'[^']+'\s*$", head, re.MULTILINE))
     if not cas:
+        # a port block quoted without its CA line: "Port 1:" with ibstat's own port keys under it
+        if re.search(r"^\s*Port \d+:\s*$", head, re.MULTILINE) and sum(
+                k in head for k in ("Physical state:", "Rate:", "Link layer:", "Port GUID:", "Capability mask:",
+                                    "SM lid:")) >= 3:
+            return 0.7
         return 0.0
     hits = sum(k in head for k in ("CA type:", "Number of ports:", "Firmware version:", "Physical state:", "Link layer:", "Port GUID:"))
     if hits >= 3:
@@ -199,9 +204,12 @@ def parse(text: str) -> dict[str, Any]:
             devices.append(dev)
             port = None
             continue
+        m = _PORT.match(line)
+        if dev is None and m:
+            dev = {"name": "(not shown)", "ports": []}  # a port block quoted without its CA line
+            devices.append(dev)
         if dev is None:
             continue  # prompt lines, "Log ibstat:", "=======" before the first CA
-        m = _PORT.match(line)
         if m:
             port = {"device": dev["name"], "port": int(m.group(1))}
             dev["ports"].append(port["port"])

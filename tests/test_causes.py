@@ -291,3 +291,30 @@ def test_a_quoted_power_brake_section_concludes_throttling() -> None:
                        capture_output=True, text=True, timeout=120)
     d = json.loads(r.stdout)
     assert "gpu-throttled" in [c.get("cause") or c.get("id") for c in d["conclusions"]], d["conclusions"]
+
+
+def _diagnosed(*rel: str) -> list[str]:
+    """The causes `diagnose --evidence` concludes from these files (tests/data), as a user runs it."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data"
+    argv = [sys.executable, "-m", "troubleshooter", "diagnose"]
+    for r in rel:
+        argv += ["--evidence", str(data / r)]
+    r = subprocess.run(argv + ["--json"], capture_output=True, text=True, timeout=120)
+    return [c["cause"] for c in json.loads(r.stdout)["conclusions"]]
+
+
+def test_the_fabric_managers_service_log_and_the_drivers_word_name_its_cause() -> None:
+    # killed after the GPUs registered (fabric Completed): a restart needs a GPU reset first
+    assert _diagnosed("systemctl-status/hgx-fm-killed-fabric-completed-script-output.txt") == [
+        "fabric-manager-restarted-without-gpu-reset"]
+    assert _diagnosed("dmesg/hgx-nvrm-fabric-state-out-of-sync-journal.txt") == [
+        "fabric-manager-restarted-without-gpu-reset"]
+    # its version differs from the driver's: it never starts
+    assert _diagnosed("systemctl-status/fm-version-mismatch-journal-lines.txt") == ["fabric-manager-not-running"]
+    # running: nothing
+    assert _diagnosed("systemctl-status/rhelai-h100-fm-active-running.txt") == []

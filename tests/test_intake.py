@@ -182,3 +182,13 @@ def test_a_command_the_shell_could_not_run_is_said_so(tmp_path: Path) -> None:
     ef = EvidenceFacts.from_specs([str(p)])
     assert [f.error for f in ef.files if f.error] == ["the command did not run: bash: mpirun: command not found"]
     assert ef.lookup("cmdline.raw") is not None or any(f.kind == "cmdline" and not f.error for f in ef.files)
+
+
+def test_a_collection_scripts_section_banners_start_blocks():
+    from troubleshooter.diagnosis import intake
+
+    text = "=== DRIVER ===\n580.1\n=== FABRIC MANAGER SERVICE ===\n× nvidia-fabricmanager.service - x\n" \
+           "     Active: failed (Result: signal)\n# Avg bus bandwidth    : 33.3\n"
+    blocks = intake.split(text)
+    assert [b.text for b in blocks] == ["580.1\n", "× nvidia-fabricmanager.service - x\n     Active: failed (Result: "
+                                        "signal)\n# Avg bus bandwidth    : 33.3\n"]

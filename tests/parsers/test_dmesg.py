@@ -158,3 +158,9 @@ def test_real_source_here():
         assert f["dmesg.lines"] > 0 and "dmesg.kernel_version" in f
     else:
         assert ev.status in (Status.OK, Status.PERMISSION_DENIED), ev.reason
+
+
+def test_the_driver_says_the_fabric_state_is_out_of_sync():
+    f = parsers.run("dmesg", load("dmesg/hgx-nvrm-fabric-state-out-of-sync-journal.txt"))
+    assert f["dmesg.fabric_out_of_sync"] is True
+    assert "dmesg.fabric_manager_absent" not in f

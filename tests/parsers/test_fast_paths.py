@@ -286,5 +286,9 @@ def test_dmesg_same_as_before() -> None:
 
     texts = _dmesg_texts()
     assert len(texts) > 300
+    new = {"dmesg.fabric_out_of_sync", "dmesg.fabric_manager_absent"}  # learnt after the copy was taken
     for name, text in texts:
-        assert _outcome(dmesg.parse, text) == _outcome(dmesg_reference.parse, text), name
+        kind, out = _outcome(dmesg.parse, text)
+        if kind == "ok":
+            out = {k: v for k, v in out.items() if k not in new}
+        assert (kind, out) == _outcome(dmesg_reference.parse, text), name

@@ -295,3 +295,15 @@ def test_grep_fragment_of_two_gpus_with_an_active_reason():
 def test_reasons_header_alone_is_still_an_error():
     with pytest.raises(ParseError):
         parse("    Clocks Throttle Reasons\n")
+
+
+def test_the_fabric_registration_grep_in_a_scripts_output():
+    """nvidia-smi -q | grep -i -A 2 Fabric, between a script's banners, with '...' elisions (HGX recovery post)."""
+    from troubleshooter.diagnosis import intake
+
+    text = load("systemctl-status/hgx-fm-killed-fabric-completed-script-output.txt")
+    block = next(b for b in intake.split(text) if "Fabric" in b.text and "State" in b.text)
+    assert parsers.detect(block.text) == "nvidia-smi-q"
+    f = parsers.run("nvidia-smi-q", block.text)
+    assert f["gpu.fabric_states"] == {"0": "Completed/Success", "1": "Completed/Success", "2": "Completed/Success"}
+    assert f["gpu.fabric_incomplete"] == []

@@ -244,11 +244,16 @@ def is_prompt(line: str) -> bool:
     return _PROMPT.match(line) is not None
 
 
+# a section banner a collection script echoes between its commands' outputs: "=== DRIVER ===", "----- ibstat -----"
+_SECTION_BANNER = re.compile(r"^\s*(?:={3,}|-{3,}|#{3,}|\*{3,})[ \t]*[A-Za-z][^=#*]{0,78}?[ \t]*(?:={3,}|-{3,}|#{3,}|\*{3,})\s*$")
+
+
 def split(text: str) -> list[Block]:
     """Cut a transcript at its prompts. Text before the first prompt, or a paste with none, is one block.
 
     A command continued with backslashes is read whole. A ``docker run`` line (after a prompt or not) is also a
-    block of its own, read by the docker-run kind: its options say what the container was given."""
+    block of its own, read by the docker-run kind: its options say what the container was given. A collection
+    script's section banner (``=== FABRIC MANAGER SERVICE ===``) also starts a block, read by detection."""
     lines = text.split("\n")
     blocks: list[Block] = []
     cur: Block | None = None
@@ -293,6 +298,12 @@ def split(text: str) -> list[Block]:
                 cmd = full
             else:
                 used = 0
+        if cmd is None and _SECTION_BANNER.match(ln):
+            # a script's "=== FABRIC MANAGER SERVICE ===" echo: what follows is another command's output
+            flush()
+            cur, buf, start = None, [], i + 1
+            idx += 1
+            continue
         if cmd is None:
             used = 0
             assigns = []

@@ -52,6 +52,10 @@ FACTS = [
     ("dmesg.gsp_errors", "number", "count", "NVRM lines reporting GSP/RPC failures or timeouts"),
     ("dmesg.nvrm_assertions", "number", "count", "NVRM 'Assertion failed' lines"),
     ("dmesg.nvrm_lines", "number", "count", "lines mentioning NVRM (NVIDIA kernel driver)"),
+    ("dmesg.fabric_out_of_sync", "bool", "", "the driver says its cached NVLink fabric state is out of sync "
+     "(NV_ERR_FABRIC_STATE_OUT_OF_SYNC: the fabric manager restarted without a GPU reset); absent when the log does not say"),
+    ("dmesg.fabric_manager_absent", "bool", "", "the driver says no fabric manager is present (NV_ERR_FABRIC_MANAGER_NOT_PRESENT); "
+     "absent when the log does not say"),
     ("dmesg.nvidia_driver_version", "string", "", "NVIDIA kernel module version from its load banner"),
     ("dmesg.suppressed_callbacks", "number", "count", "messages the kernel rate-limited away (sum of 'N callbacks suppressed')"),
     ("dmesg.kernel_cmdline", "string", "", "the boot command line from 'Kernel command line:' (or the early 'Command line:')"),
@@ -170,6 +174,7 @@ def parse(text: str) -> dict[str, object]:
     iommu_on: bool | None = None
     default_domain = None
     smmu = cmdqv = gsp = asserts = nvrm = suppressed = 0
+    fabric_sync = fm_absent = False
     companion = None
     fallback = False
     cmdline = early_cmdline = nv_version = linux_version = None
@@ -223,6 +228,9 @@ def parse(text: str) -> dict[str, object]:
                 gsp += 1
         if "NVRM" in msg and _ASSERT.search(msg):
             asserts += 1
+        if "abric" in msg or "FABRIC" in msg:
+            fabric_sync |= "FABRIC_STATE_OUT_OF_SYNC" in msg or "fabric state cached by the driver is out of sync" in msg
+            fm_absent |= "FABRIC_MANAGER_NOT_PRESENT" in msg
         sm = _SUPPRESSED.search(msg) if "callbacks suppressed" in msg else None
         if sm:
             suppressed += int(sm.group(1))
@@ -250,6 +258,10 @@ def parse(text: str) -> dict[str, object]:
         "dmesg.nvrm_lines": nvrm,
         "dmesg.suppressed_callbacks": suppressed,
     }
+    if fabric_sync:
+        facts["dmesg.fabric_out_of_sync"] = True
+    if fm_absent:
+        facts["dmesg.fabric_manager_absent"] = True
     facts["dmesg.fallen_off_bus"] = off_bus
     if off_bus:
         facts["dmesg.fallen_off_bus_devices"] = off_devices

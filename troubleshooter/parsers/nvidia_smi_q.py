@@ -141,7 +141,7 @@ class Node:
 GPU_KEYS = frozenset({
     "product name", "gpu uuid", "pci", "performance state", "persistence mode", "clocks", "max clocks",
     "gpu power readings", "power readings", "temperature", "clocks event reasons", "clocks throttle reasons",
-    "clocks throttle reason", "ecc errors", "remapped rows", "retired pages", "processes",
+    "clocks throttle reason", "ecc errors", "remapped rows", "retired pages", "processes", "fabric",
 })
 
 
@@ -340,7 +340,16 @@ def device(gpu: Node, index: int) -> dict[str, Any]:
         "pcie_width_max": _int(width.value_at("Max")) if width is not None else None,
         "persistence_mode": persistence,
         "processes": _processes(gpu),
+        "fabric": _fabric(gpu),
     }
+
+
+def _fabric(gpu: Node) -> dict[str, str] | None:
+    """The NVSwitch fabric registration ('Fabric' / State, Status; driver 535+), None where not shown or N/A."""
+    state, status = gpu.value_at("Fabric", "State"), gpu.value_at("Fabric", "Status")
+    if not state or state == "N/A":
+        return None
+    return {"state": state, "status": status or ""}
 
 
 def read(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -382,8 +391,9 @@ def read(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 _REASON_SECTIONS = frozenset({"clocks event reasons", "clocks throttle reasons", "clocks throttle reason"})
 _FRAGMENT_SECTIONS = _REASON_SECTIONS | {"performance state", "clocks", "max clocks", "power readings",
-                                         "gpu power readings", "temperature"}
+                                         "gpu power readings", "temperature", "fabric"}
 _PROMPT = re.compile(r"^\S*[$#]\s")
+_BANNER_LINE = re.compile(r"^(?:=+|-+|#+)\s*[\w .:/()-]*\s*(?:=+|-+|#+)$")
 
 
 def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
@@ -398,27 +408,28 @@ def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
             body.append(ln)
             continue
         s = ln.strip()
-        if not s or s == "--" or _PROMPT.match(ln):
-            continue
+        if not s or s in ("--", "...", "…") or _PROMPT.match(ln) or _BANNER_LINE.match(s):
+            continue  # grep's separator, an elision, the command, a script's "=== SECTION ===" echo
         if s.split(":", 1)[0].strip().lower() not in _FRAGMENT_SECTIONS:
             return []  # an unindented line that is neither a section of the report nor grep's separator
         body.append(ln)
     root = _tree(body, Node("", None, -1))
-    if any(node.lkey not in _FRAGMENT_SECTIONS for node in root.children):
+    known = [node for node in root.children if node.lkey in _FRAGMENT_SECTIONS]
+    if not known:
         return []
     groups: list[list[Node]] = [[]]
-    for node in root.children:
+    for node in known:  # other sections a grep kept around them (Inforom Version, GPU Fabric GUID) are left out
         if any(n.lkey == node.lkey for n in groups[-1]):
             groups.append([])
         groups[-1].append(node)
     devices: list[dict[str, Any]] = []
     for group in groups:
-        if not any(n.lkey in _REASON_SECTIONS for n in group):
+        if not any(n.lkey in _REASON_SECTIONS or n.lkey == "fabric" for n in group):
             continue
         gpu = Node("", None, -1)
         gpu.children = group
         d = device(gpu, len(devices))
-        if d["clocks_event_reasons"] is not None:
+        if d["clocks_event_reasons"] is not None or d["fabric"] is not None:
             devices.append(d)
     return devices
 
@@ -433,6 +444,8 @@ def _detect(text: str) -> float:
             r"^\s*(?:Idle|GPU Idle|SW Power Cap|HW Slowdown|Sync Boost|SW Thermal Slowdown)\s*: (?:Not )?Active\s*$",
             text[:65536], re.MULTILINE)) >= 2:
         return 0.8  # a grep'd fragment: nvidia-smi -q | grep -A8 'Clocks Throttle'
+    if re.search(r"^\s*Fabric\s*\n\s+State\s+: [\w /]+\n\s+Status\s+: ", text[:65536], re.MULTILINE):
+        return 0.75  # nvidia-smi -q | grep -A2 Fabric: the NVSwitch fabric registration per GPU
     return 0.0
 
 

@@ -68,6 +68,10 @@ FACTS = [
     ("gpu.pcie_degraded", "list", "", "GPUs whose PCIe link runs below its max: {index, gen, gen_max, width, width_max} "
      "(normal at idle: links train down to save power)"),
     ("gpu.persistence_off", "list", "", "indexes of GPUs with persistence mode off"),
+    ("gpu.fabric_states", "dict", "", "GPU -> its NVSwitch fabric registration 'State/Status' (nvidia-smi -q 'Fabric'; "
+     "Completed/Success when the fabric manager set it up); only on NVSwitch systems"),
+    ("gpu.fabric_incomplete", "list", "", "GPUs whose fabric registration is not Completed/Success (In Progress, Not "
+     "Started, a failure status): the fabric manager has not set them up"),
 ]
 
 
@@ -86,8 +90,14 @@ def gpu_facts(devices: Iterable[dict[str, Any]], *, driver: Any = None, cuda: An
 
     Facts that no GPU reports are omitted, never defaulted.
     """
+    devices = list(devices)
+    fabric = [(d.get("index"), d.get("fabric")) for d in devices if isinstance(d.get("fabric"), dict)]
     devices = [{k: d.get(k) for k in DEVICE_KEYS} for d in devices]
     facts: dict[str, Any] = {}
+    if fabric:  # NVSwitch systems only (N/A elsewhere): the fabric manager registered each GPU, or not
+        facts["gpu.fabric_states"] = {str(i): f"{f.get('state', '')}/{f.get('status', '')}" for i, f in fabric}
+        facts["gpu.fabric_incomplete"] = [i for i, f in fabric
+                                          if f.get("state") != "Completed" or f.get("status") not in ("Success", "")]
     facts["gpu.count"] = int(count) if isinstance(count, int) and count >= len(devices) else len(devices)
     facts["gpu.names"] = [d["name"] for d in devices if isinstance(d["name"], str)]
     if isinstance(driver, str) and driver:

@@ -192,3 +192,11 @@ def test_a_collection_scripts_section_banners_start_blocks():
     blocks = intake.split(text)
     assert [b.text for b in blocks] == ["580.1\n", "× nvidia-fabricmanager.service - x\n     Active: failed (Result: "
                                         "signal)\n# Avg bus bandwidth    : 33.3\n"]
+
+
+def test_the_html_an_issue_template_wraps_a_log_in_is_not_output():
+    from troubleshooter.diagnosis import intake
+
+    text = "<details>\n<summary>nvidia-smi -q output</summary>\n\n<pre>\nGPU 0\n</pre>\n</details>\nvalue <b>x</b>\n"
+    # blank lines where the tags were (line numbers stay the paste's); a tag inside a line of output stays
+    assert intake.clean(text) == "\n\n\n\nGPU 0\n\n\nvalue <b>x</b>\n"

@@ -23,6 +23,9 @@ import shlex
 # ---------------------------------------------------------------------------- cleaning
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)[\w+-]*\s*$")
+# the HTML a ticket or an issue template wraps a log in, on lines of its own: <details>, <summary>Log</summary>, <pre>
+_HTML_WRAP = re.compile(r"^\s*(?:</?(?:details|pre|code|br|p)\s*/?>|<summary>.{0,200}</summary>|</?summary>)\s*$",
+                        re.IGNORECASE)
 # launcher prefixes, one per line: Ray's "(worker1, rank=1, pid=27522, ip=10.105.0.4) ", Open MPI's [1,0]<stdout>:,
 # torchrun's "[rank4]:" (twice when a launcher wraps torchrun) and "[default0]:", srun -l's "0: "; pdsh's "host: "
 # is left alone
@@ -50,7 +53,8 @@ def clean(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
     text = _ANSI.sub("", text)
     lines = text.split("\n")
-    lines = ["" if _FENCE.match(ln) else ln for ln in lines]  # blank, not gone: line numbers stay the paste's
+    lines = ["" if _FENCE.match(ln) or _HTML_WRAP.match(ln) else ln for ln in lines]  # blank, not gone: line
+    # numbers stay the paste's
     lines = _strip_common_prefix(lines, _QUOTE)
     for pat in _RANK_PREFIXES:
         lines = _strip_common_prefix(lines, pat)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from troubleshooter import sources
@@ -116,7 +118,7 @@ def _found(specs: list[str]) -> list[tuple[str, str]]:
     from troubleshooter.diagnosis.pasted import EvidenceFacts
 
     data = Path(__file__).parent / "data"
-    ef = EvidenceFacts.from_specs([str(data / s) if not s.startswith("/") else s for s in specs])
+    ef = EvidenceFacts.from_specs([s if s.split(":", 1)[-1].startswith("/") else str(data / s) for s in specs])
     got = causes.ruled_in(causes.load(), lambda name, side: ef.lookup(name, side))
     return [(f.cause.id, f.signature.confidence) for f in got]
 
@@ -318,3 +320,12 @@ def test_the_fabric_managers_service_log_and_the_drivers_word_name_its_cause() -
     assert _diagnosed("systemctl-status/fm-version-mismatch-journal-lines.txt") == ["fabric-manager-not-running"]
     # running: nothing
     assert _diagnosed("systemctl-status/rhelai-h100-fm-active-running.txt") == []
+
+
+def test_p2p_turned_off_by_the_environment_on_nvlinked_gpus(tmp_path) -> None:
+    sources.load_all()
+    log = "nccl-debug/nccltests228-p2p-level-loc-line-quoted-alone.txt"
+    nvlink = str(Path(__file__).parent / "data/nvlink-status/nccltests228-a100-sxm4-12-links-25gbs-elided.txt")
+    assert _found([log, "host:" + nvlink]) == [("nccl-p2p-disabled-by-env", "confirmed")]
+    # without NVLink (PCIe GPUs, where turning P2P off is the ACS workaround) it is not a fault by itself
+    assert _found([log]) == []

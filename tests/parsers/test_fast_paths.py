@@ -40,7 +40,8 @@ NEW_FORMATS = {"nccl-old-warn-lines-container-socket-creation-failed.txt",
                "quoted-net-socket-list-rewrapped-docker-bridges.txt",
                "old-nccl-failure-unhandled-system-error-at-init-quoted.txt",
                "nccltests264-h100-system-not-yet-initialized.txt", "msn24-duplicate-gpu-warn-text-alone.txt",
-               "nccl210-old-warn-with-location-no-prefix-socket-creation-failed.txt"}
+               "nccl210-old-warn-with-location-no-prefix-socket-creation-failed.txt",
+               "nccltests228-p2p-level-loc-line-quoted-alone.txt"}
 NTESTS = [(n, t) for n, t in _texts("nccl-tests", "nccl-allgather.txt") if Path(n).name not in NEW_FORMATS]
 NDEBUG = [(n, t) for n, t in _texts("nccl-debug", "nccl-debug-log.txt") if Path(n).name not in NEW_FORMATS]
 
@@ -170,7 +171,7 @@ def test_the_nccl_corpus_is_there() -> None:
 NEW_FACTS = {"nccl.warn_sites", "nccl.gdr_disabled_hcas", "nccl.gdr_enabled", "nccl.socket_interfaces",
              "nccl.no_socket_interface", "nccl_tests.nccl_error", "nccl.affinity_masks", "nccl.affinity_cpus_min",
              "nccl.affinity_spread", "nccl.ib_channels_gdr", "nccl.ib_channels_no_gdr",
-             "nccl.ib_recv_channels_no_gdr", "nccl.bootstrap_failed"}
+             "nccl.ib_recv_channels_no_gdr", "nccl.bootstrap_failed", "nccl.channels_via_shm", "nccl.channels_via_p2p"}
 
 
 def _old(outcome):

@@ -314,3 +314,11 @@ def test_the_duplicate_gpu_warn_text_quoted_alone():
     f = parsers.run("nccl-debug", text)
     assert f["nccl.warnings"] == ["Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 40"]
     assert f["nccl.hosts"] == []
+
+
+def test_intra_node_channels_through_shared_memory_and_a_quoted_env_line():
+    f = parse("nccltests228-a100-channels-via-shm-direct-excerpt.txt")
+    assert (f["nccl.channels_via_shm"], f["nccl.channels_via_p2p"]) == (13, 0)
+    text = load("nccl-debug/nccltests228-p2p-level-loc-line-quoted-alone.txt")
+    assert parsers.detect(text) == "nccl-debug"
+    assert parsers.run("nccl-debug", text)["nccl.env_set"] == {"NCCL_P2P_LEVEL": "LOC"}

@@ -40,6 +40,12 @@ def apply(fs: FactSet) -> None:
         key = f"nccl.effective.{name}"
         if key not in fs:
             fs.add(Fact(key, str(value), "", src, "", 0.0))
+    logged = fs.get("nccl.env_set")  # NCCL's own "NCCL_X set by environment to V": what it used
+    if logged is not None and isinstance(logged.value, dict):
+        for name, value in sorted(logged.value.items()):
+            key = f"nccl.effective.{name}"
+            if key not in fs and isinstance(name, str) and name.startswith("NCCL_"):
+                fs.add(Fact(key, str(value), "", f"inferred: NCCL's log says {name} set by environment", "", 0.0))
     version = fs.get("nccl.version")
     if version is not None and "nccl.version_code" not in fs:
         parts = str(version.value).split(".")

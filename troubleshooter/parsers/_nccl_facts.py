@@ -37,6 +37,9 @@ FACTS = [
     ("nccl.ib_channels_gdr", "number", "count", "channel lines over InfiniBand/RoCE with GPUDirect RDMA ('via NET/IB/0/GDRDMA')"),
     ("nccl.ib_channels_no_gdr", "number", "count", "channel lines over InfiniBand/RoCE without it ('via NET/IB/1'): "
      "staged through host memory"),
+    ("nccl.channels_via_shm", "number", "count", "channel lines through host shared memory ('via SHM/direct/direct'): "
+     "GPUs of one node not talking peer to peer"),
+    ("nccl.channels_via_p2p", "number", "count", "channel lines peer to peer ('via P2P/IPC', 'via P2P/CUMEM', 'via P2P/direct pointer')"),
     ("nccl.ib_recv_channels_no_gdr", "number", "count", "receiving channel lines over InfiniBand/RoCE without GPUDirect "
      "RDMA ('[receive] via NET/IB/1'): a receiver uses it wherever the GPU is close enough to the NIC "
      "(NCCL_NET_GDR_LEVEL); only a sender may also skip it by choice (NCCL_NET_GDR_READ)"),

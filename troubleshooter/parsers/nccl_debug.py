@@ -116,12 +116,14 @@ _XML_OR_TOPO = re.compile(r"\bXML\b|topology file", re.IGNORECASE)
 
 
 _OLD_LINE = re.compile(r"^\s*(?:[\w.\-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?(?:INFO|WARN) |(?:INFO|WARN) (?:NET/|Bootstrap ?:)|"
-                       r"[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+ WARN |Duplicate GPU detected : rank \d+ and rank \d+ )",
+                       r"[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+ WARN |Duplicate GPU detected : rank \d+ and rank \d+ |"
+                       r"NCCL_[A-Z0-9_]+ set by environment to \S)",
                        re.MULTILINE)
 # an old WARN quoted without its host:pid:tid prefix keeps NCCL's source location ("include/socket.h:344 WARN
 # Socket creation failed : ..."): the location is NCCL's, so any message is read
 # NCCL's WARN messages distinctive enough to be read when quoted with neither prefix nor level
 _BARE_WARN_TEXT = re.compile(r"^(?P<lvl>WARN) (?P<loc>)(?P<msg>Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device .*)$")
+_BARE_ENV_TEXT = re.compile(r"^(?P<lvl>INFO) (?P<loc>)(?P<msg>NCCL_[A-Z0-9_]+ set by environment to \S.*)$")
 _BARE_OLD_LOC = re.compile(r"^\s*(?P<loc>[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+) (?P<lvl>WARN|INFO) (?P<msg>.*)$")
 
 
@@ -216,6 +218,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     nets: Counter[str] = Counter()
     via_nets: Counter[str] = Counter()
     via_ib_gdr = [0, 0, 0]  # channels over NET/IB without and with /GDRDMA; receiving ones without
+    via_local = [0, 0]  # channels through host shared memory (SHM/...), through peer-to-peer (P2P/...)
     hcas: list[str] = []
     hca_transports: dict[str, str] = {}
     saw_ib_using = saw_socket_using = saw_ofi = False
@@ -302,6 +305,8 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
                 m = _PREFIXED.match(line) or _PREFIXED.search(line)
                 if m and len(hosts) < MAX_HOSTS:
                     hosts.add(m.group("host"))
+            elif " set by environment to " in line:
+                m = _BARE_ENV_TEXT.match("INFO " + line.strip())  # "NCCL_P2P_LEVEL set by environment to LOC" quoted alone
             else:
                 m = None
         if not m:
@@ -348,7 +353,13 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
             u = _USING_NET.match(msg)
             if u:
                 nets[u.group(1)] += 1
-        v = _VIA_NET.search(msg) if "via NET/" in msg else None
+        vpos = msg.find("via ")
+        v = _VIA_NET.search(msg, vpos) if vpos >= 0 and "via NET/" in msg else None
+        if vpos >= 0 and v is None:
+            if msg.startswith("SHM", vpos + 4):
+                via_local[0] += 1
+            elif msg.startswith("P2P", vpos + 4):
+                via_local[1] += 1
         if v:
             via_nets[v.group(1)] += 1
             if v.group(1) == "IB":
@@ -553,6 +564,8 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     if via_ib_gdr[0] or via_ib_gdr[1]:
         facts["nccl.ib_channels_gdr"], facts["nccl.ib_channels_no_gdr"] = via_ib_gdr[1], via_ib_gdr[0]
         facts["nccl.ib_recv_channels_no_gdr"] = via_ib_gdr[2]
+    if via_local[0] or via_local[1]:
+        facts["nccl.channels_via_shm"], facts["nccl.channels_via_p2p"] = via_local
     if socket_ifs:
         facts["nccl.socket_interfaces"] = socket_ifs
     if no_iface:

@@ -329,3 +329,9 @@ def test_p2p_turned_off_by_the_environment_on_nvlinked_gpus(tmp_path) -> None:
     assert _found([log, "host:" + nvlink]) == [("nccl-p2p-disabled-by-env", "confirmed")]
     # without NVLink (PCIe GPUs, where turning P2P off is the ACS workaround) it is not a fault by itself
     assert _found([log]) == []
+
+
+def test_a_socket_ifname_that_matches_nothing_leaves_nccl_connecting_to_garbage() -> None:
+    sources.load_all()
+    assert _found(["nccl-debug/nccl1837-socket-ifname-eth2-last-error-family-garbage.txt"]) == [
+        ("socket-ifname-wrong", "likely")]

@@ -41,7 +41,8 @@ NEW_FORMATS = {"nccl-old-warn-lines-container-socket-creation-failed.txt",
                "old-nccl-failure-unhandled-system-error-at-init-quoted.txt",
                "nccltests264-h100-system-not-yet-initialized.txt", "msn24-duplicate-gpu-warn-text-alone.txt",
                "nccl210-old-warn-with-location-no-prefix-socket-creation-failed.txt",
-               "nccltests228-p2p-level-loc-line-quoted-alone.txt"}
+               "nccltests228-p2p-level-loc-line-quoted-alone.txt",
+               "nccl1837-socket-ifname-eth2-last-error-family-garbage.txt"}
 NTESTS = [(n, t) for n, t in _texts("nccl-tests", "nccl-allgather.txt") if Path(n).name not in NEW_FORMATS]
 NDEBUG = [(n, t) for n, t in _texts("nccl-debug", "nccl-debug-log.txt") if Path(n).name not in NEW_FORMATS]
 

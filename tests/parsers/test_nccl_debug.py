@@ -322,3 +322,10 @@ def test_intra_node_channels_through_shared_memory_and_a_quoted_env_line():
     text = load("nccl-debug/nccltests228-p2p-level-loc-line-quoted-alone.txt")
     assert parsers.detect(text) == "nccl-debug"
     assert parsers.run("nccl-debug", text)["nccl.env_set"] == {"NCCL_P2P_LEVEL": "LOC"}
+
+
+def test_last_error_on_the_line_after_a_launcher_tag():
+    f = parse("nccl1837-socket-ifname-eth2-last-error-family-garbage.txt")
+    assert f["nccl.warnings"] == [
+        "ncclSocketInit: connecting to address with family 59936 is neither AF_INET(2) nor AF_INET6(10)"]
+    assert f["nccl.env_set"] == {"NCCL_SOCKET_IFNAME": "eth2"}

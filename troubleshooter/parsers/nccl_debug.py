@@ -123,6 +123,7 @@ _OLD_LINE = re.compile(r"^\s*(?:[\w.\-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?(?:INFO|WA
 # Socket creation failed : ..."): the location is NCCL's, so any message is read
 # NCCL's WARN messages distinctive enough to be read when quoted with neither prefix nor level
 _BARE_WARN_TEXT = re.compile(r"^(?P<lvl>WARN) (?P<loc>)(?P<msg>Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device .*)$")
+_LAUNCH_TAG = re.compile(r"^\[[\w.|:-]{1,64}\]:\s*")  # "[trainer0|0]:", "[rank3]:" before a line
 _BARE_ENV_TEXT = re.compile(r"^(?P<lvl>INFO) (?P<loc>)(?P<msg>NCCL_[A-Z0-9_]+ set by environment to \S.*)$")
 _BARE_OLD_LOC = re.compile(r"^\s*(?P<loc>[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+) (?P<lvl>WARN|INFO) (?P<msg>.*)$")
 
@@ -277,6 +278,16 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
                     words = line.split(None, 2)
                     if words and (words[0] in ("INFO", "WARN") or (len(words) > 1 and words[1] in ("INFO", "WARN"))):
                         m = _BARE_OLD.match(line) or _BARE_OLD_LOC.match(line)
+            elif "Last error:" in raw:
+                # NCCL's last WARN as a framework re-raises it: on this line, or alone on the next
+                last = raw.split("Last error:", 1)[1].strip()
+                if not last and ahead1 is not _END:
+                    last = _LAUNCH_TAG.sub("", ahead1.strip(), count=1).strip()
+                if last and not last.startswith(("Traceback", "File ", "Exception raised")):
+                    w = _clip(last)
+                    if w not in warnings and len(warnings) < MAX_WARNINGS:
+                        warnings.append(w)
+                continue
             elif "Duplicate GPU detected" in raw:
                 # NCCL's WARN text quoted alone (no prefix, no level): distinctive enough to read as that WARN
                 m = _BARE_WARN_TEXT.match("WARN " + raw.strip())

@@ -335,3 +335,9 @@ def test_a_socket_ifname_that_matches_nothing_leaves_nccl_connecting_to_garbage(
     sources.load_all()
     assert _found(["nccl-debug/nccl1837-socket-ifname-eth2-last-error-family-garbage.txt"]) == [
         ("socket-ifname-wrong", "likely")]
+
+
+def test_cma_refused_names_the_containers_ptrace_and_a_crash_in_mpi_names_nothing() -> None:
+    sources.load_all()
+    assert _found(["openmpi/horovod300-docker-cma-read-errno-1.txt"]) == [("container-cma-ptrace-blocked", "likely")]
+    assert _found(["openmpi/nccltests18-segfault-in-mpi-comm-size.txt"]) == []

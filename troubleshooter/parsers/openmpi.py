@@ -1,0 +1,105 @@
+"""Open MPI's own reports: a rank that crashed (its signal and backtrace) and shared-memory single-copy failures.
+
+Real samples (nccl-tests built against one MPI and run with another, NVIDIA/nccl-tests#18; Horovod in an
+unprivileged Docker container, horovod/horovod#300; tests/data/openmpi)::
+
+    [kyoungrok-ryzen:12576] *** Process received signal ***
+    [kyoungrok-ryzen:12576] Signal: Segmentation fault (11)
+    [kyoungrok-ryzen:12576] [ 1] /usr/lib/x86_64-linux-gnu/libmpi.so.20(MPI_Comm_size+0x42)[0x7f33a4d353b2]
+
+    [96c7e3d99641:24984] Read -1, expected 122880, errno = 1
+
+Read: the signal a rank received, the frames of its backtrace (``library(function+offset)``), ``mpirun noticed
+that process rank N ... exited on signal S``, and the vader/sm BTL's Cross Memory Attach failures (``Read -1,
+expected N, errno = E``: process_vm_readv refused between ranks of one node).
+
+What it means: a crash inside MPI_Init/MPI_Comm_size right at start is the program and the MPI library not
+matching (built against one MPI, run with another): the application's build, not the cluster (no cause is drawn
+from it). CMA failing with errno 1 (EPERM) is a container that does not allow ptrace between its processes
+(Docker's default seccomp and capabilities): every large intra-node MPI message loses its single-copy path.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text
+
+MAX_FRAMES = 20
+
+FACTS = [
+    ("mpi.crash_signal", "string", "", "the signal a rank received ('Segmentation fault (11)'), from Open MPI's signal report"),
+    ("mpi.crash_frames", "list", "", f"the backtrace's frames as 'library(function)', innermost first, at most {MAX_FRAMES}"),
+    ("mpi.exited_on_signal", "list", "", "'mpirun noticed that process rank N ... exited on signal S': the ranks, as 'rank N: signal S'"),
+    ("mpi.cma_errors", "number", "count", "single-copy (Cross Memory Attach) failures between ranks: 'Read -1, expected N, errno = E'"),
+    ("mpi.cma_errnos", "list", "", "the errno values of those failures, sorted (1: EPERM, ptrace not allowed; 38: ENOSYS, no CMA)"),
+]
+
+_TAG = r"^\s*(?:\[[^\]]{1,80}\]\s*)?"
+_SIGNAL = re.compile(_TAG + r"Signal: (.+?)\s*$")
+_FRAME = re.compile(_TAG + r"\[\s*\d+\]\s+(\S+?)\(([^)+]*)(?:\+0x[0-9a-f]+)?\)")
+_CMA = re.compile(_TAG + r"(?:Read|Write) -1, expected \d+, errno = (\d+)")
+_NOTICED = re.compile(r"mpirun noticed that process rank (\d+) .*?exited on signal (\d+)(?: \(([^)]+)\))?")
+
+
+def _detect(text: str) -> float:
+    head = text[:65536]
+    if "*** Process received signal ***" in head or _NOTICED.search(head):
+        return 0.75
+    if len(re.findall(r"(?:Read|Write) -1, expected \d+, errno = \d+", head)) >= 1:
+        return 0.7
+    return 0.0
+
+
+@parser(
+    "openmpi",
+    detect=_detect,
+    summary="Open MPI reports: a rank's crash (signal, backtrace, 'mpirun noticed ... exited on signal') and CMA failures",
+    facts=FACTS,
+    command="<your mpirun command> 2>&1 | tail -50",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "Open MPI output")
+    signal = None
+    frames: list[str] = []
+    noticed: list[str] = []
+    cma = 0
+    errnos: set[int] = set()
+    for line in text.split("\n"):
+        if "Signal:" in line and signal is None:
+            m = _SIGNAL.match(line)
+            if m and "Signal code" not in line:
+                signal = m.group(1)
+                continue
+        if "(" in line and "[" in line:
+            f = _FRAME.match(line)
+            if f:
+                lib = f.group(1).rsplit("/", 1)[-1]
+                item = f"{lib}({f.group(2)})" if f.group(2) else lib
+                if len(frames) < MAX_FRAMES:
+                    frames.append(item)
+                continue
+        if "errno = " in line:
+            c = _CMA.match(line)
+            if c:
+                cma += 1
+                errnos.add(int(c.group(1)))
+                continue
+        if "mpirun noticed" in line:
+            n = _NOTICED.search(line)
+            if n:
+                noticed.append(f"rank {n.group(1)}: signal {n.group(2)}" + (f" ({n.group(3)})" if n.group(3) else ""))
+    if signal is None and not frames and not cma and not noticed:
+        raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line or CMA failure")
+    facts: dict[str, Any] = {}
+    if signal is not None:
+        facts["mpi.crash_signal"] = signal
+    if frames:
+        facts["mpi.crash_frames"] = frames
+    if noticed:
+        facts["mpi.exited_on_signal"] = noticed
+    if cma:
+        facts["mpi.cma_errors"] = cma
+        facts["mpi.cma_errnos"] = sorted(errnos)
+    return facts

@@ -378,3 +378,21 @@ def test_listings_fit_80_columns_and_json_is_whole(verb: str) -> None:
     assert max(len(line) for line in r.stdout.splitlines()) <= 80
     doc = json.loads(run(verb, "--json").stdout)
     assert not any(str(v).endswith("…") for row in doc for v in row.values())
+
+
+def test_evidence_given_twice_reads_both_files(tmp_path) -> None:
+    """`--evidence a --evidence b` is how people write it: the second flag must not drop the first file."""
+    import subprocess
+    import sys
+
+    warn = tmp_path / "warn.txt"
+    warn.write_text("g1:1:2 [0] transport/net_ib.cc:840 NCCL WARN NET/IB : Got completion with error 12, opcode 1, "
+                    "len 1, vendor err 129\n")
+    cmd = tmp_path / "cmd.txt"
+    cmd.write_text("mpirun -np 8 -x NCCL_IB_GID_INDEX=3 ./all_reduce_perf -b 1M -e 1M\n")
+    r = subprocess.run([sys.executable, "-m", "troubleshooter", "diagnose", "--evidence", str(warn), "--evidence",
+                        str(cmd), "--json"], capture_output=True, text=True, timeout=120)
+    import json
+
+    d = json.loads(r.stdout)
+    assert [c["cause"] for c in d["conclusions"]] == ["roce-mtu-mismatch"]

@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "Exit 1 when a root cause is found, 0 when none is, 2 when it cannot run.")
     c.add_argument("--symptom", metavar="ID", help="the symptom (see `troubleshooter trees list`); asked or inferred with --evidence")
     add_target_options(c)
-    c.add_argument("--evidence", nargs="+", metavar="[SIDE:][KIND=]FILE",
+    c.add_argument("--evidence", nargs="+", action="extend", metavar="[SIDE:][KIND=]FILE",
                    help="diagnose from tool outputs someone pasted (kinds detected; SIDE is host, container or a node name)")
     c.add_argument("--answer", action="append", default=[], metavar="NODE=CHOICE", help="answer a question in advance (repeatable)")
     c.add_argument("--measure", action="store_true", help="allow active measurements (perf sample, ...)")

@@ -78,6 +78,12 @@ def strip_noise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
 
 
+def clip(s: str, limit: int = 300) -> str:
+    """A message as facts keep it: whitespace runs made one space, cut at ``limit`` characters with an ellipsis."""
+    s = " ".join(s.split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
 def require_text(text: str, what: str) -> str:
     text = strip_noise(text)
     if not text.strip():

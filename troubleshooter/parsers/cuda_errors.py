@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, clip, parser, require_text
 from troubleshooter.parsers.nccl_debug import VERSION
 
 MAX_MESSAGES = 20
@@ -160,8 +160,7 @@ _NVLS = re.compile(r"Failed to (?:bind|create|map|allocate) NVLink SHARP|NVLS\) 
 
 
 def _clip(s: str) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+    return clip(s, MAX_TEXT)
 
 
 def _codes(line: str) -> tuple[set[str], set[int]]:

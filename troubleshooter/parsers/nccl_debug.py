@@ -40,7 +40,7 @@ from itertools import chain
 from typing import Any, Iterable
 
 from troubleshooter.parsers._nccl_facts import FACTS, MAX_WARNINGS
-from troubleshooter.parsers.base import STREAMS, ParseError, parser, require_text, to_number
+from troubleshooter.parsers.base import STREAMS, ParseError, clip, parser, require_text, to_number
 
 MAX_ERRORS = 20
 MAX_TEXT = 300
@@ -153,8 +153,7 @@ def _detect(text: str) -> float:
 
 
 def _clip(s: str) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+    return clip(s, MAX_TEXT)
 
 
 # "Setting affinity for GPU 0 to ff", "... to ffffffff,00000000,ffffffff" (32-bit groups, most significant first);

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, clip, parser, require_text
 
 MAX_ITEMS = 20
 MAX_TEXT = 300
@@ -51,8 +51,7 @@ _EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|W
 
 
 def _clip(s: str) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+    return clip(s, MAX_TEXT)
 
 
 def _detect(text: str) -> float:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, clip, parser, require_text
 
 MAX_LINES = 20
 MAX_TEXT = 300
@@ -48,8 +48,7 @@ _FM_ERROR = re.compile(r"(?i)error|fail|doesn't match|does not match|not match|m
 
 
 def _clip(s: str) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+    return clip(s, MAX_TEXT)
 
 
 def _detect(text: str) -> float:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, clip, parser, require_text
 from troubleshooter.parsers.nccl_debug import _NO_IFACE, VERSION
 
 MAX_MESSAGES = 20
@@ -76,8 +76,7 @@ _MARKERS = re.compile(r"ProcessGroupNCCL|DistBackendError|NCCL error in:|Watchdo
 
 
 def _clip(s: str) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+    return clip(s, MAX_TEXT)
 
 
 def _detect(text: str) -> float:

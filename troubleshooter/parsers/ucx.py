@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, clip, parser, require_text
 
 MAX_MESSAGES = 20
 MAX_TEXT = 300
@@ -52,8 +52,7 @@ _UNOPENED = re.compile(r"^\s*#\s+<\s*failed to open (?:interface|memory domain)\
 
 
 def _clip(s: str) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+    return clip(s, MAX_TEXT)
 
 
 def _detect(text: str) -> float:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, clip, parser, require_text
 
 MAX_MESSAGES = 20
 MAX_TEXT = 300
@@ -40,8 +40,7 @@ _OTHER_KIND = re.compile(r"NCCL (?:WARN|INFO)|\bUCX\s+(?:ERROR|WARN|FATAL)\b")
 
 
 def _clip(s: str) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= MAX_TEXT else s[: MAX_TEXT - 1] + "…"
+    return clip(s, MAX_TEXT)
 
 
 def _lines(text: str) -> list[str]:

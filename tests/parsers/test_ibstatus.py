@@ -95,3 +95,9 @@ def test_a_pasted_transcript_command_names_the_kind():
     from troubleshooter.diagnosis.intake import tool_of
     assert tool_of("sudo ibstatus") == "ibstatus"
     assert tool_of("ibstat") == "ibstat"
+
+
+def test_no_rdma_device_in_sysfs_is_a_fact_not_an_error():
+    text = load("ibstatus/trinity219-fatal-sys-files-not-found.txt")
+    f = parsers.run("ibstatus", text)
+    assert (f["ib.sysfs_present"], f["ib.active_ports"], f["ib.ports"]) == (False, 0, [])

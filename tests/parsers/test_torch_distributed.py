@@ -76,3 +76,10 @@ def test_the_frames_of_a_watchdog_timeout_without_its_message_line():
     f = parsers.run("torch-distributed", text)
     assert f["torch.watchdog_timeouts"] == 1
     assert f["torch.errors"] == []
+
+
+def test_the_rendezvous_store_port_in_use_is_read_and_is_not_ncclS():
+    f = parse("torch-distributed/megatronlm343-tcpstore-address-already-in-use-frames.txt")
+    assert f["torch.errors"] == ["RuntimeError: Address already in use"]
+    assert f["torch.store_port_in_use"] is True
+    assert "nccl.errors" not in f

@@ -34,7 +34,9 @@ from typing import Any
 from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
 from troubleshooter.parsers.ibstat import COMMON_FACTS, norm_link_layer, norm_phys_state, norm_state, set_lanes, summarize
 
-FACTS = list(COMMON_FACTS)
+FACTS = list(COMMON_FACTS) + [
+    ("ib.sysfs_present", "bool", "", "/sys/class/infiniband exists in this context (RDMA core loaded, devices exposed)"),
+]
 
 _BLOCK = re.compile(r"^\s*Infiniband device '([^']+)' port (\d+) status:\s*$")
 _KV = re.compile(r"^\s*(default gid|base lid|sm lid|state|phys state|rate|link_layer)\s*:\s*(.*?)\s*$")
@@ -46,7 +48,7 @@ def _detect(text: str) -> float:
     head = text[:65536]
     blocks = len(re.findall(r"^\s*Infiniband device '[^']+' port \d+ status:\s*$", head, re.MULTILINE))
     if not blocks:
-        return 0.0
+        return 0.6 if re.search(r"Fatal error:\s+device '\*': sys files not found", head) else 0.0
     hits = sum(k in head for k in ("default gid:", "phys state:", "link_layer:", "sm lid:", "Gb/sec"))
     return 0.95 if hits >= 2 else 0.7
 
@@ -97,6 +99,11 @@ def parse(text: str) -> dict[str, Any]:
             port["link_layer"] = norm_link_layer(value)
     if not ports:
         fatal = _FATAL.search(text)
+        if fatal and "device '*': sys files not found" in fatal.group(1):
+            # "device '*': sys files not found (/sys/class/infiniband/*/ports)": no RDMA device is exposed here
+            facts = summarize([], [])
+            facts["ib.sysfs_present"] = False
+            return facts
         if fatal:
             raise ParseError(f"ibstatus failed: {fatal.group(1) or 'Fatal error'}")
         raise ParseError("no \"Infiniband device '...' port N status:\" block: this is not ibstatus output")

@@ -46,6 +46,7 @@ FACTS = [
     ("torch.timeout_seqs", "list", "", "sequence numbers (SeqNum=) of the collectives that timed out, sorted"),
     ("torch.timed_out_ranks", "list", "", "ranks that reported a timeout ('[Rank N] Watchdog caught ...', 'Timeout at NCCL work'), sorted"),
     ("torch.last_completed_work", "dict", "", "rank -> last completed NCCL work sequence number ('Timeout at NCCL work: N, ..., last completed NCCL work: M')"),
+    ("torch.store_port_in_use", "bool", "", "the rendezvous store (TCPStore) could not bind its port: 'RuntimeError: Address already in use' after a TCPStore frame (MASTER_PORT held by another job or a stale process); absent when the log does not say"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
     ("nccl.warnings", "list", "", "NCCL WARN messages, deduplicated (here: NCCL's 'Last error:' text)"),
     ("nccl.version", "string", "", "NCCL version from the log ('NCCL version 2.18.3+cuda12.2' -> 2.18.3)"),
@@ -83,6 +84,7 @@ def _detect(text: str) -> float:
     head = text[:262144]
     strong = len(re.findall(r"NCCL error in:|Watchdog caught collective operation timeout|DistBackendError|"
                             r"Detected mismatch between collectives on ranks|Exception raised from ncclCommWatchdog|"
+                            r"TCPStore\(|"
                             r"\[E[\w :.]*ProcessGroupNCCL\.cpp", head))
     score = 0.85 if strong >= 2 else 0.7 if strong == 1 else 0.5 if len(_MARKERS.findall(head)) >= 2 else 0.0
     if score and "Watchdog caught" not in head and re.search(r"Cuda failure \d+|cudaError\w+|CUDA error:|unhandled cuda error|ncclUnhandledCudaError", head):
@@ -118,7 +120,7 @@ def parse(text: str) -> dict[str, Any]:
     watchdog = 0
     version: str | None = None
     want_last = False
-    watchdog_frames = False
+    watchdog_frames = store_frames = store_in_use = False
     seen = 0
     for raw in text.split("\n"):
         line = _PREFIX.sub("", raw.rstrip(), count=1)
@@ -174,6 +176,13 @@ def parse(text: str) -> dict[str, Any]:
                 ranks.add(int(t.group("rank")))
                 completed[t.group("rank")] = int(t.group("done"))
             continue
+        if "TCPStore" in line or "rendezvous" in line:
+            store_frames = True
+        if "Address already in use" in line and store_frames and _EXC_HEAD.match(line.lstrip("_*")):
+            store_in_use = True
+            seen += 1
+            _add(errors, line.strip().strip("_*"))
+            continue
         if "Exception raised from ncclCommWatchdog" in line or "ProcessGroupNCCL::WorkNCCL::checkTimeout" in line:
             watchdog_frames = True  # the C++ frames of a watchdog timeout whose message line was not pasted
             seen += 1
@@ -189,6 +198,8 @@ def parse(text: str) -> dict[str, Any]:
     facts: dict[str, Any] = {"torch.errors": errors}
     if kinds:
         facts["torch.nccl_error_kinds"] = kinds
+    if store_in_use:
+        facts["torch.store_port_in_use"] = True
     if watchdog or watchdog_frames:
         facts["torch.watchdog_timeouts"] = watchdog or 1
     if ops:

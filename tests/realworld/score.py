@@ -72,7 +72,9 @@ def run_case(case: Case, *, with_symptom: bool) -> dict[str, Any]:
         for c in walk.conclusions:
             if c.cause not in found:
                 found.append(c.cause)
-    unread = [f.path.name for f in facts.files if not f.kind or f.error]
+    # a file is unread when none of its blocks was read (one block read by another kind than first tried counts)
+    read = {f.path for f in facts.files if f.kind and not f.error}
+    unread = sorted({f.path.name for f in facts.files if f.path not in read})
     return {"found": found, "symptoms": symptoms, "notes": notes, "unread_files": unread,
             "verdict": verdict(case, found)}
 

@@ -374,7 +374,7 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
             try:
                 out.append(PastedFile(path, bside, kd, parsers.run(kd, b.text), "", "detected (the command's "
                                       f"{failed[0].kind} output is not there)", where))
-                failed = [dataclasses.replace(f, how=f"{f.how}; read as {kd} instead") for f in failed]
+                failed = []  # the block was read; the line above says which kind the command's name gave way to
             except parsers.ParseError:
                 pass
     out += failed

@@ -341,3 +341,11 @@ def test_cma_refused_names_the_containers_ptrace_and_a_crash_in_mpi_names_nothin
     sources.load_all()
     assert _found(["openmpi/horovod300-docker-cma-read-errno-1.txt"]) == [("container-cma-ptrace-blocked", "likely")]
     assert _found(["openmpi/nccltests18-segfault-in-mpi-comm-size.txt"]) == []
+
+
+def test_a_64mb_dev_shm_beside_the_failure_confirms_shm_too_small() -> None:
+    sources.load_all()
+    df = "df/dataloader-bus-error-report-df-h-dev-shm-64m.txt"
+    assert _found([df]) == []  # the size alone names nothing: a job that never needed more is fine
+    assert ("shm-too-small", "confirmed") in _found(
+        [df, "python-traceback/megatron878-dataloader-bus-error-shm-truncated.txt"])

@@ -101,7 +101,8 @@ def ruled_in(causes: list[Cause], lookup: Callable[[str, str], Any],
     ev = conditions.Evaluator(lookup, profile)
     found = []
     for cause in causes:
-        for sig in cause.signatures:  # the first signature that holds decides; confirmed ones come first
+        # the first signature that holds decides, confirmed ones tried first (whatever their order in the file)
+        for sig in sorted(cause.signatures, key=lambda s: CONFIDENCES.index(s.confidence)):
             r = ev.evaluate(sig.when)
             if r.value is True:
                 found.append(Finding(cause, sig, r.explain()))

@@ -77,6 +77,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("nvidia-smi", (), "nvidia-smi"),
     ("numastat", (), "numastat"),
     ("cpupower", ("idle-info", "frequency-info"), "cpupower"),
+    ("df", (), "df"),
     ("numactl", (), "numactl"),
     ("ibstat", (), "ibstat"),
     ("ibstatus", (), "ibstatus"),

@@ -62,6 +62,9 @@ class ChecksScreen(Screen[None]):
         for r in results:
             t.add_row(Text(ICON[r.verdict], style=STYLE[r.verdict]), Text(esc(r.title, one_line=True)),
                       Text(esc(r.reason, one_line=True)), key=r.id)
+        # the column widths follow the rows on the table's next idle; a first paint that came before it (the
+        # start screen's discovery still running) kept the label widths until a key was pressed
+        t.refresh(layout=True)
         counts = {k: sum(r.verdict == k for r in results) for k in ICON}
         self.query_one("#checks-status", Static).update(
             f"preflight in {wall_s:.1f}s (profile {escape(profile_id)}): [red]{counts['fail']} fail[/] · "

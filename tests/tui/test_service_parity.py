@@ -37,3 +37,21 @@ async def test_app_preflight_equals_check(case):
         # the profile is the GPUs' (a B200 bundle is judged by b200's thresholds, not generic's)
         if case == "case4":
             assert run.profile.id == "b200"
+
+
+@pytest.mark.asyncio
+async def test_preflight_columns_fit_their_rows_before_any_idle():
+    """The table's columns are as wide as their longest cell as soon as the rows are in (auto widths waited for
+    an idle the busy start screen did not give: 'GPUs'/'nvm' in a tmux run until a key was pressed)."""
+    from textual.widgets import DataTable
+
+    app = make_app("case4")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(ChecksScreen())
+        await settle(app, pilot)
+        screen = app.screen
+        t = screen.query_one("#checks", DataTable)
+        longest = max(len(r.title) for r in screen.run.results)
+        check = [c for c in t.columns.values() if c.label.plain == "check"][0]
+        assert (check.auto_width, check.width) == (False, longest)

@@ -59,12 +59,16 @@ class ChecksScreen(Screen[None]):
 
         self.results = results
         t = self.query_one("#checks", DataTable)
-        for r in results:
-            t.add_row(Text(ICON[r.verdict], style=STYLE[r.verdict]), Text(esc(r.title, one_line=True)),
-                      Text(esc(r.reason, one_line=True)), key=r.id)
-        # the column widths follow the rows on the table's next idle; a first paint that came before it (the
-        # start screen's discovery still running) kept the label widths until a key was pressed
-        t.refresh(layout=True)
+        rows = [(Text(ICON[r.verdict], style=STYLE[r.verdict]), Text(esc(r.title, one_line=True)),
+                 Text(esc(r.reason, one_line=True)), r.id) for r in results]
+        # columns sized from the rows themselves: auto widths follow the rows only on the table's next idle, and a
+        # paint before it (the start screen's discovery still running) kept the label widths ("GPUs", "nvm") until
+        # a key was pressed
+        t.clear(columns=True)
+        for i, label in enumerate(("verdict", "check", "why")):
+            t.add_column(label, width=max([len(label)] + [row[i].cell_len for row in rows]))
+        for verdict, title, reason, key in rows:
+            t.add_row(verdict, title, reason, key=key)
         counts = {k: sum(r.verdict == k for r in results) for k in ICON}
         self.query_one("#checks-status", Static).update(
             f"preflight in {wall_s:.1f}s (profile {escape(profile_id)}): [red]{counts['fail']} fail[/] · "

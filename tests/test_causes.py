@@ -349,3 +349,11 @@ def test_a_64mb_dev_shm_beside_the_failure_confirms_shm_too_small() -> None:
     assert _found([df]) == []  # the size alone names nothing: a job that never needed more is fine
     assert ("shm-too-small", "confirmed") in _found(
         [df, "python-traceback/megatron878-dataloader-bus-error-shm-truncated.txt"])
+
+
+def test_nvml_unknown_error_in_a_container_on_systemd_cgroups_is_confirmed(tmp_path) -> None:
+    sources.load_all()
+    smi = "container:" + str(Path(__file__).parent / "data/nvidia-smi-status/nvml-unknown-error-after-daemon-reload-nvidia-docker1671.txt")
+    assert ("container-lost-gpu-access", "likely") in _found([smi])
+    info = "host:" + str(Path(__file__).parent / "data/docker-info/ctk-1.17.6-docker-28-systemd-cgroup2-nvidia-runtime.txt")
+    assert ("container-lost-gpu-access", "confirmed") in _found([smi, info])

@@ -78,6 +78,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("numastat", (), "numastat"),
     ("cpupower", ("idle-info", "frequency-info"), "cpupower"),
     ("df", (), "df"),
+    ("docker", ("info",), "docker-info"),
     ("numactl", (), "numactl"),
     ("ibstat", (), "ibstat"),
     ("ibstatus", (), "ibstatus"),

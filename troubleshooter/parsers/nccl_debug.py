@@ -264,7 +264,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         if "NCCL" not in raw:
             # NCCL < 2.4's lines, or one quoted back without its prefix: the level is a word of its own ("INFO "),
             # which a job's logger lines ("INFO:megatron...", "[INFO]") are not
-            if (" INFO " in raw or " WARN " in raw or raw.lstrip().startswith(("INFO ", "WARN "))):
+            if "INFO " in raw or "WARN " in raw:  # the level as a word of its own (checked below), no lstrip() copy
                 line = raw.rstrip()
                 vm = m = None
                 # gates first: a job log's own "INFO" lines are many, and a prefix search over each is not cheap
@@ -277,6 +277,8 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
                     words = line.split(None, 2)
                     if words and (words[0] in ("INFO", "WARN") or (len(words) > 1 and words[1] in ("INFO", "WARN"))):
                         m = _BARE_OLD.match(line) or _BARE_OLD_LOC.match(line)
+            elif "rror" not in raw and "Duplicate GPU" not in raw:
+                continue  # a job's own line: two substring tests, the common case of a job log
             elif "Last error:" in raw:
                 # NCCL's last WARN as a framework re-raises it: on this line, or alone on the next
                 last = raw.split("Last error:", 1)[1].strip()

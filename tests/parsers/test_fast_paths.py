@@ -42,7 +42,8 @@ NEW_FORMATS = {"nccl-old-warn-lines-container-socket-creation-failed.txt",
                "nccltests264-h100-system-not-yet-initialized.txt", "msn24-duplicate-gpu-warn-text-alone.txt",
                "nccl210-old-warn-with-location-no-prefix-socket-creation-failed.txt",
                "nccltests228-p2p-level-loc-line-quoted-alone.txt",
-               "nccl1837-socket-ifname-eth2-last-error-family-garbage.txt"}
+               "nccl1837-socket-ifname-eth2-last-error-family-garbage.txt",
+               "thomaskalnik-rank-and-rank-both-on-cuda-device-retold.txt"}
 NTESTS = [(n, t) for n, t in _texts("nccl-tests", "nccl-allgather.txt") if Path(n).name not in NEW_FORMATS]
 NDEBUG = [(n, t) for n, t in _texts("nccl-debug", "nccl-debug-log.txt") if Path(n).name not in NEW_FORMATS]
 

@@ -329,3 +329,9 @@ def test_last_error_on_the_line_after_a_launcher_tag():
     assert f["nccl.warnings"] == [
         "ncclSocketInit: connecting to address with family 59936 is neither AF_INET(2) nor AF_INET6(10)"]
     assert f["nccl.env_set"] == {"NCCL_SOCKET_IFNAME": "eth2"}
+
+
+def test_the_duplicate_gpu_warn_retold_in_a_post():
+    f = parse("thomaskalnik-rank-and-rank-both-on-cuda-device-retold.txt")
+    assert f["nccl.warnings"] == ["rank 27 and rank 19 both on CUDA device 53000 (PCI 53:00.0)",
+                                  "rank 29 and rank 21 both on CUDA device 91000 (PCI 91:00.0)"]

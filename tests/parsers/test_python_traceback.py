@@ -49,3 +49,11 @@ def test_the_main_process_report_of_a_worker_killed_by_bus_error_without_a_trace
     f = parsers.run("python-traceback", line + "\n")
     assert f["py.shm_errors"] == [line[len("RuntimeError: "):]]
     assert f["py.tracebacks"] == 0
+
+
+def test_pytorchs_out_of_memory_error_pasted_alone():
+    text = load("python-traceback/iopenv-cuda-oom-line-alone.txt")
+    assert parsers.detect(text) == "python-traceback"
+    f = parsers.run("python-traceback", text)
+    assert f["py.tracebacks"] == 0 and f["py.exception_types"] == ["RuntimeError"]
+    assert f["py.exceptions"][0].startswith("RuntimeError: CUDA out of memory Tried to allocate 200.00 MiB (GPU 0;")

@@ -36,3 +36,9 @@ def test_unit_not_found_and_other_text():
     assert f["fm.service_state"] == "not-found"
     with pytest.raises(ParseError):
         parsers.run("systemctl-status", "active\n")
+
+
+def test_the_fabric_managers_dont_match_wording():
+    f = parsers.run("systemctl-status", load("systemctl-status/gpuoperator544-fm-version-dont-match-line.txt"))
+    assert f["fm.log_errors"] == ["fabric manager NVIDIA GPU driver interface version 530.30.02 don't match with "
+                                  "driver version 530.41.03. Please update with matching NVIDIA driver package."]

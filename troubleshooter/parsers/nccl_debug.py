@@ -116,13 +116,14 @@ _XML_OR_TOPO = re.compile(r"\bXML\b|topology file", re.IGNORECASE)
 
 
 _OLD_LINE = re.compile(r"^\s*(?:[\w.\-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?(?:INFO|WARN) |(?:INFO|WARN) (?:NET/|Bootstrap ?:)|"
-                       r"[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+ WARN |Duplicate GPU detected : rank \d+ and rank \d+ |"
+                       r"[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+ WARN |(?:Duplicate GPU detected : |Error: )?rank \d+ and rank \d+ both on CUDA |"
                        r"NCCL_[A-Z0-9_]+ set by environment to \S)",
                        re.MULTILINE)
 # an old WARN quoted without its host:pid:tid prefix keeps NCCL's source location ("include/socket.h:344 WARN
 # Socket creation failed : ..."): the location is NCCL's, so any message is read
 # NCCL's WARN messages distinctive enough to be read when quoted with neither prefix nor level
-_BARE_WARN_TEXT = re.compile(r"^(?P<lvl>WARN) (?P<loc>)(?P<msg>Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device .*)$")
+_BARE_WARN_TEXT = re.compile(r"^(?P<lvl>WARN) (?P<loc>)(?:Error: )?(?P<msg>(?:Duplicate GPU detected : )?rank \d+ and rank \d+ both on "
+                             r"CUDA device .*)$")
 _LAUNCH_TAG = re.compile(r"^\[[\w.|:-]{1,64}\]:\s*")  # "[trainer0|0]:", "[rank3]:" before a line
 _BARE_ENV_TEXT = re.compile(r"^(?P<lvl>INFO) (?P<loc>)(?P<msg>NCCL_[A-Z0-9_]+ set by environment to \S.*)$")
 _BARE_OLD_LOC = re.compile(r"^\s*(?P<loc>[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+) (?P<lvl>WARN|INFO) (?P<msg>.*)$")
@@ -277,7 +278,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
                     words = line.split(None, 2)
                     if words and (words[0] in ("INFO", "WARN") or (len(words) > 1 and words[1] in ("INFO", "WARN"))):
                         m = _BARE_OLD.match(line) or _BARE_OLD_LOC.match(line)
-            elif "rror" not in raw and "Duplicate GPU" not in raw:
+            elif "rror" not in raw and "both on CUDA" not in raw:
                 continue  # a job's own line: two substring tests, the common case of a job log
             elif "Last error:" in raw:
                 # NCCL's last WARN as a framework re-raises it: on this line, or alone on the next
@@ -289,8 +290,9 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
                     if w not in warnings and len(warnings) < MAX_WARNINGS:
                         warnings.append(w)
                 continue
-            elif "Duplicate GPU detected" in raw:
-                # NCCL's WARN text quoted alone (no prefix, no level): distinctive enough to read as that WARN
+            elif "both on CUDA device" in raw:
+                # NCCL's WARN text quoted alone (no prefix, no level), or its core retold ("Error: rank 27 and rank
+                # 19 both on CUDA device 53000"): distinctive enough to read as that WARN
                 m = _BARE_WARN_TEXT.match("WARN " + raw.strip())
                 line = raw.rstrip()
                 vm = None

@@ -43,6 +43,8 @@ FACTS = [
 # runs out: the bus error handler's message, and the main process's report of the worker's death
 _SHM = re.compile(r"(?:Unexpected bus error encountered in worker\b.*|DataLoader worker \(pid \d+\) is killed by "
                   r"signal: Bus error.*|It is possible that dataloader's workers are out of shared memory.*)")
+# PyTorch's out-of-memory error pasted alone, without its traceback (the batch does not fit: the application's)
+_OOM = re.compile(r"^\s*((?:torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError|RuntimeError)): (CUDA out of memory.*)$")
 _PREFIX = re.compile(r"^(?:\s*(?:\([^()]*=[^()]*\)|\[(?:rank|default)?\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=\s))\s*)+")
 _TB = "Traceback (most recent call last):"
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?')
@@ -57,7 +59,8 @@ def _clip(s: str) -> str:
 def _detect(text: str) -> float:
     head = text[:262144]
     if _TB not in head:
-        return 0.6 if _SHM.search(head) else 0.0
+        oom = "CUDA out of memory" in head and any(_OOM.match(ln) for ln in head.split("\n", 2000)[:2000])
+        return 0.6 if oom or _SHM.search(head) else 0.0
     lines = [_PREFIX.sub("", ln, count=1) for ln in head.split("\n", 20000)[:20000]]
     score = 0.65 if any(_EXC.match(ln) for ln in lines) else 0.55
     if re.search(r"(?i)cuda error|cudaError\w+|cuda failure|cuda runtime error|NCCL error|nccl\w+Error", head):
@@ -122,7 +125,16 @@ def parse(text: str) -> dict[str, Any]:
                 i = j
                 continue
         i += 1
-    if not count and not shm:
+    if not count:
+        for ln in lines:  # an out-of-memory error pasted alone: the exception without its traceback
+            o = _OOM.match(ln) if "out of memory" in ln else None
+            if o:
+                item = _clip(f"{o.group(1)}: {o.group(2)}")
+                if item not in exceptions and len(exceptions) < MAX_ITEMS:
+                    exceptions.append(item)
+                if o.group(1) not in types:
+                    types.append(o.group(1))
+    if not count and not shm and not exceptions:
         raise ParseError("no 'Traceback (most recent call last):' line: not a Python traceback")
     out: dict[str, Any] = {"py.tracebacks": count, "py.exceptions": exceptions, "py.exception_types": types,
                            "py.last_frames": frames}

@@ -44,7 +44,7 @@ _LOADED = re.compile(r"^\s*Loaded:\s*(\S+)(?:\s*\(([^)]*)\))?")
 _ACTIVE = re.compile(r"^\s*Active:\s*(\S+)(?:\s*\(([^)]*)\))?")
 _NOT_FOUND = re.compile(r"Unit ([\w@.\-]+\.service) could not be found")
 _FM_LOG = re.compile(r"\b(?:nv-fabricmanager|nvidia-fabricmanager)(?:\[\d+\])?:\s*(.*)$")
-_FM_ERROR = re.compile(r"(?i)error|fail|doesn't match|does not match|not match|mismatch|unable|timed? ?out|abort")
+_FM_ERROR = re.compile(r"(?i)error|fail|n't match|not match|mismatch|unable|timed? ?out|abort")
 
 
 def _clip(s: str) -> str:

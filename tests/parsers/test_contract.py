@@ -78,7 +78,9 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "train-progress": "train-progress", "cuda-samples": "cuda-samples",
                  "ip-addr": "ip-addr", "docker-run": "docker-run", "k8s-pod": "k8s-pod",
                  "job-script": "job-script", "lspci": "lspci", "nhc": "nhc", "rdma-link": "rdma-link", "mlxconfig": "mlxconfig", "nvidia-smi-csv": "nvidia-smi-csv",
-                 "python-traceback": "python-traceback", "dcgm-diag": "dcgm-diag"}
+                 "python-traceback": "python-traceback", "dcgm-diag": "dcgm-diag", "verbs-errors": "verbs-errors",
+                 "nccl-channels": "nccl-channels", "cpupower": "cpupower", "openmpi": "openmpi", "df": "df",
+                 "docker-info": "docker-info", "systemctl-status": "systemctl-status"}
 
 
 def _expected(path: Path) -> str | None:

@@ -31,3 +31,10 @@ def test_nccl_and_ucx_lines_are_left_to_their_own_kinds():
 def test_a_banner_alone_is_not_a_failure():
     with pytest.raises(ParseError):
         parsers.run("verbs-errors", " rdma_cm QPs\t : OFF\n Link type       : Ethernet\n")
+
+
+def test_failed_work_completions_from_uct_verbs():
+    text = load("verbs-errors/ucx3564-osu-bw-device-buffers-local-protection-error.txt")
+    assert parsers.detect(text) == "verbs-errors"
+    assert parsers.run("verbs-errors", text)["rdma.verbs_errors"] == [
+        "mlx5: got completion with error:", "rc_verbs_iface.c:67 send completion with error: local protection error"]

@@ -10,12 +10,14 @@ zrlio/softiwarp#23; tests/data/verbs-errors)::
 
 Read: every line that names a verbs call failing (``ibv_*``/``mlx5dv_*``/``rdma_*`` ``failed``, with the error
 text that follows) and perftest's ``Couldn't allocate MR`` / ``Couldn't create CQ|QP`` / ``Failed to create MR``
-lines, as printed (the device name kept). NCCL's ``Call to ibv_... failed`` WARN lines and UCX's ``UCX ERROR``
-lines are read by their own kinds, which detection prefers.
+lines, and failed work completions ("send completion with error: local protection error"), as printed. NCCL's
+``Call to ibv_... failed`` WARN lines and UCX's ``UCX ERROR`` lines are read by their own kinds, which detection
+prefers.
 
 What it means for the job: registering memory or creating a completion queue fails with ENOMEM ("Cannot
 allocate memory") when the process's locked-memory limit is too small (the memlock-limit cause reads it);
-other errors (EINVAL, EPERM) name a device or permission problem and are shown as read.
+other errors (EINVAL, EPERM) name a device or permission problem, and a local protection error on a completion
+says the NIC could not access the memory it was given (with GPU buffers: the GPUDirect path); shown as read.
 """
 
 from __future__ import annotations
@@ -29,11 +31,15 @@ MAX_MESSAGES = 20
 MAX_TEXT = 300
 
 FACTS = [
-    ("rdma.verbs_errors", "list", "", f"RDMA verbs calls that failed, as printed ('ERROR mlx5_0: ibv_create_cq() failed: "
-     f"Cannot allocate memory.', perftest's 'Couldn't allocate MR'), deduplicated, at most {MAX_MESSAGES}"),
+    ("rdma.verbs_errors", "list", "", f"RDMA verbs calls and work completions that failed, as printed ('ERROR mlx5_0: "
+     f"ibv_create_cq() failed: Cannot allocate memory.', perftest's 'Couldn't allocate MR', 'send completion with "
+     f"error: local protection error'), deduplicated, at most {MAX_MESSAGES}"),
 ]
 
 _CALL = re.compile(r"\b(?:ibv|mlx5dv|rdma)_\w+(?:\([^()\n]{0,80}\))?\s*(?:failed|returned\s+error|error)\b.*", re.IGNORECASE)
+# a work completion that failed, as verbs-level libraries print it ("rc_verbs_iface.c:67   send completion with
+# error: local protection error", "mlx5: got completion with error:")
+_COMPLETION = re.compile(r"(?:\b(?:send|recv|receive)\s+)?completion with error\b.*", re.IGNORECASE)
 _PERFTEST = re.compile(r"^\s*(?:Couldn't (?:allocate MR|create CQ|create QP|register MR)|Failed to create (?:MR|CQ|QP)"
                        r"|failed to create (?:mr|cq|qp))\b.*", re.IGNORECASE)
 _OTHER_KIND = re.compile(r"NCCL (?:WARN|INFO)|\bUCX\s+(?:ERROR|WARN|FATAL)\b")
@@ -49,6 +55,8 @@ def _lines(text: str) -> list[str]:
         if _OTHER_KIND.search(line):
             continue
         m = _CALL.search(line) if "_" in line else None
+        if not m and "ompletion with error" in line:
+            m = _COMPLETION.search(line)
         hit = line.strip() if m else (line.strip() if _PERFTEST.match(line) else "")
         if hit:
             item = _clip(hit)
@@ -59,7 +67,7 @@ def _lines(text: str) -> list[str]:
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if not re.search(r"(?i)ibv_|mlx5dv_|rdma_|couldn't (?:allocate|create|register)|failed to create", head):
+    if not re.search(r"(?i)ibv_|mlx5dv_|rdma_|couldn't (?:allocate|create|register)|failed to create|completion with error", head):
         return 0.0
     return 0.55 if _lines(head) else 0.0
 

@@ -148,14 +148,16 @@ def _feed(stream, data: bytes) -> None:
 class _Sink:
     """One output pipe: what is kept (the head, or the tail for ``keep="tail"``) and how much came in all."""
 
-    __slots__ = ("stream", "fd", "cap", "sink", "counter", "tail", "on_output", "kept", "ring")
+    __slots__ = ("stream", "fd", "cap", "chunks", "total", "tail", "on_output", "kept", "ring")
 
-    def __init__(self, stream, cap: int, sink: list, counter: list, tail: bool = False, on_output=None) -> None:
-        self.stream, self.fd, self.cap, self.sink, self.counter = stream, stream.fileno(), cap, sink, counter
-        self.tail, self.on_output, self.kept, self.ring = tail, on_output, 0, bytearray()
+    def __init__(self, stream, cap: int, tail: bool = False, on_output=None) -> None:
+        self.stream, self.fd, self.cap, self.tail, self.on_output = stream, stream.fileno(), cap, tail, on_output
+        self.chunks: list[bytes] = []
+        self.total = self.kept = 0
+        self.ring = bytearray()
 
     def take(self, chunk: bytes) -> None:
-        self.counter[0] += len(chunk)
+        self.total += len(chunk)
         if self.on_output is not None:
             try:
                 self.on_output(chunk)
@@ -167,18 +169,21 @@ class _Sink:
                 del self.ring[: len(self.ring) - self.cap]
         elif self.kept < self.cap:
             piece = chunk[: self.cap - self.kept]
-            self.sink.append(piece)
+            self.chunks.append(piece)
             self.kept += len(piece)
 
     def close(self) -> None:
         if self.tail:
             ring = self.ring
-            self.sink.append(bytes(ring[-self.cap:]) if len(ring) > self.cap else bytes(ring))
+            self.chunks.append(bytes(ring[-self.cap:]) if len(ring) > self.cap else bytes(ring))
             self.tail = False
         try:
             self.stream.close()
         except OSError:
             pass
+
+    def data(self) -> bytes:
+        return b"".join(self.chunks)
 
 
 def _pump(proc: subprocess.Popen, tag: str, timeout: float, cancel, *sinks: _Sink) -> tuple[bool, bool]:
@@ -271,7 +276,6 @@ def _pump(proc: subprocess.Popen, tag: str, timeout: float, cancel, *sinks: _Sin
     return timed_out, cancelled
 
 
-
 def run_command(
     argv: Sequence[str],
     *,
@@ -314,29 +318,24 @@ def run_command(
 
     with _running_lock:
         _running[proc.pid] = (proc, tag)
-    out: list[bytes] = []
-    err: list[bytes] = []
-    out_n, err_n = [0], [0]
     if stdin is not None and proc.stdin is not None:
         # fed from a thread: a child that writes before it has read all its input must not stall on us
         threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
-    timed_out, cancelled = _pump(
-        proc, tag, timeout, cancel,
-        _Sink(proc.stdout, max_bytes, out, out_n, keep == "tail", on_output),
-        _Sink(proc.stderr, 256 * 1024, err, err_n),
-    )
+    out = _Sink(proc.stdout, max_bytes, keep == "tail", on_output)
+    err = _Sink(proc.stderr, 256 * 1024)
+    timed_out, cancelled = _pump(proc, tag, timeout, cancel, out, err)
     with _running_lock:
         _running.pop(proc.pid, None)
     duration = time.monotonic() - t0
-    stdout = b"".join(out)
-    stderr = b"".join(err)
-    truncated = out_n[0] > max_bytes
+    stdout = out.data()
+    stderr = err.data()
+    truncated = out.total > max_bytes
     if truncated:
         if keep == "tail":
             cut = stdout.find(b"\n")  # start on a whole line
-            stdout = (TRUNCATION_MARKER % (max_bytes, out_n[0])).lstrip(b"\n") + stdout[cut + 1:]
+            stdout = (TRUNCATION_MARKER % (max_bytes, out.total)).lstrip(b"\n") + stdout[cut + 1:]
         else:
-            stdout += TRUNCATION_MARKER % (max_bytes, out_n[0])
+            stdout += TRUNCATION_MARKER % (max_bytes, out.total)
     rc = proc.returncode
     ev = Evidence(
         status=Status.OK,
@@ -345,7 +344,7 @@ def run_command(
         rc=rc,
         duration_s=duration,
         truncated=truncated,
-        stdout_bytes=out_n[0],
+        stdout_bytes=out.total,
         **base,
     )
     if cancelled:

@@ -23,6 +23,7 @@ from typing import Any
 
 from troubleshooter.parsers._nccl_facts import FACTS as NCCL_FACTS
 from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.nccl_debug import count_ib_channel, ib_channel_facts
 
 _MINE = ("nccl.nets", "nccl.ib_channels_gdr", "nccl.ib_channels_no_gdr", "nccl.ib_recv_channels_no_gdr")
 FACTS = [f for f in NCCL_FACTS if f[0] in _MINE] + [
@@ -62,9 +63,7 @@ def parse(text: str) -> dict[str, Any]:
             nets.add(net)
             transports[f"NET/{net}" + ("/GDRDMA" if m.group("gdr") else "")] += 1
             if net == "IB":
-                gdr[bool(m.group("gdr"))] += 1
-                if not m.group("gdr") and "[receive]" in line:
-                    gdr[2] += 1
+                count_ib_channel(gdr, bool(m.group("gdr")), "[receive]" in line)
         else:
             transports[m.group("t").split()[0]] += 1
     if not transports:
@@ -72,7 +71,5 @@ def parse(text: str) -> dict[str, Any]:
     facts: dict[str, Any] = {"nccl.channel_transports": dict(sorted(transports.items()))}
     if nets:
         facts["nccl.nets"] = sorted(nets)
-    if gdr[0] or gdr[1]:
-        facts["nccl.ib_channels_gdr"], facts["nccl.ib_channels_no_gdr"] = gdr[1], gdr[0]
-        facts["nccl.ib_recv_channels_no_gdr"] = gdr[2]
+    facts.update(ib_channel_facts(gdr))
     return facts

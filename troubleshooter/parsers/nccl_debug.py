@@ -119,13 +119,13 @@ _OLD_LINE = re.compile(r"^\s*(?:[\w.\-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?(?:INFO|WA
                        r"[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+ WARN |(?:Duplicate GPU detected : |Error: )?rank \d+ and rank \d+ both on CUDA |"
                        r"NCCL_[A-Z0-9_]+ set by environment to \S)",
                        re.MULTILINE)
-# an old WARN quoted without its host:pid:tid prefix keeps NCCL's source location ("include/socket.h:344 WARN
-# Socket creation failed : ..."): the location is NCCL's, so any message is read
 # NCCL's WARN messages distinctive enough to be read when quoted with neither prefix nor level
 _BARE_WARN_TEXT = re.compile(r"^(?P<lvl>WARN) (?P<loc>)(?:Error: )?(?P<msg>(?:Duplicate GPU detected : )?rank \d+ and rank \d+ both on "
                              r"CUDA device .*)$")
 _LAUNCH_TAG = re.compile(r"^\[[\w.|:-]{1,64}\]:\s*")  # "[trainer0|0]:", "[rank3]:" before a line
 _BARE_ENV_TEXT = re.compile(r"^(?P<lvl>INFO) (?P<loc>)(?P<msg>NCCL_[A-Z0-9_]+ set by environment to \S.*)$")
+# an old WARN quoted without its host:pid:tid prefix keeps NCCL's source location ("include/socket.h:344 WARN
+# Socket creation failed : ..."): the location is NCCL's, so any message is read
 _BARE_OLD_LOC = re.compile(r"^\s*(?P<loc>[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+) (?P<lvl>WARN|INFO) (?P<msg>.*)$")
 
 
@@ -170,6 +170,22 @@ def _mask_cpus(mask: str) -> int:
             n += int(hi) - int(lo) + 1 if hi else 1
         return n
     return bin(int(mask.replace(",", ""), 16)).count("1")
+
+
+def count_ib_channel(counts: list[int], gdr: bool, receive: bool) -> None:
+    """Tally one channel over NET/IB into ``counts`` = [without GPUDirect RDMA, with it, receiving without]."""
+    counts[gdr] += 1
+    if not gdr and receive:
+        counts[2] += 1
+
+
+def ib_channel_facts(counts: list[int]) -> dict[str, int]:
+    """The nccl.ib_channels_* facts of a tally by :func:`count_ib_channel` (none when no IB channel was seen)."""
+    if not (counts[0] or counts[1]):
+        return {}
+    return {"nccl.ib_channels_gdr": counts[1], "nccl.ib_channels_no_gdr": counts[0],
+            "nccl.ib_recv_channels_no_gdr": counts[2]}
+
 
 def _is_continuation(line: str) -> bool:
     """The tail of a WARN message that the paste (or the message's own newline) wrapped onto a new line."""
@@ -377,9 +393,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         if v:
             via_nets[v.group(1)] += 1
             if v.group(1) == "IB":
-                via_ib_gdr[bool(v.group(2))] += 1
-                if not v.group(2) and "[receive]" in msg:
-                    via_ib_gdr[2] += 1
+                count_ib_channel(via_ib_gdr, bool(v.group(2)), "[receive]" in msg)
         if c == "N" and msg.startswith("NET/"):
             ib = _IB_USING.match(msg) if msg.startswith("NET/IB") else None
             if ib:
@@ -575,9 +589,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         facts["nccl.gdr_disabled_hcas"] = gdr_disabled
     if gdr_enabled:
         facts["nccl.gdr_enabled"] = True
-    if via_ib_gdr[0] or via_ib_gdr[1]:
-        facts["nccl.ib_channels_gdr"], facts["nccl.ib_channels_no_gdr"] = via_ib_gdr[1], via_ib_gdr[0]
-        facts["nccl.ib_recv_channels_no_gdr"] = via_ib_gdr[2]
+    facts.update(ib_channel_facts(via_ib_gdr))
     if via_local[0] or via_local[1]:
         facts["nccl.channels_via_shm"], facts["nccl.channels_via_p2p"] = via_local
     if socket_ifs:

@@ -84,6 +84,13 @@ def clip(s: str, limit: int = 300) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+def add_clipped(out: list[str], msg: str, limit: int = 20, width: int = 300) -> None:
+    """Append ``msg``, clipped (:func:`clip`), unless it is empty, already there, or ``out`` holds ``limit`` items."""
+    m = clip(msg, width)
+    if m and m not in out and len(out) < limit:
+        out.append(m)
+
+
 def require_text(text: str, what: str) -> str:
     text = strip_noise(text)
     if not text.strip():

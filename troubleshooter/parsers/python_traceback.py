@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, clip, parser, require_text
+from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
 
 MAX_ITEMS = 20
 MAX_TEXT = 300
@@ -50,10 +50,6 @@ _TB = "Traceback (most recent call last):"
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?')
 _EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning|Timeout)|KeyboardInterrupt|StopIteration)"
                   r"(?::\s*(.*))?$")
-
-
-def _clip(s: str) -> str:
-    return clip(s, MAX_TEXT)
 
 
 def _detect(text: str) -> float:
@@ -91,9 +87,7 @@ def parse(text: str) -> dict[str, Any]:
         if "bus error" in ln.lower() or "shared memory" in ln:
             m = _SHM.search(ln)
             if m:
-                item = _clip(m.group(0))
-                if item not in shm and len(shm) < MAX_ITEMS:
-                    shm.append(item)
+                add_clipped(shm, m.group(0), MAX_ITEMS, MAX_TEXT)
         if ln.rstrip().endswith(_TB):  # also after prose on the same line ("报错：Traceback ...")
             count += 1
             in_tb, last_frame = True, None
@@ -114,9 +108,7 @@ def parse(text: str) -> dict[str, Any]:
                         and not _EXC.match(lines[j].strip()) and lines[j].strip() != _TB and ":" not in lines[j][:40]:
                     msg += " " + lines[j].strip()
                     j += 1
-                item = _clip(f"{e.group(1)}: {msg}" if msg else e.group(1))
-                if item not in exceptions and len(exceptions) < MAX_ITEMS:
-                    exceptions.append(item)
+                add_clipped(exceptions, f"{e.group(1)}: {msg}" if msg else e.group(1), MAX_ITEMS, MAX_TEXT)
                 if e.group(1) not in types and len(types) < MAX_ITEMS:
                     types.append(e.group(1))
                 if last_frame and last_frame not in frames and len(frames) < MAX_ITEMS:
@@ -129,9 +121,7 @@ def parse(text: str) -> dict[str, Any]:
         for ln in lines:  # an out-of-memory error pasted alone: the exception without its traceback
             o = _OOM.match(ln) if "out of memory" in ln else None
             if o:
-                item = _clip(f"{o.group(1)}: {o.group(2)}")
-                if item not in exceptions and len(exceptions) < MAX_ITEMS:
-                    exceptions.append(item)
+                add_clipped(exceptions, f"{o.group(1)}: {o.group(2)}", MAX_ITEMS, MAX_TEXT)
                 if o.group(1) not in types:
                     types.append(o.group(1))
     if not count and not shm and not exceptions:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, clip, parser, require_text
+from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
 
 MAX_LINES = 20
 MAX_TEXT = 300
@@ -45,10 +45,6 @@ _ACTIVE = re.compile(r"^\s*Active:\s*(\S+)(?:\s*\(([^)]*)\))?")
 _NOT_FOUND = re.compile(r"Unit ([\w@.\-]+\.service) could not be found")
 _FM_LOG = re.compile(r"\b(?:nv-fabricmanager|nvidia-fabricmanager)(?:\[\d+\])?:\s*(.*)$")
 _FM_ERROR = re.compile(r"(?i)error|fail|n't match|not match|mismatch|unable|timed? ?out|abort")
-
-
-def _clip(s: str) -> str:
-    return clip(s, MAX_TEXT)
 
 
 def _detect(text: str) -> float:
@@ -105,9 +101,7 @@ def parse(text: str) -> dict[str, Any]:
             seen = True
             msg = fm.group(1).strip()
             if msg and _FM_ERROR.search(msg):
-                item = _clip(msg)
-                if item not in fm_errors and len(fm_errors) < MAX_LINES:
-                    fm_errors.append(item)
+                add_clipped(fm_errors, msg, MAX_LINES, MAX_TEXT)
     if not seen:
         raise ParseError("no unit ('NAME.service - Description' with Loaded:/Active:), no 'Unit ... could not be "
                          "found' and no fabric manager log line")

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, clip, parser, require_text
+from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
 from troubleshooter.parsers.nccl_debug import _NO_IFACE, VERSION
 
 MAX_MESSAGES = 20
@@ -76,10 +76,6 @@ _MARKERS = re.compile(r"ProcessGroupNCCL|DistBackendError|NCCL error in:|Watchdo
                       r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|torch\.distributed\.")
 
 
-def _clip(s: str) -> str:
-    return clip(s, MAX_TEXT)
-
-
 def _detect(text: str) -> float:
     head = text[:262144]
     strong = len(re.findall(r"NCCL error in:|Watchdog caught collective operation timeout|DistBackendError|"
@@ -91,12 +87,6 @@ def _detect(text: str) -> float:
         # NCCL's last error is a CUDA error: the cuda-errors parser owns it (it reads the NCCL error lines too)
         score = min(score, 0.45)
     return score
-
-
-def _add(out: list[str], msg: str) -> None:
-    m = _clip(msg)
-    if m and m not in out and len(out) < MAX_MESSAGES:
-        out.append(m)
 
 
 @parser(
@@ -129,15 +119,15 @@ def parse(text: str) -> dict[str, Any]:
             # the next line is the text, unless it is the next exception or traceback ('Error while creating
             # shared memory segment ...' is NCCL's text; 'RuntimeError: ...' is not)
             if line.strip() and not line.lstrip().startswith(("Traceback", "File ", "[")) and not _EXC_HEAD.match(line):
-                _add(last_errors, line)
+                add_clipped(last_errors, line, MAX_MESSAGES, MAX_TEXT)
                 continue
         if not line.strip():
             continue
         m = _NCCL_ERROR.search(line) if "NCCL error" in line else None
         if m:
             seen += 1
-            _add(errors, line.strip())
-            _add(nccl_errors, line.strip())
+            add_clipped(errors, line.strip(), MAX_MESSAGES, MAX_TEXT)
+            add_clipped(nccl_errors, line.strip(), MAX_MESSAGES, MAX_TEXT)
             if m.group("ver") and version is None:
                 version = m.group("ver")
         for k in (_KIND.findall(line) if "nccl" in line else ()):
@@ -145,12 +135,12 @@ def parse(text: str) -> dict[str, Any]:
             if k not in kinds:
                 kinds.append(k)
             if line.lstrip().startswith(k):
-                _add(nccl_errors, line.strip())
+                add_clipped(nccl_errors, line.strip(), MAX_MESSAGES, MAX_TEXT)
         if "Last error:" in line:
             seen += 1
             lm = _LAST.search(line)
             if lm and lm.group("msg"):
-                _add(last_errors, lm.group("msg"))
+                add_clipped(last_errors, lm.group("msg"), MAX_MESSAGES, MAX_TEXT)
             else:
                 want_last = True
             continue
@@ -181,7 +171,7 @@ def parse(text: str) -> dict[str, Any]:
         if "Address already in use" in line and store_frames and _EXC_HEAD.match(line.lstrip("_*")):
             store_in_use = True
             seen += 1
-            _add(errors, line.strip().strip("_*"))
+            add_clipped(errors, line.strip().strip("_*"), MAX_MESSAGES, MAX_TEXT)
             continue
         if "Exception raised from ncclCommWatchdog" in line or "ProcessGroupNCCL::WorkNCCL::checkTimeout" in line:
             watchdog_frames = True  # the C++ frames of a watchdog timeout whose message line was not pasted
@@ -191,7 +181,7 @@ def parse(text: str) -> dict[str, Any]:
             o = _OTHER_EXC.search(line)
             if o:
                 seen += 1
-                _add(errors, line.strip())
+                add_clipped(errors, line.strip(), MAX_MESSAGES, MAX_TEXT)
     if not seen:
         raise ParseError("no PyTorch distributed NCCL error (DistBackendError, 'NCCL error in:', nccl*Error) and no "
                          "ProcessGroupNCCL watchdog timeout found")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, clip, parser, require_text
+from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
 
 MAX_MESSAGES = 20
 MAX_TEXT = 300
@@ -51,10 +51,6 @@ _INFO = re.compile(r"^\s*#\s+(?P<key>Memory domain|Transport|Device|Component):\
 _UNOPENED = re.compile(r"^\s*#\s+<\s*failed to open (?:interface|memory domain)\s*>")
 
 
-def _clip(s: str) -> str:
-    return clip(s, MAX_TEXT)
-
-
 def _detect(text: str) -> float:
     head = text[:262144]
     n = len(re.findall(r"\bUCX\s+(?:FATAL|ERROR|WARN|DIAG|INFO|DEBUG)\b", head))
@@ -65,12 +61,6 @@ def _detect(text: str) -> float:
     if n == 1:
         return 0.6
     return 0.0
-
-
-def _add(out: list[str], msg: str) -> None:
-    m = _clip(msg)
-    if m and m not in out and len(out) < MAX_MESSAGES:
-        out.append(m)
 
 
 @parser(
@@ -101,19 +91,19 @@ def parse(text: str) -> dict[str, Any]:
                     hosts.add(m.group("host"))
                 lvl = m.group("lvl")
                 if lvl in ("ERROR", "FATAL"):
-                    _add(errors, m.group("msg"))
+                    add_clipped(errors, m.group("msg"), MAX_MESSAGES, MAX_TEXT)
                     loc = m.group("loc")
                     if loc and loc.rsplit(":", 1)[0] not in sites and len(sites) < MAX_MESSAGES:
                         sites.append(loc.rsplit(":", 1)[0])
                 elif lvl == "WARN":
-                    _add(warnings, m.group("msg"))
+                    add_clipped(warnings, m.group("msg"), MAX_MESSAGES, MAX_TEXT)
                 continue
         if "ucx" in line and "Error" in line:
             m = _OMPI.search(line)
             if m:
                 seen += 1
                 hosts.add(m.group("host"))
-                _add(errors, m.group("msg"))
+                add_clipped(errors, m.group("msg"), MAX_MESSAGES, MAX_TEXT)
                 continue
         if line.lstrip().startswith("#"):
             im = _INFO.match(line)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, clip, parser, require_text
+from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
 
 MAX_MESSAGES = 20
 MAX_TEXT = 300
@@ -45,10 +45,6 @@ _PERFTEST = re.compile(r"^\s*(?:Couldn't (?:allocate MR|create CQ|create QP|regi
 _OTHER_KIND = re.compile(r"NCCL (?:WARN|INFO)|\bUCX\s+(?:ERROR|WARN|FATAL)\b")
 
 
-def _clip(s: str) -> str:
-    return clip(s, MAX_TEXT)
-
-
 def _lines(text: str) -> list[str]:
     out: list[str] = []
     for line in text.split("\n"):
@@ -59,9 +55,7 @@ def _lines(text: str) -> list[str]:
             m = _COMPLETION.search(line)
         hit = line.strip() if m else (line.strip() if _PERFTEST.match(line) else "")
         if hit:
-            item = _clip(hit)
-            if item not in out and len(out) < MAX_MESSAGES:
-                out.append(item)
+            add_clipped(out, hit, MAX_MESSAGES, MAX_TEXT)
     return out
 
 

@@ -100,7 +100,7 @@ def parse(text: str) -> dict[str, Any]:
     state: str | None = None
     seen = False
     for raw in text.split("\n"):
-        line = raw.split("#", 1)[0].rstrip() if "#" in raw and "analyzing" not in raw else raw.rstrip()
+        line = raw.split("#", 1)[0].rstrip()  # a blog's "# comment" after a value; cpupower prints no '#'
         s = line.strip()
         if not s:
             continue

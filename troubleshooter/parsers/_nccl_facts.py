@@ -1,4 +1,5 @@
-"""The facts the nccl-debug kind declares (nccl-channels declares some of the same, from here)."""
+"""The facts the nccl-debug kind declares (nccl-channels declares some of the same, from here), and the tally of
+IB channels both kinds keep."""
 
 from __future__ import annotations
 
@@ -52,3 +53,18 @@ FACTS = [
     ("nccl.hosts", "list", "", "sorted distinct host names of the log prefixes"),
     ("nccl.init_complete", "bool", "", "some communicator logged 'Init COMPLETE'; false when init started (Init START) or failed (init.cc:N -> err) without completing; absent otherwise"),
 ]
+
+
+def count_ib_channel(counts: list[int], gdr: bool, receive: bool) -> None:
+    """Tally one channel over NET/IB into ``counts`` = [without GPUDirect RDMA, with it, receiving without]."""
+    counts[gdr] += 1
+    if not gdr and receive:
+        counts[2] += 1
+
+
+def ib_channel_facts(counts: list[int]) -> dict[str, int]:
+    """The nccl.ib_channels_* facts of a tally by :func:`count_ib_channel` (none when no IB channel was seen)."""
+    if not (counts[0] or counts[1]):
+        return {}
+    return {"nccl.ib_channels_gdr": counts[1], "nccl.ib_channels_no_gdr": counts[0],
+            "nccl.ib_recv_channels_no_gdr": counts[2]}

@@ -22,8 +22,8 @@ from collections import Counter
 from typing import Any
 
 from troubleshooter.parsers._nccl_facts import FACTS as NCCL_FACTS
+from troubleshooter.parsers._nccl_facts import count_ib_channel, ib_channel_facts
 from troubleshooter.parsers.base import ParseError, parser, require_text
-from troubleshooter.parsers.nccl_debug import count_ib_channel, ib_channel_facts
 
 _MINE = ("nccl.nets", "nccl.ib_channels_gdr", "nccl.ib_channels_no_gdr", "nccl.ib_recv_channels_no_gdr")
 FACTS = [f for f in NCCL_FACTS if f[0] in _MINE] + [

@@ -39,7 +39,7 @@ from collections import Counter
 from itertools import chain
 from typing import Any, Iterable
 
-from troubleshooter.parsers._nccl_facts import FACTS, MAX_WARNINGS
+from troubleshooter.parsers._nccl_facts import FACTS, MAX_WARNINGS, count_ib_channel, ib_channel_facts
 from troubleshooter.parsers.base import STREAMS, ParseError, clip, parser, require_text, to_number
 
 MAX_ERRORS = 20
@@ -170,21 +170,6 @@ def _mask_cpus(mask: str) -> int:
             n += int(hi) - int(lo) + 1 if hi else 1
         return n
     return bin(int(mask.replace(",", ""), 16)).count("1")
-
-
-def count_ib_channel(counts: list[int], gdr: bool, receive: bool) -> None:
-    """Tally one channel over NET/IB into ``counts`` = [without GPUDirect RDMA, with it, receiving without]."""
-    counts[gdr] += 1
-    if not gdr and receive:
-        counts[2] += 1
-
-
-def ib_channel_facts(counts: list[int]) -> dict[str, int]:
-    """The nccl.ib_channels_* facts of a tally by :func:`count_ib_channel` (none when no IB channel was seen)."""
-    if not (counts[0] or counts[1]):
-        return {}
-    return {"nccl.ib_channels_gdr": counts[1], "nccl.ib_channels_no_gdr": counts[0],
-            "nccl.ib_recv_channels_no_gdr": counts[2]}
 
 
 def _is_continuation(line: str) -> bool:

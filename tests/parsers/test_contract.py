@@ -79,7 +79,7 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "ip-addr": "ip-addr", "docker-run": "docker-run", "k8s-pod": "k8s-pod",
                  "job-script": "job-script", "lspci": "lspci", "nhc": "nhc", "rdma-link": "rdma-link", "mlxconfig": "mlxconfig", "nvidia-smi-csv": "nvidia-smi-csv",
                  "python-traceback": "python-traceback", "dcgm-diag": "dcgm-diag", "verbs-errors": "verbs-errors",
-                 "nccl-channels": "nccl-channels", "cpupower": "cpupower", "openmpi": "openmpi", "df": "df",
+                 "nccl-channels": "nccl-channels", "cpupower": "cpupower", "openmpi": "openmpi", "df": "df", "packages": "packages",
                  "docker-info": "docker-info", "systemctl-status": "systemctl-status"}
 
 

@@ -173,7 +173,8 @@ def test_the_nccl_corpus_is_there() -> None:
 NEW_FACTS = {"nccl.warn_sites", "nccl.gdr_disabled_hcas", "nccl.gdr_enabled", "nccl.socket_interfaces",
              "nccl.no_socket_interface", "nccl_tests.nccl_error", "nccl.affinity_masks", "nccl.affinity_cpus_min",
              "nccl.affinity_spread", "nccl.ib_channels_gdr", "nccl.ib_channels_no_gdr",
-             "nccl.ib_recv_channels_no_gdr", "nccl.bootstrap_failed", "nccl.channels_via_shm", "nccl.channels_via_p2p"}
+             "nccl.ib_recv_channels_no_gdr", "nccl.bootstrap_failed", "nccl.channels_via_shm", "nccl.channels_via_p2p",
+             "nccl.ibverbs_missing"}
 
 
 def _old(outcome):
@@ -289,7 +290,7 @@ def test_dmesg_same_as_before() -> None:
 
     texts = _dmesg_texts()
     assert len(texts) > 300
-    new = {"dmesg.fabric_out_of_sync", "dmesg.fabric_manager_absent"}  # learnt after the copy was taken
+    new = {"dmesg.fabric_out_of_sync", "dmesg.fabric_manager_absent", "dmesg.hca_fw_outdated"}  # learnt after the copy
     for name, text in texts:
         kind, out = _outcome(dmesg.parse, text)
         if kind == "ok":

@@ -11,7 +11,7 @@ def test_job_with_gpus_and_a_shared_rdma_device_but_no_memory_backed_shm():
     text = load("k8s-pod/kai-scheduler-job-8-gpus-rdma-shared-device-no-dshm.txt")
     assert parsers.detect(text) == "k8s-pod"
     assert parsers.run("k8s-pod", text) == {
-        "k8s.kinds": ["Job"], "k8s.containers": ["trainer"], "k8s.gpus": 8,
+        "k8s.kinds": ["Job"], "k8s.containers": ["trainer"], "k8s.images": ["nvcr.io/nvidia/pytorch:24.06-py3"], "k8s.gpus": 8,
         "k8s.rdma_resources": ["rdma/rdma_shared_device_a"], "k8s.rdma_devices": True, "k8s.privileged": False,
         "k8s.capabilities": [], "k8s.host_network": False, "k8s.host_ipc": False, "k8s.shm_memory_volume": False,
         "k8s.shm_limited": True, "env.var.NCCL_IB_DISABLE": "0", "env.var.NCCL_NET_GDR_LEVEL": "5"}

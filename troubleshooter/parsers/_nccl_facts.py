@@ -14,6 +14,8 @@ FACTS = [
     ("nccl.net_plugin_absent", "bool", "", "the log says no external net plugin was found and NCCL used its internal one (normal on IB/RoCE, wrong on AWS EFA)"),
     ("nccl.socket_fallback", "bool", "", "NCCL's network is Socket (TCP) for at least one rank"),
     ("nccl.ib_no_device", "bool", "", "NCCL found no usable IB/RoCE device ('NET/IB : No device found.' or libibverbs could not be opened)"),
+    ("nccl.ibverbs_missing", "bool", "", "NCCL could not open libibverbs.so ('Failed to open libibverbs.so[.1]'): the RDMA "
+     "userspace libraries are not installed where NCCL runs, so it cannot use IB/RoCE whatever devices are there"),
     ("nccl.hcas", "list", "", "RDMA ports NCCL says it uses ('NET/IB : Using [0]mlx5_0:1/IB ...' -> 'mlx5_0:1'), in NCCL's order"),
     ("nccl.hca_transports", "dict", "", "'mlx5_0:1' -> IB or RoCE, as NCCL lists them"),
     ("nccl.topo_file_used", "string", "", "topology file path NCCL loaded, or that NCCL_TOPO_FILE was set to"),

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
 
 FACTS = [
     ("dmesg.lines", "number", "count", "kernel log lines read (continuations joined)"),
@@ -60,6 +60,9 @@ FACTS = [
     ("dmesg.suppressed_callbacks", "number", "count", "messages the kernel rate-limited away (sum of 'N callbacks suppressed')"),
     ("dmesg.kernel_cmdline", "string", "", "the boot command line from 'Kernel command line:' (or the early 'Command line:')"),
     ("dmesg.kernel_version", "string", "", "release from the 'Linux version' banner"),
+    ("dmesg.hca_fw_outdated", "list", "", "RDMA NIC driver lines saying the adapter's firmware is older than the driver needs "
+     "(mlx4 'please upgrade to later FW version', 'Installed FW has unsupported command interface revision', mlx5 "
+     "'Driver cmdif rev(N) differs from firmware's(M)')"),
 ]
 
 MAX_EVENTS = 200
@@ -93,6 +96,9 @@ _CMDLINE = re.compile(r"\bKernel command line:\s*(.*)$")
 _EARLY_CMDLINE = re.compile(r"^Command line:\s*(.*)$")
 _NV_VERSION = re.compile(r"NVRM: loading NVIDIA .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)")
 _LINUX_VERSION = re.compile(r"^Linux version (\S+)")
+# mlx4_en/mlx4_core and mlx5_core when the adapter's firmware predates the driver (drivers/net/ethernet/mellanox)
+_HCA_FW_OLD = re.compile(r"please upgrade to later FW version|Installed FW has unsupported command interface revision|"
+                         r"Driver cmdif rev\(\d+\) differs from firmware's\(\d+\)")
 
 # Strong markers: text with these is a kernel log even without timestamps.
 _STRONG = re.compile(r"NVRM: |\bXid \(|IO_PAGE_FAULT|AMD-Vi: |DMAR: |arm-smmu|tegra241_cmdqv|callbacks suppressed|"
@@ -178,6 +184,7 @@ def parse(text: str) -> dict[str, object]:
     companion = None
     fallback = False
     cmdline = early_cmdline = nv_version = linux_version = None
+    fw_old: list[str] = []
     # each expression runs only on messages holding a literal it needs (a kernel log is mostly other lines):
     # the same matches, ~15 substring tests instead of ~15 expression searches per message
     for _, msg, phys in msgs:
@@ -242,6 +249,8 @@ def parse(text: str) -> dict[str, object]:
         nv = _NV_VERSION.search(msg) if "NVRM: loading NVIDIA " in msg else None
         if nv:
             nv_version = nv.group(1)
+        if ("FW" in msg or "firmware's" in msg) and _HCA_FW_OLD.search(msg):
+            add_clipped(fw_old, msg, 10)
         lv = _LINUX_VERSION.match(msg) if msg.startswith("Linux version ") else None
         if lv and linux_version is None:
             linux_version = lv.group(1)
@@ -285,4 +294,6 @@ def parse(text: str) -> dict[str, object]:
         facts["dmesg.nvidia_driver_version"] = nv_version
     if linux_version:
         facts["dmesg.kernel_version"] = linux_version
+    if fw_old:
+        facts["dmesg.hca_fw_outdated"] = fw_old
     return facts

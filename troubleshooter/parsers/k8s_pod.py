@@ -40,6 +40,7 @@ from troubleshooter.parsers.base import ParseError, parser, require_text
 FACTS = [
     ("k8s.kinds", "list", "", "the kinds of the YAML documents (Pod, Job, PyTorchJob ...)"),
     ("k8s.containers", "list", "", "names of the containers read (init containers not included)"),
+    ("k8s.images", "list", "", "the images of the containers read, as written (nvcr.io/nvidia/pytorch:24.05-py3 ...)"),
     ("k8s.gpus", "number", "count", "most nvidia.com/gpu (or amd.com/gpu) a container asks for (limits, else requests)"),
     ("k8s.rdma_resources", "list", "", "RDMA device-plugin resources the containers ask for (rdma/..., nvidia.com/...hostdev/sriov, mellanox..., ...infiniband...)"),
     ("k8s.rdma_devices", "bool", "", "the containers get RDMA devices: an RDMA resource, a mounted /dev/infiniband, or privileged"),
@@ -120,6 +121,7 @@ def parse(text: str) -> dict[str, Any]:
     gpus: int | None = None
     rdma: list[str] = []
     caps: list[str] = []
+    images: list[str] = []
     privileged = host_net = host_ipc = shm_mem = ib_mount = shm_unseen = False
     shm_limit = None
     networks = None
@@ -136,6 +138,8 @@ def parse(text: str) -> dict[str, Any]:
             ident = c.get("name") or c.get("image")  # a pasted fragment may give the image only
             if ident and str(ident) not in names:
                 names.append(str(ident))
+            if c.get("image") and str(c["image"]) not in images:
+                images.append(str(c["image"]))
             res = c.get("resources") or {}
             for part in ("limits", "requests"):
                 for rname, val in (res.get(part) or {}).items() if isinstance(res.get(part), dict) else ():
@@ -176,6 +180,8 @@ def parse(text: str) -> dict[str, Any]:
     if not names:
         raise ParseError("the pod spec lists no container")
     facts: dict[str, Any] = {"k8s.kinds": kinds, "k8s.containers": names}
+    if images:
+        facts["k8s.images"] = images
     if gpus is not None:
         facts["k8s.gpus"] = gpus
     facts.update({"k8s.rdma_resources": rdma, "k8s.rdma_devices": bool(rdma) or ib_mount or privileged,

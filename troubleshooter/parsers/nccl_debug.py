@@ -99,7 +99,7 @@ _TESTS_TABLE = re.compile(
 # "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)", "... for HCA mlx5_0 (no peermem)",
 # "NET/IB : GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f0'"
 _GDR = re.compile(r"GPU Direct RDMA (?:\(\w+\) )?(Disabled|Enabled|disabled|enabled) for HCA (?:\d+ )?'?([\w.\-]+)'?")
-_IFACE = re.compile(r"\[\d+\]([\w.\-]+):")
+_IFACE = re.compile(r"\[\d+\]([\w.\-]+?)(?::|\.?<)")  # "[0]eth0:10.0.0.1<0>", a redacted "[0]ib0.<ip>"
 _OLD_IFACE = re.compile(r"Using interface ([\w.\-]+)[:\s]")
 _BOOT_IFACE = re.compile(r"Using ([\w.\-]+):")
 _ANY_NCCL = re.compile(r"NCCL (?:INFO|WARN)\b")
@@ -224,7 +224,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     hcas: list[str] = []
     hca_transports: dict[str, str] = {}
     saw_ib_using = saw_socket_using = saw_ofi = False
-    ib_no_device = False
+    ib_no_device = ibverbs_missing = False
     no_iface = False
     warn_sites: list[str] = []
     gdr_disabled: list[str] = []
@@ -418,7 +418,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
                 if iface not in socket_ifs and len(socket_ifs) < 64:
                     socket_ifs.append(iface)
         if "Failed to open libibverbs" in msg:
-            ib_no_device = True
+            ib_no_device = ibverbs_missing = True
         if not no_iface and m.group("lvl") == "WARN" and ("nterface" in msg or "Socket creation" in msg) \
                 and _NO_IFACE.search(msg):
             no_iface = True
@@ -537,6 +537,8 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     facts["nccl.net_plugin_failed"] = plugin_failed
     facts["nccl.net_plugin_absent"] = plugin_absent and plugin is None
     facts["nccl.ib_no_device"] = ib_no_device
+    if ibverbs_missing:
+        facts["nccl.ibverbs_missing"] = True
     if hcas:
         facts["nccl.hcas"] = hcas
         facts["nccl.hca_transports"] = hca_transports

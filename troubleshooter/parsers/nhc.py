@@ -34,6 +34,8 @@ FACTS = [
     ("nhc.exit_code", "number", "", "the run's exit code (Health checks completed with exit code: N)"),
     ("nhc.messages", "list", "", "the failures' messages, as printed"),
     ("nhc.expected_gbps", "number", "GB/s", "the bandwidth the failed NCCL check expected (its threshold)"),
+    ("nhc.nccl_pct_of_expected", "number", "%", "what the failed NCCL check measured, as a share of what it expected "
+     "(a few percent is a collapse, not a slow node: a wrong topology or transport, not a weak GPU)"),
     # a failed NCCL check runs all_reduce_perf at one large size: its figure is nccl-tests' for the trees to weigh
     ("nccl_tests.collective", "string", "", "the collective of the last run (all_reduce, all_gather, reduce_scatter, alltoall, broadcast, ...), from the *_perf binary on the command line or the 'Collective test starting' line; absent when neither is printed"),
     ("nccl_tests.busbw_at_max_size_gbps", "number", "GB/s", "out-of-place busbw at the largest message size of the last run (in-place when out-of-place is missing)"),
@@ -100,6 +102,8 @@ def parse(text: str) -> dict[str, Any]:
                 re.sub(r"\s", "", n.group(1).lower()), re.sub(r"\s", "", n.group(1).lower()))
             facts["nhc.expected_gbps"] = float(n.group(2))
             facts["nccl_tests.busbw_at_max_size_gbps"] = float(n.group(3))
+            if float(n.group(2)) > 0:
+                facts["nhc.nccl_pct_of_expected"] = round(100 * float(n.group(3)) / float(n.group(2)), 1)
     if exit_code is not None:
         facts["nhc.exit_code"] = exit_code
     return facts

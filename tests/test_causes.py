@@ -157,6 +157,11 @@ def test_a_containers_launch_line_is_evidence_for_container_causes(tmp_path) -> 
     run.write_text("$ docker run --rm --gpus all --shm-size=16g img all_reduce_perf -b 8 -e 1G\n"
                    "h:1:1 [0] NCCL INFO NET/IB : No device found.\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n"
                    "h:1:1 [0] NCCL INFO Using network Socket\n")
+    # nothing says the node has RDMA to pass (a workstation's container looks the same): no claim
+    assert ("ib-not-visible-in-container", "likely") not in _found([str(run)])
+    run.write_text("$ docker run --rm --gpus all --shm-size=16g -e NCCL_IB_HCA=mlx5_0 img all_reduce_perf -b 8 -e 1G\n"
+                   "h:1:1 [0] NCCL INFO NET/IB : No device found.\nh:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>\n"
+                   "h:1:1 [0] NCCL INFO Using network Socket\n")
     assert ("ib-not-visible-in-container", "likely") in _found([str(run)])
     run.write_text("$ docker run --rm --gpus all --privileged --shm-size=16g img all_reduce_perf -b 8 -e 1G\n"
                    "h:1:1 [0] NCCL INFO NET/IB : No device found.\n")

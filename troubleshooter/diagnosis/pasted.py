@@ -28,6 +28,7 @@ from troubleshooter import parsers, sources
 from troubleshooter.diagnosis import intake
 from troubleshooter.diagnosis.engine import FactSource, Walk
 from troubleshooter.model.facts import Fact, FactSet, Unknown
+from troubleshooter.parsers.base import add_clipped
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 TARGET_ALIASES = {"container", "target", "job", ""}
@@ -134,6 +135,10 @@ class EvidenceFacts(FactSource):
                     names = ", ".join(dict.fromkeys(g.path.name for g in group))
                     self.factsets[side].update_from(together, source=f"files {names}, read together", target=side, at=0.0)
         self.factsets.setdefault("target", FactSet("target"))
+        differ = _listings_differ(files)
+        if differ:
+            self.factsets["target"].add(Fact("packages.nccl_versions_differ", differ, "", "inferred: the package "
+                                             "listings compared", "", 0.0))
         registry = sources.load_all()
         for side, fs in self.factsets.items():
             have = self.kinds_by_side.get(side, {})
@@ -231,6 +236,23 @@ class EvidenceFacts(FactSource):
             if h.state == "untested":
                 out.append({"hypothesis": h.title, "command": h.settle or "see the tree", "why": ""})
         return out
+
+
+def _listings_differ(files: list[PastedFile]) -> list[str]:
+    """NCCL packages two package listings disagree on: listings of one side (several nodes' ``pip freeze``
+    pasted side by side) or of two named nodes. A host and the job's container are not compared: a container
+    brings its own NCCL by design."""
+    lists = [f for f in files if f.kind == "packages" and not f.error and f.facts.get("packages.nccl")]
+    out: list[str] = []
+    for i, a in enumerate(lists):
+        for b in lists[i + 1:]:
+            if a.side != b.side and {a.side, b.side} & {"host", "target"}:
+                continue
+            for name, va in sorted(a.facts["packages.nccl"].items()):
+                vb = b.facts["packages.nccl"].get(name)
+                if vb is not None and vb != va:
+                    add_clipped(out, f"{name}: {va} in {a.display}, {vb} in {b.display}")
+    return out
 
 
 _SHELL_ERROR = re.compile(r"^-?(?:ba|z|da)?sh: (?:line \d+: )?[^\n:]+: (?:command not found|No such file or directory|"

@@ -5,6 +5,8 @@ Each rule reads facts already in the set and adds a documented fact; none overri
 
 from __future__ import annotations
 
+import re
+
 from troubleshooter.model.facts import Fact, FactSet, declare
 
 declare("derived", [
@@ -26,6 +28,10 @@ declare("derived", [
     ("topo.job_gpu_numa_nodes", "number", "count", "distinct NUMA nodes of the GPUs the job was given (CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS or NVIDIA_VISIBLE_DEVICES as indexes into nvidia-smi topo -m): more than 1 means the job's GPUs sit on both sockets"),
     ("nccl.socket_ifname_selected", "list", "", "the interfaces with an address that NCCL_SOCKET_IFNAME (environment, nccl.conf or NCCL's own log) selects among those ip addr / ifconfig list"),
     ("nccl.socket_ifname_selects_none", "bool", "", "NCCL_SOCKET_IFNAME is set but selects no interface with an address here (NCCL: 'no socket interface found')"),
+    ("container.image_plain_cuda", "bool", "", "the job's container image is NVIDIA's plain CUDA image (nvidia/cuda base, runtime or devel), which ships no RDMA userspace (libibverbs, the mlx5 provider): NCCL in it cannot use IB or RoCE until they are installed"),
+    ("packages.nccl_versions_differ", "list", "", "NCCL packages whose version differs between two package listings of one side or of two nodes ('nvidia-nccl-cu12: 2.20.5 in a.txt, 2.19.3 in b.txt'): nodes of one job that load different NCCL releases (a host and the job's container are not compared: their NCCLs differ by design)"),
+    ("job.multi_node", "bool", "", "the job spans more than one node: nccl-tests' ranks on several hosts, NCCL log lines from several hosts, or SLURM_JOB_NUM_NODES above 1; false for one host in nccl-tests' rank list or one Slurm node; absent when nothing says"),
+    ("rdma.expected", "bool", "", "something says the node has or the job wants InfiniBand/RoCE: NCCL_IB_HCA or NCCL_IB_DISABLE=0 set, RDMA devices listed (ibstat, sysfs), an IPoIB interface (ib0) among NCCL's sockets, RDMA devices given to the container, or IB in NCCL's log; absent when nothing does (a workstation's 'Failed to open libibverbs' is not a fault)"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
 ])
 
@@ -59,6 +65,8 @@ def apply(fs: FactSet) -> None:
     _topo_file(fs)
     _numa_remote(fs)
     _xids(fs)
+    _image(fs)
+    _scope(fs)
     avail = fs.get("cpu.deep_cstates_available")
     if avail is not None and avail.value is False and "cpu.deep_cstates_enabled" not in fs:
         fs.add(Fact("cpu.deep_cstates_enabled", False, "", "inferred: no deep idle state is offered at all", "", 0.0))
@@ -219,6 +227,61 @@ def _topo_file(fs: FactSet) -> None:
     if "nccl.topo_file.from_env" not in fs and "env.names" in fs:
         fs.add(Fact("nccl.topo_file.from_env", "env.var.NCCL_TOPO_FILE" in fs, "",
                     "inferred: the environment listing of this side", "", 0.0))
+
+
+#: NVIDIA's CUDA images (nvidia/cuda:12.6.3-devel-ubuntu22.04, nvcr.io/nvidia/cuda:...): CUDA and NCCL, no rdma-core
+_PLAIN_CUDA = re.compile(r"^(?:(?:docker\.io|nvcr\.io|registry\.hub\.docker\.com)/)?nvidia/cuda(?::|@|$)")
+
+
+def _image(fs: FactSet) -> None:
+    images = []
+    for name in ("docker.image", "k8s.images"):
+        f = fs.get(name)
+        if f is not None:
+            images += f.value if isinstance(f.value, list) else [f.value]
+    if images and "container.image_plain_cuda" not in fs:
+        plain = any(isinstance(i, str) and _PLAIN_CUDA.match(i.strip()) for i in images)
+        fs.add(Fact("container.image_plain_cuda", plain, "", f"inferred from the image {images[0]}", "", 0.0))
+
+
+def _value(fs: FactSet, name: str):
+    f = fs.get(name)
+    return None if f is None else f.value
+
+
+def _scope(fs: FactSet) -> None:
+    """Whether the job spans nodes, and whether RDMA is there to use: NCCL on one node needs no network, and a
+    machine without RDMA hardware is not missing any."""
+    if "job.multi_node" not in fs:
+        nodes, hosts, slurm = _value(fs, "nccl_tests.nodes"), _value(fs, "nccl.hosts"), _value(fs, "slurm.num_nodes")
+        multi, why = None, ""
+        if isinstance(nodes, (int, float)):
+            multi, why = nodes > 1, f"nccl-tests ranks on {int(nodes)} host(s)"
+        elif isinstance(hosts, list) and len(hosts) > 1:
+            multi, why = True, f"NCCL log lines from {len(hosts)} hosts"
+        elif isinstance(slurm, (int, float)):
+            multi, why = slurm > 1, f"SLURM_JOB_NUM_NODES={int(slurm)}"
+        if multi is not None:
+            fs.add(Fact("job.multi_node", multi, "", f"inferred: {why}", "", 0.0))
+    if "rdma.expected" not in fs:
+        why = ""
+        ifaces = _value(fs, "nccl.socket_interfaces") or []
+        nets = _value(fs, "nccl.nets") or []
+        if "nccl.effective.NCCL_IB_HCA" in fs:
+            why = "NCCL_IB_HCA is set"
+        elif str(_value(fs, "nccl.effective.NCCL_IB_DISABLE") or "").strip() == "0":
+            why = "NCCL_IB_DISABLE=0 is set"
+        elif (_value(fs, "ib.device_names") or _value(fs, "ib.ports") or _value(fs, "ib.sysfs_present") is True
+              or _value(fs, "ib.dev_infiniband_visible") is True):
+            why = "RDMA devices are listed"
+        elif any(isinstance(i, str) and re.match(r"^ib[a-z]?\d", i) for i in ifaces):
+            why = "an IPoIB interface is among NCCL's sockets"
+        elif _value(fs, "k8s.rdma_devices") is True or _value(fs, "docker.rdma_devices") is True:
+            why = "the container is given RDMA devices"
+        elif any(n in ("IB", "IBext") for n in nets if isinstance(n, str)) or _value(fs, "nccl.hcas"):
+            why = "NCCL's log names IB devices"
+        if why:
+            fs.add(Fact("rdma.expected", True, "", f"inferred: {why}", "", 0.0))
 
 
 def _cpulist(text: str) -> set[int]:

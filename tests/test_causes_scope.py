@@ -1,0 +1,91 @@
+"""Causes ruled in from real pasted outputs, and kept out where the paste does not speak to them (issue 15):
+the RDMA adapter's firmware, NCCL versions across nodes, an image without RDMA userspace, a topology file that
+does not fit, and NCCL's sockets on one machine."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from troubleshooter import sources
+from troubleshooter.diagnosis import causes
+from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+DATA = Path(__file__).parent / "data"
+
+
+def _found(specs: list[str]) -> list[tuple[str, str]]:
+    """As tests.test_causes._found, with ``SIDE:rel`` and ``KIND=rel`` specs relative to tests/data too."""
+    out = []
+    for s in specs:
+        side, sep, rest = s.rpartition(":") if ":" in s and not s.startswith("/") else ("", "", s)
+        kind, eq, rel = rest.partition("=") if "=" in rest.split("/")[0] else ("", "", rest)
+        path = rel if rel.startswith("/") else str(DATA / rel)
+        out.append(f"{side or 'target'}:{kind + '=' if kind else ''}{path}")
+    sources.load_all()
+    ef = EvidenceFacts.from_specs(out)
+    return [(f.cause.id, f.signature.confidence) for f in causes.ruled_in(causes.load(), ef.lookup)]
+
+
+def test_the_nic_driver_asking_for_newer_firmware_with_no_rdma_device_up() -> None:
+    both = ["host:ibstatus/trinity219-fatal-sys-files-not-found.txt", "host:dmesg/trinity219-mlx4-lso-upgrade-fw-failing-node.txt"]
+    assert ("hca-firmware-outdated", "likely") in _found(both)
+    # the same driver on the repaired node says nothing of firmware; and a complaint alone, with ports up, is no cause
+    assert _found(["dmesg/trinity219-mlx4-working-node.txt"]) == []
+    assert [c for c, _ in _found(["dmesg/trinity219-mlx4-lso-upgrade-fw-failing-node.txt"])] == []
+
+
+def test_two_nodes_pip_listings_that_disagree_on_nccl(tmp_path) -> None:
+    a, b = "packages/nccl1267-pip-freeze-grep-nccl-problem-node.txt", "packages/nccl1267-pip-freeze-grep-nccl-other-nodes.txt"
+    assert ("nccl-version-mismatch-across-nodes", "likely") in _found([a, b])
+    assert ("nccl-version-mismatch-across-nodes", "likely") in _found([f"node1:{a}", f"node2:{b}"])
+    # one listing, or the same versions twice, or a host beside the job's container (their NCCLs differ by design)
+    assert _found([a]) == []
+    copy = tmp_path / "same.txt"
+    shutil.copy(DATA / a, copy)
+    assert _found([a, str(copy)]) == []
+    assert "nccl-version-mismatch-across-nodes" not in dict(_found([f"host:{a}", f"container:{b}"]))
+
+
+def test_a_plain_cuda_image_given_rdma_devices_has_no_verbs_library() -> None:
+    assert ("rdma-userspace-missing-in-container", "likely") in _found(
+        ["container:k8s-pod/nvct1877-containers-section-only-infiniband-mount-shm-volume-unseen.txt"])
+    # a framework image with the same RDMA devices: not this cause
+    assert "rdma-userspace-missing-in-container" not in dict(_found(
+        ["container:k8s-pod/kai-scheduler-job-8-gpus-rdma-shared-device-no-dshm.txt"]))
+    # NCCL could not open libibverbs on a machine nothing says has RDMA: benign, no cause about RDMA at all
+    found = dict(_found(["container:nccl-debug/nccl-old-warn-lines-container-socket-creation-failed.txt"]))
+    assert "rdma-userspace-missing-in-container" not in found and "ib-not-visible-in-container" not in found
+
+
+def test_a_health_checks_allreduce_collapse_with_a_forced_topology_file(tmp_path) -> None:
+    cmd = tmp_path / "cmd.txt"
+    cmd.write_text("root@vm:/azure-nhc# mpirun -np 8 -x NCCL_TOPO_FILE=/azure-nhc/topofiles/ndv5-topo.xml "
+                   "/opt/nccl-tests/build/all_reduce_perf -b 16G -f 2 -g 1 -e 16G -c 1\n")
+    nhc = "nhc/aznhc-h200-nccl-allreduce-15gbps-nhc2010.txt"
+    assert ("topo-file-broken", "likely") in _found([nhc, str(cmd)])
+    # the same collapse with no topology file forced points elsewhere
+    assert "topo-file-broken" not in dict(_found([nhc]))
+
+
+def test_sockets_on_one_workstation_are_not_a_fabric_fault() -> None:
+    one = "container:nccl-debug/pytorch73790-one-workstation-container-socket-bridges-no-libibverbs.txt"
+    found = dict(_found([one]))
+    for cause in ("socket-ifname-wrong", "ib-not-visible-in-container", "rdma-userspace-missing-in-container"):
+        assert cause not in found, cause
+
+
+def test_no_socket_interface_found_is_an_ifname_that_matches_nothing(tmp_path) -> None:
+    tb = "torch-distributed/openr1mm7-rank0-last-error-no-socket-interface-found.txt"
+    assert ("socket-ifname-wrong", "likely") in _found([tb])
+    # an environment read in full without NCCL_SOCKET_IFNAME: NCCL would have fallen back to lo; not this cause
+    env = tmp_path / "env.txt"
+    env.write_text("HOME=/root\nPATH=/usr/bin:/bin\nNCCL_DEBUG=INFO\nHOSTNAME=node1\n")
+    assert "socket-ifname-wrong" not in dict(_found([tb, f"env={env}"]))
+
+
+def test_the_walk_does_not_call_one_machines_sockets_a_fallback() -> None:
+    from tests.test_causes import _diagnosed
+
+    got = _diagnosed("nccl-debug/pytorch73790-one-workstation-container-socket-bridges-no-libibverbs.txt")
+    assert "nccl-socket-fallback" not in got and "socket-ifname-wrong" not in got

@@ -80,7 +80,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "job-script": "job-script", "lspci": "lspci", "nhc": "nhc", "rdma-link": "rdma-link", "mlxconfig": "mlxconfig", "nvidia-smi-csv": "nvidia-smi-csv",
                  "python-traceback": "python-traceback", "dcgm-diag": "dcgm-diag", "verbs-errors": "verbs-errors",
                  "nccl-channels": "nccl-channels", "cpupower": "cpupower", "openmpi": "openmpi", "df": "df", "packages": "packages",
-                 "docker-info": "docker-info", "systemctl-status": "systemctl-status"}
+                 "docker-info": "docker-info", "systemctl-status": "systemctl-status", "nvshmem": "nvshmem",
+                 "kmod/gpud39": "kmod"}
 
 
 def _expected(path: Path) -> str | None:

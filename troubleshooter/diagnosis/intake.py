@@ -82,6 +82,8 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("pip3", ("freeze", "list"), "packages"),
     ("conda", ("list",), "packages"),
     ("dpkg", ("-l",), "packages"),
+    ("lsmod", (), "kmod"),
+    ("modinfo", (), "kmod"),
     ("docker", ("info",), "docker-info"),
     ("numactl", (), "numactl"),
     ("ibstat", (), "ibstat"),
@@ -258,6 +260,10 @@ def is_prompt(line: str) -> bool:
 _SECTION_BANNER = re.compile(r"^\s*(?:={3,}|-{3,}|#{3,}|\*{3,})[ \t]*[A-Za-z][^=#*]{0,78}?[ \t]*(?:={3,}|-{3,}|#{3,}|\*{3,})\s*$")
 
 
+# "user@host:~$" or "[root@gpu3 ~]#" (after an optional "(env)") with no command after it
+_BARE_PROMPT = re.compile(r"^\s{0,4}(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#]|\[[\w.-]+@[\w.-]+[^\]]*\][$#])\s*$")
+
+
 def split(text: str) -> list[Block]:
     """Cut a transcript at its prompts. Text before the first prompt, or a paste with none, is one block.
 
@@ -308,6 +314,12 @@ def split(text: str) -> list[Block]:
                 cmd = full
             else:
                 used = 0
+        if cmd is None and _BARE_PROMPT.match(ln):
+            # a prompt with nothing typed after it (the end of a transcript): the output before it ends here
+            flush()
+            cur, buf, start = None, [], i + 1
+            idx += 1
+            continue
         if cmd is None and _SECTION_BANNER.match(ln):
             # a script's "=== FABRIC MANAGER SERVICE ===" echo: what follows is another command's output
             flush()
@@ -335,4 +347,5 @@ def split(text: str) -> list[Block]:
         buf.append(ln)
         idx += 1
     flush()
-    return [b for b in blocks if b.text.strip()]
+    # a grep that printed nothing said something (that option is not set, that module is not loaded): kept
+    return [b for b in blocks if b.text.strip() or (b.command and not b.of_command and " grep " in f" {b.command} ")]

@@ -240,6 +240,10 @@ def _detect(text: str) -> float:
     ratio, names = _looks_like_env_lines(text)
     if ratio < 0.6 or not names:
         return round(ratio * 0.4, 2)
+    if len(names) >= 3 and len(set(names)) <= len(names) // 2:
+        # one name on most lines ("time=... level=INFO msg=..."): a key=value log (logfmt), not an environment,
+        # where each variable is listed once
+        return 0.05
     if all(n.startswith(("SLURM_", "SLURMD_")) for n in names):
         return 0.6  # env | grep SLURM: slurm-env says 0.9
     if all(n.startswith("NCCL_") for n in names) and re.search(r"^#", text, re.M):

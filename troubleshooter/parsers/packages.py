@@ -38,13 +38,13 @@ FACTS = [
 ]
 
 MAX_PACKAGES = 5000
-_LINK = re.compile(r"\[([^\]\s]+)\]\(https?://[^)\s]*\)")  # 12.4.5.8 a ticket system made a link of
+_LINK = re.compile(r"\[([^][\s]+)\]\(https?://[^)\s]*\)")  # 12.4.5.8 a ticket system made a link of
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._+-]*"
 _VER = r"[0-9][0-9A-Za-z.+!_-]*"
 _FREEZE = re.compile(rf"^\s*(?:\[(?:pip3?|conda)\]\s+)?({_NAME})\s*==\s*({_VER})\s*$")
 _TABLE = re.compile(rf"^\s*(?:\[(?:pip3?|conda)\]\s+)?({_NAME})\s+({_VER})(?:\s+\S+){{0,2}}\s*$")
 _DPKG = re.compile(rf"^[a-z][a-zA-Z]{{1,2}}\s+({_NAME})(?::\w+)?\s+(?:\d+:)?({_VER})\s+(?:amd64|arm64|all|i386|ppc64el)\b")
-_HEADER = re.compile(r"^\s*(?:\$\s.*|Package\s+Version(?:\s+\S+)*|#\s*Name\s+Version\s+Build\s+Channel|"
+_HEADER = re.compile(r"^\s*(?:\$\s.*|Package\s+Version\b.*|#\s*Name\s+Version\s+Build\s+Channel|"
                      r"-{3,}[ -]*|#.*|\|\|?/?\s*Name\s+Version.*|\+{2,}.*|Desired=.*|Versions of relevant libraries:?|"
                      r"=+|\[conda\] Could not collect|\[pip3\] Could not collect)\s*$")
 

@@ -1,0 +1,48 @@
+"""lsmod / modinfo and NVSHMEM's log, read from real pastes with exact values."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.corpus import load
+from troubleshooter import parsers
+
+
+def test_lsmod_rows_without_the_header() -> None:
+    f = parsers.run("kmod", load("kmod/gpud39-lsmod-peermem-ib-core-nvidia.txt"))
+    assert f == {"kmod.loaded": ["nvidia_peermem", "ib_core", "nvidia"], "kmod.listing_complete": False}
+
+
+def test_modinfo_of_the_peer_memory_module() -> None:
+    text = load("kmod/nvpeermem46-lsmod-grep-empty-modinfo-nv-peer-mem.txt")
+    modinfo = text[text.index("# modinfo"):]
+    assert parsers.run("kmod", modinfo) == {"kmod.installed": ["nv_peer_mem"], "kmod.versions": {"nv_peer_mem": "1.0-8"}}
+
+
+def test_nvshmem_says_no_peer_memory_module() -> None:
+    f = parsers.run("nvshmem", load("nvshmem/deepep223-peermem-chunk.txt"))
+    assert f["nvshmem.peermem_missing"] is True and f["nvshmem.init_failed"] is True
+    assert f["nvshmem.sites"] == ["modules/transport/ibrc/ibrc.cpp", "host/topo/topo.cpp", "host/init/init.cu"]
+    assert f["nvshmem.errors"][:2] == ["neither nv_peer_mem, or nvidia_peermem detected. Skipping transport.",
+                                       "[GPU 1] Peer GPU 0 is not accessible, exiting ..."]
+    g = parsers.run("nvshmem", load("nvshmem/deepep223-bootstrap-chunk.txt"))
+    assert "nvshmem.peermem_missing" not in g
+    # messages run together on one line are split at each location
+    assert g["nvshmem.errors"][:2] == ["non-zero status: -6", "non-zero status: -6 allgather of ipc handles failed"]
+    assert "Message truncated : received 58 bytes instead of 8" in g["nvshmem.errors"]
+
+
+@pytest.mark.parametrize("kind", ["kmod", "nvshmem"])
+@pytest.mark.parametrize("text", ["", "hello\nworld\n", "NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"])
+def test_other_text_is_refused(kind: str, text: str) -> None:
+    with pytest.raises(parsers.ParseError):
+        parsers.run(kind, text)
+    assert parsers.get(kind).detect(text) < parsers.DETECT_MIN
+
+
+def test_a_key_value_log_is_not_an_environment() -> None:
+    # logfmt lines (time=... level=INFO msg=...) repeat one name on every line; an environment lists each once
+    text = load("unknown/ollama12136-logfmt-gpu-discovery.txt")
+    assert parsers.get("env").detect(text) < parsers.DETECT_MIN
+    with pytest.raises(parsers.ParseError, match="cannot tell what tool printed this"):
+        parsers.detect(text)

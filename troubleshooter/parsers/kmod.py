@@ -1,0 +1,109 @@
+"""Kernel modules: ``lsmod`` (or ``lsmod | grep X``) and ``modinfo NAME``: which modules are loaded, which are
+installed. Above all the peer-memory module GPUDirect RDMA needs (nvidia_peermem, or the older nv_peer_mem).
+
+Real samples (gpud#39, a node with GPUDirect RDMA; Mellanox/nv_peer_memory#46, after a reboot)::
+
+    nvidia_peermem         16384  0
+    ib_core               434176  9 rdma_cm,ib_ipoib,nvidia_peermem,iw_cm,ib_umad,rdma_ucm,ib_uverbs,mlx5_ib,ib_cm
+
+    # modinfo nv_peer_mem
+    filename:       /lib/modules/4.15.0-46-generic/updates/dkms/nv_peer_mem.ko
+    version:        1.0-8
+    name:           nv_peer_mem
+
+Read: lsmod's rows (name, size, use count, users) with or without its ``Module Size Used by`` header, and
+modinfo's ``key: value`` lines. A ``lsmod | grep X`` that printed nothing is read by the intake (the module
+matching X is not loaded). What it means: without a peer-memory module (or DMA-BUF, NCCL 2.19+ on kernel 5.12+
+with the open driver) the NIC cannot reach GPU memory, and NCCL stages every inter-node transfer through the host.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text
+
+FACTS = [
+    ("kmod.loaded", "list", "", "kernel modules lsmod lists as loaded (of the rows shown)"),
+    ("kmod.listing_complete", "bool", "", "the whole lsmod table was shown (its 'Module Size Used by' header): a "
+     "module absent from it is not loaded"),
+    ("kmod.not_loaded", "list", "", "what a 'lsmod | grep X' that printed nothing looked for (no loaded module matches it)"),
+    ("kmod.installed", "list", "", "modules modinfo shows installed (its name: or filename:)"),
+    ("kmod.versions", "dict", "", "module -> the version modinfo shows"),
+]
+
+_HEADER = re.compile(r"^\s*Module\s+Size\s+Used by\s*$")
+_ROW = re.compile(r"^\s*([A-Za-z0-9_]+)\s+(\d+)\s+(-?\d+)(?:\s+(\S+))?\s*$")
+_INFO = re.compile(r"^\s*(filename|version|name|description|license|depends|vermagic|srcversion|author|alias|"
+                   r"retpoline|intree|signer|sig_key|sig_hashalgo|signature|signat|parm|firmware|import_ns|"
+                   r"supported|rhelversion|softdep):\s*(.*)$")
+
+
+def _detect(text: str) -> float:
+    lines = [ln for ln in text.split("\n")[:400] if ln.strip() and not re.match(r"^\s*[$#]\s", ln)]
+    if not lines:
+        return 0.0
+    if any(_HEADER.match(ln) for ln in lines[:5]):
+        return 0.9
+    info = sum(1 for ln in lines if _INFO.match(ln))
+    if info >= 3 and any(ln.lstrip().startswith(("filename:", "vermagic:")) for ln in lines):
+        return 0.85
+    rows = sum(1 for ln in lines if _ROW.match(ln))
+    if rows >= 2 and rows == len(lines) and any(re.search(r"\b(?:nvidia|mlx\d|ib_|rdma|nv_peer)", ln) for ln in lines):
+        return 0.7
+    return 0.0
+
+
+@parser(
+    "kmod",
+    detect=_detect,
+    summary="lsmod / modinfo: kernel modules loaded and installed (nvidia_peermem for GPUDirect RDMA)",
+    facts=FACTS,
+    command="lsmod | grep -E 'peermem|nv_peer|mlx5|ib_core'; modinfo nvidia_peermem",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "lsmod or modinfo output")
+    loaded: list[str] = []
+    installed: list[str] = []
+    versions: dict[str, str] = {}
+    header = False
+    info: dict[str, str] = {}
+    for raw in text.split("\n"):
+        if not raw.strip() or re.match(r"^\s*[$#]\s", raw) or raw.strip() in ("#", "$"):
+            continue
+        if _HEADER.match(raw):
+            header = True
+            continue
+        m = _ROW.match(raw)
+        if m and not _INFO.match(raw):
+            if m.group(1) not in loaded and len(loaded) < 2000:
+                loaded.append(m.group(1))
+            continue
+        i = _INFO.match(raw)
+        if i:
+            key, value = i.group(1), i.group(2).strip()
+            if key == "filename" and info:
+                _close(info, installed, versions)
+                info = {}
+            info.setdefault(key, value)
+    if info:
+        _close(info, installed, versions)
+    if not loaded and not installed and not header:
+        raise ParseError("no lsmod row ('name size count users') or modinfo line ('filename: ...'): not lsmod or modinfo output")
+    facts: dict[str, Any] = {}
+    if loaded or header:
+        facts["kmod.loaded"] = loaded
+        facts["kmod.listing_complete"] = header
+    if installed:
+        facts["kmod.installed"] = installed
+        facts["kmod.versions"] = versions
+    return facts
+
+
+def _close(info: dict[str, str], installed: list[str], versions: dict[str, str]) -> None:
+    name = info.get("name") or re.sub(r"\.ko(?:\.\w+)?$", "", info.get("filename", "").rsplit("/", 1)[-1])
+    if name and name not in installed:
+        installed.append(name)
+        if info.get("version"):
+            versions[name] = info["version"]

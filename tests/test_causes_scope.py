@@ -89,3 +89,33 @@ def test_the_walk_does_not_call_one_machines_sockets_a_fallback() -> None:
 
     got = _diagnosed("nccl-debug/pytorch73790-one-workstation-container-socket-bridges-no-libibverbs.txt")
     assert "nccl-socket-fallback" not in got and "socket-ifname-wrong" not in got
+
+
+def test_the_peer_memory_module_not_loaded() -> None:
+    # installed (modinfo) but not loaded (lsmod | grep printed nothing), on a node whose RDMA module is there
+    assert ("gdr-disabled", "likely") in _found(["host:kmod/nvpeermem46-lsmod-grep-empty-modinfo-nv-peer-mem.txt"])
+    # both names grepped for, nothing found: not loaded; but nothing says this machine does RDMA, so no claim
+    assert "gdr-disabled" not in dict(_found(["kmod/nccl988-lsmod-grep-both-peer-modules-empty.txt"]))
+    # loaded: no cause
+    assert "gdr-disabled" not in dict(_found(["kmod/gpud39-lsmod-peermem-ib-core-nvidia.txt"]))
+    # NVSHMEM's own word
+    assert ("gdr-disabled", "confirmed") in _found(["nvshmem/deepep223-peermem-chunk.txt"])
+    assert "gdr-disabled" not in dict(_found(["nvshmem/deepep223-bootstrap-chunk.txt"]))
+
+
+def test_a_cause_shown_by_an_earlier_output_that_a_later_one_of_the_same_machine_contradicts() -> None:
+    from tests.test_causes import _diagnosed
+
+    before, after = "kernel_config/nixos527847-gb10-sva-before.txt", "kernel_config/nixos527847-gb10-sva-after.txt"
+    assert _diagnosed(after) == []
+    # before and after the kernel change, given as one machine: the last file read stands for the machine, and
+    # the cause the earlier one shows is still reported, saying which file shows it and which one disagrees
+    assert _diagnosed(before, after) == ["smmu-sva-missing"]
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "troubleshooter", "diagnose", "--evidence", str(DATA / before),
+                        "--evidence", str(DATA / after), "--json"], capture_output=True, text=True, timeout=120)
+    summary = json.loads(r.stdout)["conclusions"][0]["summary"]
+    assert "Shown by nixos527847-gb10-sva-before.txt" in summary and "y in nixos527847-gb10-sva-after.txt" in summary

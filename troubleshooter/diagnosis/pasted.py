@@ -184,6 +184,29 @@ class EvidenceFacts(FactSource):
                      for f in files]
         return cls(files)
 
+    def overridden(self) -> list[tuple[PastedFile, dict[str, str], list[PastedFile]]]:
+        """Files whose facts a later file of the same side and kind replaced with other values (a paste from before
+        and after a change, or two machines given as one side): each with {fact: 'its value here, the other in
+        FILE'} and the later files. Outputs that add up (logs) are read together and never replace each other."""
+        out = []
+        for kinds in self.kinds_by_side.values():
+            for kind, group in kinds.items():
+                if kind in _ACCUMULATE:
+                    continue
+                for i, a in enumerate(group):
+                    diff: dict[str, str] = {}
+                    later: list[PastedFile] = []
+                    for b in group[i + 1:]:
+                        for name, va in a.facts.items():
+                            vb = b.facts.get(name)
+                            if vb is not None and vb != va and name not in diff:
+                                diff[name] = f"{_short(va)} in {a.path.name}, {_short(vb)} in {b.path.name}"
+                                if b not in later:
+                                    later.append(b)
+                    if diff:
+                        out.append((a, diff, later))
+        return out
+
     # -- FactSource
     def factset(self, side: str) -> FactSet | None:
         return self.factsets.get(side)
@@ -238,6 +261,11 @@ class EvidenceFacts(FactSource):
         return out
 
 
+def _short(v: Any) -> str:
+    t = ", ".join(map(str, v)) if isinstance(v, list) else str(v)
+    return t if len(t) <= 60 else t[:59] + "…"
+
+
 def _listings_differ(files: list[PastedFile]) -> list[str]:
     """NCCL packages two package listings disagree on: listings of one side (several nodes' ``pip freeze``
     pasted side by side) or of two named nodes. A host and the job's container are not compared: a container
@@ -284,6 +312,29 @@ def grepped_config_names(command: str) -> list[str]:
                 return []
             names.append(m.group(1))
     return names
+
+
+def grepped_words(command: str, tool: str) -> list[str]:
+    """What ``TOOL | grep [-i] [-E] PATTERN`` looked for, the alternatives of the pattern split (``a|b``, ``a\\|b``).
+
+    >>> grepped_words("lsmod | grep nv_peer", "lsmod"), grepped_words("lsmod | grep -E 'peermem|nv_peer'", "lsmod")
+    (['nv_peer'], ['peermem', 'nv_peer'])
+    """
+    head, bar, tail = command.partition("|")
+    if not bar or tool not in head.split() or "grep" not in tail:
+        return []
+    try:
+        words = shlex.split(tail)
+    except ValueError:
+        return []
+    if "grep" not in words:
+        return []
+    words = words[words.index("grep") + 1:]
+    words = words[:words.index("|")] if "|" in words else words
+    pats = [w for w in words if not w.startswith("-")]
+    if len(pats) != 1:
+        return []
+    return [p for p in re.split(r"\\\||\|", pats[0]) if re.fullmatch(r"[\w.-]+", p)]
 
 
 #: facts of an env listing that claim the whole environment, which a command line's variables are not
@@ -379,6 +430,13 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
             # the variables a command line sets are not the whole environment: what it lacks is unknown
             facts = {n: v for n, v in facts.items() if n not in PARTIAL_ENV_DROPS}
         out.append(PastedFile(path, bside, kd, facts, "", how, where, text=text if kd in _ACCUMULATE else ""))
+    if failed and how == "command" and failed[0].kind == "kmod" and not b.text.strip().strip("#$").strip():
+        # `lsmod | grep X` that printed nothing: no loaded module matches X
+        pats = grepped_words(b.command or "", "lsmod")
+        if pats:
+            out.append(PastedFile(path, bside, "kmod", {"kmod.not_loaded": pats}, "", "command (its grep printed "
+                                  "nothing: not loaded)", where))
+            failed = []
     if failed and how == "command" and failed[0].kind == "kernel-config":
         # `grep CONFIG_X= /boot/config-...` that printed no CONFIG_ line: the option is not enabled
         names = grepped_config_names(b.command or "")

@@ -386,6 +386,9 @@ NOT_SIGNALS = {
     "ucx.error_sites": "which UCX source files; ucx.errors (and ucx.warnings) are the signals",
     "nccl_tests.nccl_error": "the error code the test stopped on ('unhandled system error'), which names no cause; "
                              "NCCL's own WARN lines (nccl.warnings, nccl.no_socket_interface ...) are the signals",
+    "nvshmem.errors": "NVSHMEM's messages as printed; nvshmem.peermem_missing is the signal a cause reads",
+    "nvshmem.init_failed": "that NVSHMEM stopped at init, which the user already sees and which names no cause by "
+                           "itself; what stopped it (nvshmem.peermem_missing) is read by gdr-disabled",
 }
 
 

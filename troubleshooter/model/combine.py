@@ -32,6 +32,7 @@ declare("derived", [
     ("packages.nccl_versions_differ", "list", "", "NCCL packages whose version differs between two package listings of one side or of two nodes ('nvidia-nccl-cu12: 2.20.5 in a.txt, 2.19.3 in b.txt'): nodes of one job that load different NCCL releases (a host and the job's container are not compared: their NCCLs differ by design)"),
     ("job.multi_node", "bool", "", "the job spans more than one node: nccl-tests' ranks on several hosts, NCCL log lines from several hosts, or SLURM_JOB_NUM_NODES above 1; false for one host in nccl-tests' rank list or one Slurm node; absent when nothing says"),
     ("rdma.expected", "bool", "", "something says the node has or the job wants InfiniBand/RoCE: NCCL_IB_HCA or NCCL_IB_DISABLE=0 set, RDMA devices listed (ibstat, sysfs), an IPoIB interface (ib0) among NCCL's sockets, RDMA devices given to the container, or IB in NCCL's log; absent when nothing does (a workstation's 'Failed to open libibverbs' is not a fault)"),
+    ("gdr.peermem_loaded", "bool", "", "a peer-memory module for GPUDirect RDMA (nvidia_peermem, or the older nv_peer_mem) is loaded: from lsmod's rows; false when the whole lsmod shows neither, when a 'lsmod | grep' for an installed peer module printed nothing, or when greps cover both names"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
 ])
 
@@ -67,6 +68,7 @@ def apply(fs: FactSet) -> None:
     _xids(fs)
     _image(fs)
     _scope(fs)
+    _peermem(fs)
     avail = fs.get("cpu.deep_cstates_available")
     if avail is not None and avail.value is False and "cpu.deep_cstates_enabled" not in fs:
         fs.add(Fact("cpu.deep_cstates_enabled", False, "", "inferred: no deep idle state is offered at all", "", 0.0))
@@ -244,6 +246,25 @@ def _image(fs: FactSet) -> None:
         fs.add(Fact("container.image_plain_cuda", plain, "", f"inferred from the image {images[0]}", "", 0.0))
 
 
+PEERMEM = ("nvidia_peermem", "nv_peer_mem")
+
+
+def _peermem(fs: FactSet) -> None:
+    if "gdr.peermem_loaded" in fs:
+        return
+    loaded = _value(fs, "kmod.loaded") or []
+    installed = [m for m in _value(fs, "kmod.installed") or [] if m in PEERMEM]
+    greps = _value(fs, "kmod.not_loaded") or []
+    missed = {m for m in PEERMEM if any(p in m for p in greps)}  # a grep that found nothing matches no loaded module
+    if any(m in loaded for m in PEERMEM):
+        fs.add(Fact("gdr.peermem_loaded", True, "", "inferred: lsmod lists it", "", 0.0))
+    elif _value(fs, "kmod.listing_complete") is True:
+        fs.add(Fact("gdr.peermem_loaded", False, "", "inferred: the whole lsmod lists neither nvidia_peermem nor nv_peer_mem", "", 0.0))
+    elif missed and (missed == set(PEERMEM) or any(m in missed for m in installed)):
+        fs.add(Fact("gdr.peermem_loaded", False, "", f"inferred: lsmod | grep printed nothing for {', '.join(sorted(missed))}"
+                    + (f" (installed: {', '.join(installed)})" if installed else ""), "", 0.0))
+
+
 def _value(fs: FactSet, name: str):
     f = fs.get(name)
     return None if f is None else f.value
@@ -276,6 +297,9 @@ def _scope(fs: FactSet) -> None:
             why = "RDMA devices are listed"
         elif any(isinstance(i, str) and re.match(r"^ib[a-z]?\d", i) for i in ifaces):
             why = "an IPoIB interface is among NCCL's sockets"
+        elif any(m in (_value(fs, "kmod.installed") or []) for m in PEERMEM) or any(
+                m in (_value(fs, "kmod.loaded") or []) for m in ("mlx5_ib", "mlx4_ib", "ib_uverbs")):
+            why = "the node has RDMA kernel modules"
         elif _value(fs, "k8s.rdma_devices") is True or _value(fs, "docker.rdma_devices") is True:
             why = "the container is given RDMA devices"
         elif any(n in ("IB", "IBext") for n in nets if isinstance(n, str)) or _value(fs, "nccl.hcas"):

@@ -49,6 +49,7 @@ def diagnose(symptom: str | None, facts: eng.FactSource, *, answers: dict[str, s
     tree = engine.tree(symptom)
     walk, assumed = walk_exploring(engine, symptom, facts, answers=answers, ask=ask)
     add_signature_findings(walk, facts, prof.thresholds, engine.trees)
+    add_overridden_findings(walk, facts, prof.thresholds, engine.trees)
     add_comparison_findings(walk, facts)
     if assumed:
         extra = {**(extra or {}), "assumed": assumed}
@@ -122,6 +123,37 @@ def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[
         for h in walk.hypotheses:
             if h.id in (hyp_id, f.cause.id) and h.state != "ruled-in":
                 h.state, h.evidence = "ruled-in", f"{f.signature.confidence}: {f.signature.name}"
+    return added
+
+
+def add_overridden_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[str, Any] | None = None,
+                            trees: dict[str, eng.Tree] | None = None) -> list[str]:
+    """Pasted outputs of one side that disagree: the last file read stands for the side, so a cause that an
+    earlier file shows would go unsaid. The evidence without the later files is weighed again; each cause it
+    adds is reported with the file that shows it and the one that disagrees, when the signature that decided it
+    reads a fact the two files disagree on."""
+    from troubleshooter.diagnosis import conditions
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+    if not isinstance(facts, EvidenceFacts):
+        return []
+    trees = trees if trees is not None else eng.load_trees()
+    have = {c.cause for c in walk.conclusions}
+    added = []
+    for f, diff, later in facts.overridden():
+        alone = EvidenceFacts([x for x in facts.files if not any(x is y for y in later)])
+        for finding in causes_mod.ruled_in(causes_mod.load(), alone.lookup, profile):
+            read = {name for name, _side in conditions.facts_named(finding.signature.when)}
+            disputed = sorted(n for n in diff if n in read)
+            if finding.cause.id in have or not disputed:
+                continue
+            concl = causes_mod.conclusion(finding, alone.lookup, alone.has_side, trees)
+            note = "; ".join(f"{n}: {diff[n]}" for n in disputed)
+            walk.conclusions.append(dataclasses.replace(concl, summary=f"{concl.summary} Shown by {f.path.name}; a "
+                                    f"later output of the same machine disagrees ({note}): taken before and after "
+                                    "a change, or on two machines?"))
+            have.add(finding.cause.id)
+            added.append(finding.cause.id)
     return added
 
 

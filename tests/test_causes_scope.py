@@ -119,3 +119,24 @@ def test_a_cause_shown_by_an_earlier_output_that_a_later_one_of_the_same_machine
                         "--evidence", str(DATA / after), "--json"], capture_output=True, text=True, timeout=120)
     summary = json.loads(r.stdout)["conclusions"][0]["summary"]
     assert "Shown by nixos527847-gb10-sva-before.txt" in summary and "y in nixos527847-gb10-sva-after.txt" in summary
+
+
+def test_an_nccl_error_alone_is_walked_as_a_failure_with_its_own_checks() -> None:
+    import json
+    import subprocess
+    import sys
+
+    # a framework's 'unhandled system error' line and nothing else: the failure's checks, not a slowdown's
+    tb = DATA / "torch-distributed/openr1mm7-rank0-last-error-no-socket-interface-found.txt"
+    r = subprocess.run([sys.executable, "-m", "troubleshooter", "diagnose", "--evidence", str(tb), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    doc = json.loads(r.stdout)
+    assert doc["symptom"]["id"] == "nccl-fails"
+    untested = {h["id"]: h for h in doc["hypotheses"] if h["state"] == "untested"}
+    assert "shm-too-small" in untested and "gdr-disabled" in untested and "cstates-limited" not in untested
+    assert [c["cause"] for c in doc["conclusions"]] == ["socket-ifname-wrong"]
+    # a measured run is a slowdown, whatever errors its log also holds
+    r = subprocess.run([sys.executable, "-m", "troubleshooter", "diagnose", "--evidence",
+                        str(DATA / "nhc/aznhc-h200-nccl-allreduce-15gbps-nhc2010.txt"), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert json.loads(r.stdout)["symptom"]["id"] != "nccl-fails"

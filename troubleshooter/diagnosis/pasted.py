@@ -486,9 +486,23 @@ def infer_symptom(facts: EvidenceFacts) -> str | None:
     shape = facts.lookup("steps.shape")
     if isinstance(shape, str) and shape in ("bimodal", "long-tail"):
         return "bimodal-step-time"
+    if _nccl_failed(facts) and all(facts.lookup(n) is None or isinstance(facts.lookup(n), Unknown)
+                                   for n in ("nccl_tests.busbw_at_max_size_gbps", "steps.shape")):
+        return "nccl-fails"  # an error or a hang, not a measured slowdown
     if kinds and kinds <= NCCL_FABRIC_KINDS:
         return "nccl-wrong-fabric"
     return "below-reference"
+
+
+def _nccl_failed(facts: EvidenceFacts) -> bool:
+    """The outputs show NCCL (or NVSHMEM beside it) failing: its error lines, a framework's NCCL error class,
+    nccl-tests stopping on an NCCL error, or NVSHMEM giving up at init."""
+    for name in ("nccl.errors", "torch.nccl_error_kinds"):
+        v = facts.lookup(name)
+        if isinstance(v, list) and v:
+            return True
+    return not isinstance(facts.lookup("nccl_tests.nccl_error"), (Unknown, type(None))) or \
+        facts.lookup("nvshmem.init_failed") is True
 
 
 class EvidenceTarget:

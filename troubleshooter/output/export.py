@@ -72,7 +72,8 @@ def _evidence_name(key: str) -> str:
 def to_markdown(doc: dict[str, Any]) -> str:
     out: list[str] = []
     sym = doc["symptom"]
-    out.append(f"## Slow training: {sym.get('title', sym.get('id', '?'))}")
+    kind = "Failing training" if sym.get("id") == "nccl-fails" else "Slow training"  # an error or a hang, not a slowdown
+    out.append(f"## {kind}: {sym.get('title', sym.get('id', '?'))}")
     out.append("")
     tgt = doc.get("target", {})
     out.append(f"- **Where:** {tgt.get('label', '?')}")

@@ -116,14 +116,19 @@ def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[
         walk.conclusions[:] = [c for c in walk.conclusions if c.cause not in f.cause.supersedes]
         walk.conclusions.append(concl)
         added.append(f.cause.id)
-        hyp_id = ""
-        if f.cause.node:
-            tree_id, _, nid = f.cause.node.partition(".")
-            hyp_id = trees[tree_id].nodes[nid].get("hypothesis", "")
-        for h in walk.hypotheses:
-            if h.id in (hyp_id, f.cause.id) and h.state != "ruled-in":
-                h.state, h.evidence = "ruled-in", f"{f.signature.confidence}: {f.signature.name}"
+        _rule_in(walk, f, trees)
     return added
+
+
+def _rule_in(walk: eng.Walk, f: causes_mod.Finding, trees: dict[str, eng.Tree], where: str = "") -> None:
+    """The hypothesis a finding's cause answers (its own id, or its conclude node's hypothesis) is ruled in."""
+    hyp_id = ""
+    if f.cause.node:
+        tree_id, _, nid = f.cause.node.partition(".")
+        hyp_id = trees[tree_id].nodes[nid].get("hypothesis", "")
+    for h in walk.hypotheses:
+        if h.id in (hyp_id, f.cause.id) and h.state != "ruled-in":
+            h.state, h.evidence = "ruled-in", f"{f.signature.confidence}: {f.signature.name}{where}"
 
 
 def add_overridden_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[str, Any] | None = None,
@@ -154,6 +159,7 @@ def add_overridden_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict
                                     "a change, or on two machines?"))
             have.add(finding.cause.id)
             added.append(finding.cause.id)
+            _rule_in(walk, finding, trees, f" (shown by {f.path.name})")
     return added
 
 

@@ -140,3 +140,15 @@ def test_an_nccl_error_alone_is_walked_as_a_failure_with_its_own_checks() -> Non
                         str(DATA / "nhc/aznhc-h200-nccl-allreduce-15gbps-nhc2010.txt"), "--json"],
                        capture_output=True, text=True, timeout=120)
     assert json.loads(r.stdout)["symptom"]["id"] != "nccl-fails"
+
+
+def test_the_jobs_own_limits_probe_with_a_64_mib_dev_shm_and_an_nccl_error() -> None:
+    # NCCL's 'unhandled system error' alone names no cause
+    err = "cuda-errors/deepspeed536-unhandled-system-error-nccl-n-2.7.8.txt"
+    assert "shm-too-small" not in dict(_found([err]))
+    # with the limits source run in a 64 MiB /dev/shm (Docker's default) beside it: shm-too-small
+    shm = "limits=limits/this-sandbox-bwrap-shm-64mib-memlock-8192.txt"
+    assert ("shm-too-small", "likely") in _found([shm, err])
+    # the probe alone, with no failure, claims nothing; a 24 GB /dev/shm with the same error is not the size
+    assert "shm-too-small" not in dict(_found([shm]))
+    assert "shm-too-small" not in dict(_found(["limits=limits/this-sandbox-root-memlock-8192-shm-tmpfs.txt", err]))

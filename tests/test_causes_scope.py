@@ -144,7 +144,7 @@ def test_an_nccl_error_alone_is_walked_as_a_failure_with_its_own_checks() -> Non
 
 def test_the_jobs_own_limits_probe_with_a_64_mib_dev_shm_and_an_nccl_error() -> None:
     # NCCL's 'unhandled system error' alone names no cause
-    err = "cuda-errors/deepspeed536-unhandled-system-error-nccl-n-2.7.8.txt"
+    err = "torch-distributed/deepspeed536-unhandled-system-error-nccl-n-2.7.8.txt"
     assert "shm-too-small" not in dict(_found([err]))
     # with the limits source run in a 64 MiB /dev/shm (Docker's default) beside it: shm-too-small
     shm = "limits=limits/this-sandbox-bwrap-shm-64mib-memlock-8192.txt"

@@ -314,14 +314,9 @@ def split(text: str) -> list[Block]:
                 cmd = full
             else:
                 used = 0
-        if cmd is None and _BARE_PROMPT.match(ln):
-            # a prompt with nothing typed after it (the end of a transcript): the output before it ends here
-            flush()
-            cur, buf, start = None, [], i + 1
-            idx += 1
-            continue
-        if cmd is None and _SECTION_BANNER.match(ln):
-            # a script's "=== FABRIC MANAGER SERVICE ===" echo: what follows is another command's output
+        if cmd is None and (_BARE_PROMPT.match(ln) or _SECTION_BANNER.match(ln)):
+            # a prompt with nothing typed after it (the end of a transcript), or a script's "=== FABRIC MANAGER
+            # SERVICE ===" echo: the output before it ends here (what follows is another command's, or none)
             flush()
             cur, buf, start = None, [], i + 1
             idx += 1

@@ -486,8 +486,7 @@ def infer_symptom(facts: EvidenceFacts) -> str | None:
     shape = facts.lookup("steps.shape")
     if isinstance(shape, str) and shape in ("bimodal", "long-tail"):
         return "bimodal-step-time"
-    if _nccl_failed(facts) and all(facts.lookup(n) is None or isinstance(facts.lookup(n), Unknown)
-                                   for n in ("nccl_tests.busbw_at_max_size_gbps", "steps.shape")):
+    if _nccl_failed(facts) and not any(_known(facts, n) for n in ("nccl_tests.busbw_at_max_size_gbps", "steps.shape")):
         return "nccl-fails"  # an error or a hang, not a measured slowdown
     if kinds and kinds <= NCCL_FABRIC_KINDS:
         return "nccl-wrong-fabric"
@@ -501,8 +500,12 @@ def _nccl_failed(facts: EvidenceFacts) -> bool:
         v = facts.lookup(name)
         if isinstance(v, list) and v:
             return True
-    return not isinstance(facts.lookup("nccl_tests.nccl_error"), (Unknown, type(None))) or \
-        facts.lookup("nvshmem.init_failed") is True
+    return _known(facts, "nccl_tests.nccl_error") or facts.lookup("nvshmem.init_failed") is True
+
+
+def _known(facts: EvidenceFacts, name: str) -> bool:
+    v = facts.lookup(name)
+    return v is not None and not isinstance(v, Unknown)
 
 
 class EvidenceTarget:

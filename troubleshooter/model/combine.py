@@ -252,29 +252,24 @@ PEERMEM = ("nvidia_peermem", "nv_peer_mem")
 def _peermem(fs: FactSet) -> None:
     if "gdr.peermem_loaded" in fs:
         return
-    loaded = _value(fs, "kmod.loaded") or []
-    installed = [m for m in _value(fs, "kmod.installed") or [] if m in PEERMEM]
-    greps = _value(fs, "kmod.not_loaded") or []
+    loaded = fs.get_value("kmod.loaded") or []
+    installed = [m for m in fs.get_value("kmod.installed") or [] if m in PEERMEM]
+    greps = fs.get_value("kmod.not_loaded") or []
     missed = {m for m in PEERMEM if any(p in m for p in greps)}  # a grep that found nothing matches no loaded module
     if any(m in loaded for m in PEERMEM):
         fs.add(Fact("gdr.peermem_loaded", True, "", "inferred: lsmod lists it", "", 0.0))
-    elif _value(fs, "kmod.listing_complete") is True:
+    elif fs.get_value("kmod.listing_complete") is True:
         fs.add(Fact("gdr.peermem_loaded", False, "", "inferred: the whole lsmod lists neither nvidia_peermem nor nv_peer_mem", "", 0.0))
     elif missed and (missed == set(PEERMEM) or any(m in missed for m in installed)):
         fs.add(Fact("gdr.peermem_loaded", False, "", f"inferred: lsmod | grep printed nothing for {', '.join(sorted(missed))}"
                     + (f" (installed: {', '.join(installed)})" if installed else ""), "", 0.0))
 
 
-def _value(fs: FactSet, name: str):
-    f = fs.get(name)
-    return None if f is None else f.value
-
-
 def _scope(fs: FactSet) -> None:
     """Whether the job spans nodes, and whether RDMA is there to use: NCCL on one node needs no network, and a
     machine without RDMA hardware is not missing any."""
     if "job.multi_node" not in fs:
-        nodes, hosts, slurm = _value(fs, "nccl_tests.nodes"), _value(fs, "nccl.hosts"), _value(fs, "slurm.num_nodes")
+        nodes, hosts, slurm = fs.get_value("nccl_tests.nodes"), fs.get_value("nccl.hosts"), fs.get_value("slurm.num_nodes")
         multi, why = None, ""
         if isinstance(nodes, (int, float)):
             multi, why = nodes > 1, f"nccl-tests ranks on {int(nodes)} host(s)"
@@ -286,23 +281,23 @@ def _scope(fs: FactSet) -> None:
             fs.add(Fact("job.multi_node", multi, "", f"inferred: {why}", "", 0.0))
     if "rdma.expected" not in fs:
         why = ""
-        ifaces = _value(fs, "nccl.socket_interfaces") or []
-        nets = _value(fs, "nccl.nets") or []
+        ifaces = fs.get_value("nccl.socket_interfaces") or []
+        nets = fs.get_value("nccl.nets") or []
         if "nccl.effective.NCCL_IB_HCA" in fs:
             why = "NCCL_IB_HCA is set"
-        elif str(_value(fs, "nccl.effective.NCCL_IB_DISABLE") or "").strip() == "0":
+        elif str(fs.get_value("nccl.effective.NCCL_IB_DISABLE") or "").strip() == "0":
             why = "NCCL_IB_DISABLE=0 is set"
-        elif (_value(fs, "ib.device_names") or _value(fs, "ib.ports") or _value(fs, "ib.sysfs_present") is True
-              or _value(fs, "ib.dev_infiniband_visible") is True):
+        elif (fs.get_value("ib.device_names") or fs.get_value("ib.ports") or fs.get_value("ib.sysfs_present") is True
+              or fs.get_value("ib.dev_infiniband_visible") is True):
             why = "RDMA devices are listed"
         elif any(isinstance(i, str) and re.match(r"^ib[a-z]?\d", i) for i in ifaces):
             why = "an IPoIB interface is among NCCL's sockets"
-        elif any(m in (_value(fs, "kmod.installed") or []) for m in PEERMEM) or any(
-                m in (_value(fs, "kmod.loaded") or []) for m in ("mlx5_ib", "mlx4_ib", "ib_uverbs")):
+        elif any(m in (fs.get_value("kmod.installed") or []) for m in PEERMEM) or any(
+                m in (fs.get_value("kmod.loaded") or []) for m in ("mlx5_ib", "mlx4_ib", "ib_uverbs")):
             why = "the node has RDMA kernel modules"
-        elif _value(fs, "k8s.rdma_devices") is True or _value(fs, "docker.rdma_devices") is True:
+        elif fs.get_value("k8s.rdma_devices") is True or fs.get_value("docker.rdma_devices") is True:
             why = "the container is given RDMA devices"
-        elif any(n in ("IB", "IBext") for n in nets if isinstance(n, str)) or _value(fs, "nccl.hcas"):
+        elif any(n in ("IB", "IBext") for n in nets if isinstance(n, str)) or fs.get_value("nccl.hcas"):
             why = "NCCL's log names IB devices"
         if why:
             fs.add(Fact("rdma.expected", True, "", f"inferred: {why}", "", 0.0))

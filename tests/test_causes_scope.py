@@ -152,3 +152,11 @@ def test_the_jobs_own_limits_probe_with_a_64_mib_dev_shm_and_an_nccl_error() -> 
     # the probe alone, with no failure, claims nothing; a 24 GB /dev/shm with the same error is not the size
     assert "shm-too-small" not in dict(_found([shm]))
     assert "shm-too-small" not in dict(_found(["limits=limits/this-sandbox-root-memlock-8192-shm-tmpfs.txt", err]))
+
+
+def test_nccl_could_not_open_libibverbs_in_a_job_given_rdma_devices() -> None:
+    # two real captures from different threads, put side by side: NCCL's libibverbs WARN in a container
+    # (NVIDIA/nccl-tests#14) and a docker run line that passes the verbs devices (a Slurm + docker job script)
+    warn = "container:nccl-debug/nccl-old-warn-lines-container-socket-creation-failed.txt"
+    run = "container:docker-run/slurm-mpirun-docker-run-uverbs-rdma-cm-memlock.txt"
+    assert ("rdma-userspace-missing-in-container", "confirmed") in _found([warn, run])

@@ -54,6 +54,20 @@ def test_realworld_cases_are_well_formed() -> None:
         assert c.source, c.id
 
 
+def test_same_cause_maps_a_coined_id_to_a_catalogue_id() -> None:
+    """same-cause.yaml only maps ids nobody wrote a cause for onto causes the catalogue has."""
+    sources.load_all()
+    ids = {c.id for c in causes.load()}
+    same = score.same_cause()
+    assert same, "same-cause.yaml lists no entry"
+    for proposed, is_ in same.items():
+        assert proposed not in ids, proposed
+        assert is_ in ids, is_
+    case = score.Case("x", Path("."), "nvlink-fatal-error", True, "nvlink", None, [], "")
+    assert score.verdict(case, ["gpu-nvlink-errors"]) == "right"
+    assert score.verdict(case, ["nvlink-down"]) == "wrong"
+
+
 def test_realworld_no_wrong_cause(rows) -> None:
     """The tool may miss a cause; it must never claim one the thread did not establish."""
     wrong = [(r["id"], r["with_symptom"]["found"]) for r in rows if r["with_symptom"]["verdict"] == "wrong"]

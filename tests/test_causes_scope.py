@@ -160,3 +160,21 @@ def test_nccl_could_not_open_libibverbs_in_a_job_given_rdma_devices() -> None:
     warn = "container:nccl-debug/nccl-old-warn-lines-container-socket-creation-failed.txt"
     run = "container:docker-run/slurm-mpirun-docker-run-uverbs-rdma-cm-memlock.txt"
     assert ("rdma-userspace-missing-in-container", "confirmed") in _found([warn, run])
+
+
+def test_a_fatal_nvswitch_sxid_is_an_nvlink_error_a_non_fatal_one_is_not() -> None:
+    # Talos' log of an HGX A100 whose nvidia-nvswitch1 reports SXid 24007 at Severity 1 (fatal)
+    assert _found(["host:dmesg/talos-hgx-a100-nvswitch-sxid-24007-severity1-ogkm1118.txt"]) == [
+        ("gpu-nvlink-errors", "confirmed")]
+    # a non-fatal MINION interrupt, and a Data line whose severity the paste does not show, claim nothing
+    assert _found(["host:dmesg/hgx-nvswitch-sxid-22013-nonfatal-minion-link60.txt"]) == []
+    assert _found(["host:dmesg/nvswitch-sxid-12028-data-line-only-dmesg-iso-gpud.txt"]) == []
+
+
+def test_the_xid_catalogue_knows_blackwell_nvlink_xids() -> None:
+    # open-gpu-kernel-modules nverror.h: 136 ALI_TRAINING_FAIL, 137 NVLINK_PRIV_ERR, 144-150 NVLINK_*_ERROR
+    from troubleshooter.model.combine import xid_catalogue
+
+    cat = xid_catalogue()
+    assert {cat[c] for c in (74, 136, 137, 144, 145, 146, 147, 148, 149, 150, 155)} == {"interconnect"}
+    assert cat[156] == cat[157] == "memory"

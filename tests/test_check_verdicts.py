@@ -61,7 +61,8 @@ CASES: dict[str, list[tuple[str, Facts]]] = {
     "kernel-xid": [
         ("fail", lambda t: {"dmesg.xid_codes": [79], "dmesg.fallen_off_bus": False}),
         ("fail", lambda t: {"dmesg.xid_codes": [], "dmesg.fallen_off_bus": True}),
-        ("pass", lambda t: {"dmesg.xid_codes": [], "dmesg.fallen_off_bus": False}),
+        ("fail", lambda t: {"dmesg.xid_codes": [], "dmesg.fallen_off_bus": False, "dmesg.sxid_fatal_codes": [24007]}),
+        ("pass", lambda t: {"dmesg.xid_codes": [], "dmesg.fallen_off_bus": False, "dmesg.sxid_fatal_codes": []}),
     ],
     "vm-cmdqv": [
         ("warn", lambda t: {"host.arch": "aarch64", "host.virt": "kvm", "kernel.cmdqv_configured": False,
@@ -184,6 +185,9 @@ REAL: list[tuple[str, str, str, list[tuple[str, str]]]] = [
     ("kernel-xid", "fail", "generic", [("dmesg", "dmesg/nvrm-xid13-xid109-ctx-switch-timeout-dmesg-ctime-gpud-doc.txt")]),
     ("kernel-xid", "fail", "generic", [("dmesg", "dmesg/gpu-fallen-off-bus-multiline-no-xid-nvsentinel.txt")]),
     ("kernel-xid", "pass", "generic", [("dmesg", "dmesg/dmesg-kernel-cmdline-spectre-off-nopti-intel_iommu-on-dmar-enabled-rocm.txt")]),
+    ("kernel-xid", "fail", "generic", [("dmesg", "dmesg/talos-hgx-a100-nvswitch-sxid-24007-severity1-ogkm1118.txt")]),
+    # a non-fatal SXid (a MINION link interrupt) is not a failed check
+    ("kernel-xid", "pass", "generic", [("dmesg", "dmesg/hgx-nvswitch-sxid-22013-nonfatal-minion-link60.txt")]),
     ("iommu-faults", "warn", "generic", [("dmesg", "dmesg/amd-vi-io-page-fault-nvidia-p2p-cuda-samples-journal.txt")]),
     ("iommu-faults", "pass", "generic", [("dmesg", "dmesg/dmesg-kernel-cmdline-spectre-off-nopti-intel_iommu-on-dmar-enabled-rocm.txt")]),
     # SW power cap at the default power limit (300 of 300 W) is the GPU keeping to its budget, not a slowdown

@@ -164,3 +164,35 @@ def test_the_driver_says_the_fabric_state_is_out_of_sync():
     f = parsers.run("dmesg", load("dmesg/hgx-nvrm-fabric-state-out-of-sync-journal.txt"))
     assert f["dmesg.fabric_out_of_sync"] is True
     assert "dmesg.fabric_manager_absent" not in f
+
+
+def test_nvswitch_fatal_sxid_in_a_talos_log():
+    """Talos' node-prefixed log; the SXid's error-log line says Severity 1 (NVSWITCH_ERROR_SEVERITY_FATAL)."""
+    f = parse(load("dmesg/talos-hgx-a100-nvswitch-sxid-24007-severity1-ogkm1118.txt"))
+    assert f["dmesg.sxid_codes"] == [24007]
+    assert f["dmesg.sxid_fatal_codes"] == [24007]
+    assert f["dmesg.sxid_events"] == [{"code": 24007, "switch": 1, "bus": "0000:aa:00.0", "fatal": True, "link": 12,
+                                       "unit": "NPORT source track",
+                                       "text": "Severity 1 Engine instance 12 Sub-engine instance 00"}]
+    assert f["dmesg.nvrm_lines"] == 2 and f["dmesg.xid_codes"] == []
+    assert f["dmesg.lines"] == 4
+
+
+def test_nvswitch_non_fatal_sxid_report_and_its_log_entry_are_one_event():
+    f = parse(load("dmesg/hgx-nvswitch-sxid-22013-nonfatal-minion-link60.txt"))
+    assert f["dmesg.sxid_codes"] == [22013]
+    assert f["dmesg.sxid_fatal_codes"] == []
+    assert f["dmesg.sxid_events"] == [{"code": 22013, "switch": 3, "bus": "0000:08:00.0", "fatal": False, "link": 60,
+                                       "unit": "MINION (link training)",
+                                       "text": "Non-fatal, Link 60 Minion Link DLREQ interrupt"}]
+
+
+def test_nvswitch_sxid_data_line_alone_gives_the_code_not_its_severity():
+    f = parse(load("dmesg/nvswitch-sxid-12028-data-line-only-dmesg-iso-gpud.txt"))
+    assert f["dmesg.sxid_codes"] == [12028]
+    assert f["dmesg.sxid_fatal_codes"] == [] and f["dmesg.sxid_events"] == []
+
+
+def test_no_sxid_line_no_sxid():
+    f = parse(load("dmesg/hgx-nvrm-fabric-state-out-of-sync-journal.txt"))
+    assert f["dmesg.sxid_codes"] == f["dmesg.sxid_fatal_codes"] == f["dmesg.sxid_events"] == []

@@ -360,7 +360,7 @@ def run_all(directory: Path | None = None) -> list[CaseResult]:
 #: parser declares must be read by some rule: a tree condition, a preflight check or a cause's signature.
 SIGNAL_PATTERNS = ("*.errors", "*.warnings", "*error*", "*_failed", "*failure*", "*fault*", "*.down_ports",
                    "*inactive*", "*degraded*", "*throttle*", "*fallen_off_bus*", "*no_device*", "*fallback*",
-                   "*selects_none", "*.cmdline_warnings", "*memoryless*", "*wrong*", "*no_*interface*")
+                   "*selects_none", "*.cmdline_warnings", "*memoryless*", "*wrong*", "*no_*interface*", "*fatal*")
 
 
 #: Facts that match a signal pattern but describe rather than signal (the signal itself is another fact).

@@ -63,17 +63,36 @@ FACTS = [
     ("dmesg.hca_fw_outdated", "list", "", "RDMA NIC driver lines saying the adapter's firmware is older than the driver needs "
      "(mlx4 'please upgrade to later FW version', 'Installed FW has unsupported command interface revision', mlx5 "
      "'Driver cmdif rev(N) differs from firmware's(M)')"),
+    ("dmesg.sxid_events", "list", "", "NVSwitch SXid reports, oldest first (the last 200): {code, switch, bus, fatal "
+     "(true/false, null when the paste shows only the Data line), link, unit, text}"),
+    ("dmesg.sxid_codes", "list", "", "distinct NVSwitch SXid codes in the log"),
+    ("dmesg.sxid_fatal_codes", "list", "", "SXid codes the driver reported as fatal ('Fatal,' or 'Severity 1'): the "
+     "NVSwitch port or link stopped and the GPUs' NVLink traffic through it stalls until a reset"),
 ]
 
 MAX_EVENTS = 200
 
+#: The NVSwitch driver's error ranges (src/common/nvswitch/interface/ctrl_dev_nvswitch.h, NVSWITCH_ERR_HW_*):
+#: SXid // 1000 -> the unit that reported it.
+SXID_UNITS = {
+    10: "host interface", 11: "NPORT ingress", 12: "NPORT egress", 13: "NPORT fstate", 14: "NPORT tstate",
+    15: "NPORT route", 16: "NPORT", 17: "NVLink controller", 18: "NVLink IP top", 19: "NVLink transport layer",
+    20: "NVLink data/physical layer", 21: "AFS", 22: "MINION (link training)", 23: "crossbar (NXBAR)",
+    24: "NPORT source track", 25: "NVLink IP link", 26: "SOE (switch management engine)", 27: "cables (CCI)",
+    28: "OSFP thermal", 29: "multicast tstate", 30: "reduction tstate",
+}
+
 _QUOTE = re.compile(r"^[+\-]?(?:\s*>)+ ?")
 _TS_MONO = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 _TS_CTIME = re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]\s?")
-_TS_ISO = re.compile(r"^\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[^\s\]]*\]?\s")
+_TS_ISO = re.compile(r"^\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[^\s\]]*\]?:?\s")
 _JOURNAL = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) \S+ kernel: ")
-_FACILITY = re.compile(r"^(?:kern|user|daemon|syslog)\s*:\s*\w+\s*:\s")
+# "kern  :err   : " (dmesg -x); Talos prefixes its node: "192.168.11.119: kern:     err: "
+_FACILITY = re.compile(r"^(?:[\w.\-]+:\s+)?(?:kern|user|daemon|syslog)\s*:\s*\w+\s*:\s")
 _XID = re.compile(r"\bXid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\):\s*(\d+)\b,?\s*(.*)$")
+# nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 ... | 22013, Non-fatal, Link 60 ...
+_SXID = re.compile(r"\bnvidia-nvswitch(\d+):? SXid \(PCI:([0-9a-fA-F:.]+)\):\s*(\d+),\s*(.*)$")
+_SXID_KIND = re.compile(r"(?:(Fatal|Non-fatal),\s*(?:Link (\d+))?|Severity (\d+)\b)", re.IGNORECASE)
 _OFF_BUS = re.compile(r"fallen off the bus", re.IGNORECASE)
 _BDF = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b")
 _IOMMU_FAULT = re.compile(
@@ -101,7 +120,7 @@ _HCA_FW_OLD = re.compile(r"please upgrade to later FW version|Installed FW has u
                          r"Driver cmdif rev\(\d+\) differs from firmware's\(\d+\)")
 
 # Strong markers: text with these is a kernel log even without timestamps.
-_STRONG = re.compile(r"NVRM: |\bXid \(|IO_PAGE_FAULT|AMD-Vi: |DMAR: |arm-smmu|tegra241_cmdqv|callbacks suppressed|"
+_STRONG = re.compile(r"NVRM: |\bS?Xid \(|IO_PAGE_FAULT|AMD-Vi: |DMAR: |arm-smmu|tegra241_cmdqv|callbacks suppressed|"
                      r"Kernel command line:|Linux version \d")
 
 
@@ -185,6 +204,9 @@ def parse(text: str) -> dict[str, object]:
     fallback = False
     cmdline = early_cmdline = nv_version = linux_version = None
     fw_old: list[str] = []
+    sxids: list[dict[str, object]] = []
+    sxid_codes: set[int] = set()
+    sxid_fatal: set[int] = set()
     # each expression runs only on messages holding a literal it needs (a kernel log is mostly other lines):
     # the same matches, ~15 substring tests instead of ~15 expression searches per message
     for _, msg, phys in msgs:
@@ -196,6 +218,9 @@ def parse(text: str) -> dict[str, object]:
             events.append({"code": code, "bus": m.group(1), "text": m.group(3).strip()[:300]})
             if code == 79:
                 off_bus = True
+        sx = _SXID.search(msg) if "SXid (" in msg else None
+        if sx:
+            _sxid(sx, sxids, sxid_codes, sxid_fatal)
         low = msg.lower()
         if "off the bu" in low and _OFF_BUS.search(msg):  # the expression ignores case; "s" also matches U+017F
             off_bus = True
@@ -296,4 +321,35 @@ def parse(text: str) -> dict[str, object]:
         facts["dmesg.kernel_version"] = linux_version
     if fw_old:
         facts["dmesg.hca_fw_outdated"] = fw_old
+    facts["dmesg.sxid_events"] = sxids[-MAX_EVENTS:]
+    facts["dmesg.sxid_codes"] = sorted(sxid_codes)
+    facts["dmesg.sxid_fatal_codes"] = sorted(sxid_fatal)
     return facts
+
+
+def _sxid(m: re.Match[str], events: list[dict[str, object]], codes: set[int], fatal: set[int]) -> None:
+    """One NVSwitch SXid line. The driver prints each error as up to three lines of one code: the report
+    ("24007, Fatal, Link 30 sourcetrack timeout error"), the error-log entry ("Severity 1 Engine instance 12",
+    severity 1 = NVSWITCH_ERROR_SEVERITY_FATAL) and its "Data {...}" words; a paste may hold any of them."""
+    switch, code, rest = int(m.group(1)), int(m.group(3)), m.group(4).strip()
+    codes.add(code)
+    if rest.startswith("Data {"):
+        return
+    k = _SXID_KIND.match(rest)
+    is_fatal: bool | None = None
+    link = None
+    if k and k.group(1):
+        is_fatal = k.group(1).lower() == "fatal"
+        link = int(k.group(2)) if k.group(2) else None
+    elif k and k.group(3):
+        is_fatal = k.group(3) == "1"
+        inst = re.search(r"Engine instance (\d+)", rest)
+        link = int(inst.group(1)) if inst else None
+    if is_fatal:
+        fatal.add(code)
+    last = events[-1] if events else None
+    # the error-log line that follows a report of the same error adds nothing new
+    if last and last["switch"] == switch and last["code"] == code and last["fatal"] == is_fatal:
+        return
+    events.append({"code": code, "switch": switch, "bus": m.group(2), "fatal": is_fatal, "link": link,
+                   "unit": SXID_UNITS.get(code // 1000, "unknown unit"), "text": rest[:300]})

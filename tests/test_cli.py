@@ -396,3 +396,19 @@ def test_evidence_given_twice_reads_both_files(tmp_path) -> None:
 
     d = json.loads(r.stdout)
     assert [c["cause"] for c in d["conclusions"]] == ["roce-mtu-mismatch"]
+
+
+def test_an_evidence_run_without_a_symptom_does_not_call_the_training_slow() -> None:
+    """A kernel log alone says nothing of speed: the heading and the ticket say no symptom was given."""
+    import subprocess
+    import sys
+
+    log = "host:tests/data/dmesg/talos-hgx-a100-nvswitch-sxid-24007-severity1-ogkm1118.txt"
+    run = [sys.executable, "-m", "troubleshooter", "diagnose", "--evidence", log, "--md"]
+    r = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    assert r.stdout.startswith("## Pasted outputs: every check (no symptom given)\n"), r.stdout[:300]
+    assert "- **Symptom:** none given, so the outputs were read against every check" in r.stdout
+    assert "Slow training" not in r.stdout
+    r = subprocess.run(run + ["--symptom", "below-reference"], capture_output=True, text=True, timeout=120)
+    assert r.stdout.startswith("## Slow training: Below reference by N%, cause unknown\n"), r.stdout[:300]
+    assert "**Symptom:**" not in r.stdout

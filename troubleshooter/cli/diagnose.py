@@ -170,6 +170,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
             raise CliError("cannot tell the symptom from these files; pass --symptom (see `troubleshooter trees list`)")
         target_desc = {"kind": "evidence", "label": "pasted outputs: " + ", ".join(f.display for f in facts.files)}
         context: list[str] = []
+        extra = None if args.symptom else {"symptom_inferred": True}
     else:
         target = make_target(args)
         params = make_params(args, target)
@@ -177,9 +178,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         symptom = args.symptom
         target_desc = target.describe()
         context = []
+        extra = None
     try:
         walk, doc = run_diagnosis(symptom, facts, answers=answers, profile_id=args.profile, target_desc=target_desc,
-                                  context=context, redact=not args.no_redact)
+                                  context=context, extra=extra, redact=not args.no_redact)
     except MissingAnswer as exc:
         raise CliError(str(exc)) from exc
     except TreeError as exc:

@@ -73,10 +73,18 @@ def to_markdown(doc: dict[str, Any]) -> str:
     out: list[str] = []
     sym = doc["symptom"]
     kind = "Failing training" if sym.get("id") == "nccl-fails" else "Slow training"  # an error or a hang, not a slowdown
-    out.append(f"## {kind}: {sym.get('title', sym.get('id', '?'))}")
+    if doc.get("symptom_inferred") and sym.get("id") == "below-reference":
+        # nobody said the training is slow: the outputs were read against every check
+        out.append("## Pasted outputs: every check (no symptom given)")
+    else:
+        out.append(f"## {kind}: {sym.get('title', sym.get('id', '?'))}")
     out.append("")
     tgt = doc.get("target", {})
     out.append(f"- **Where:** {tgt.get('label', '?')}")
+    if doc.get("symptom_inferred"):
+        took = (", so the outputs were read against every check (the below-reference sweep)"
+                if sym.get("id") == "below-reference" else f"; the outputs show: {sym.get('title', sym.get('id', '?'))}")
+        out.append(f"- **Symptom:** none given{took}. Choose one with `--symptom` (`troubleshooter trees list`)")
     for line in doc.get("context", []) or []:
         out.append(f"- {line}")
     out.append(f"- **Reference profile:** {doc.get('profile', 'generic')}")

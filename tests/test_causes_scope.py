@@ -178,3 +178,9 @@ def test_the_xid_catalogue_knows_blackwell_nvlink_xids() -> None:
     cat = xid_catalogue()
     assert {cat[c] for c in (74, 136, 137, 144, 145, 146, 147, 148, 149, 150, 155)} == {"interconnect"}
     assert cat[156] == cat[157] == "memory"
+
+
+def test_nccl_s_cuda_failure_naming_an_old_driver_is_the_driver_runtime_mismatch() -> None:
+    # NCCL prints cudaGetErrorString in its WARN: 'CUDA driver version is insufficient for CUDA runtime version'
+    found = _found(["nccl-warn-lines/cuml5961-cuda-failure-driver-insufficient-for-runtime.txt"])
+    assert found == [("cuda-driver-mismatch", "confirmed")]

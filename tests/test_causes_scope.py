@@ -10,6 +10,7 @@ from pathlib import Path
 from troubleshooter import sources
 from troubleshooter.diagnosis import causes
 from troubleshooter.diagnosis.pasted import EvidenceFacts
+from troubleshooter.model.facts import FactSet
 
 DATA = Path(__file__).parent / "data"
 
@@ -184,3 +185,20 @@ def test_nccl_s_cuda_failure_naming_an_old_driver_is_the_driver_runtime_mismatch
     # NCCL prints cudaGetErrorString in its WARN: 'CUDA driver version is insufficient for CUDA runtime version'
     found = _found(["nccl-warn-lines/cuml5961-cuda-failure-driver-insufficient-for-runtime.txt"])
     assert found == [("cuda-driver-mismatch", "confirmed")]
+
+
+def test_nccl_lost_the_nic_its_fusion_merged_is_an_nccl_to_upgrade() -> None:
+    line = "nccl-warn-lines/nemo13996-could-not-find-net-with-id-0.txt"
+    assert _found(["container:" + line]) == [("nccl-version-too-old", "likely")]
+    # NCCL 2.27 keeps NET/0 (NVIDIA/nccl#1748): there the same line has another reason
+    warn = "x:1:2 [0] graph/topo.h:230 NCCL WARN Could not find NET with id 0"
+    loaded = causes.load()
+
+    def found(values: dict) -> list[str]:
+        fs = FactSet("target")
+        fs.update_from(values, source="test", target="target", at=0.0)
+        return [f.cause.id for f in causes.ruled_in(loaded, lambda n, s: fs.get_value(n))]
+
+    assert found({"nccl.warnings": [warn]}) == ["nccl-version-too-old"]
+    assert found({"nccl.warnings": [warn], "nccl.version_code": 22703}) == []
+    assert found({"nccl.warnings": [warn], "nccl.effective.NCCL_ALGO": "Tree"}) == []

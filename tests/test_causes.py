@@ -210,6 +210,10 @@ def test_retry_exceeded_on_roce_with_the_gid_index_chosen_points_at_the_path_not
     assert ("roce-mtu-mismatch", "likely") in _found([str(warn), str(cmd)])
     # without the GID index set, error 12 alone names neither (the GID is the first suspect, but RoCE is not known)
     assert "roce-mtu-mismatch" not in [c for c, _ in _found([str(warn)])]
+    # NCCL 2.19+ says it as 'Got completion from peer ... with status=12 ... vendor err 129' (NVIDIA/nccl#1405)
+    new = str(Path(__file__).parent / "data/nccl-debug/nccl1405-ib-plugin-completion-from-peer-status-12-vendor-err-129.txt")
+    assert ("roce-mtu-mismatch", "likely") in _found([new, str(cmd)])
+    assert "roce-mtu-mismatch" not in [c for c, _ in _found([new])]
 
 
 def test_a_bare_verbs_enomem_line_is_evidence_for_the_memlock_limit(tmp_path) -> None:

@@ -1,5 +1,6 @@
 """The nccl-debug parser as it was before its fast paths (issue 14), kept verbatim but for the registration, which
-the live module does: tests/parsers/test_fast_paths.py checks the live parser gives the same facts. The original
+the live module does, and for NCCL 2.19's completion format ("Got completion from peer ... with status=12"), an
+error in both since: tests/parsers/test_fast_paths.py checks the live parser gives the same facts. The original
 docstring follows.
 
 NCCL's own log (``NCCL_DEBUG=INFO``): which network NCCL really used, with which HCAs, plugin and topology.
@@ -108,7 +109,7 @@ _SYSTEM = re.compile(r"=== System : maxBw ([\d.]+) totalBw ([\d.]+) ===")
 _PCI_LINK = re.compile(r"\+ PCI\[([\d.]+)\] - ")
 _NRANKS = re.compile(r"\bnranks (\d+)", re.IGNORECASE)
 _ERROR = re.compile(
-    r"Got completion from peer.*with error|completion error|with error \d+, opcode|"
+    r"Got completion from peer.*with (?:error|status=)|completion error|with error \d+, opcode|"
     r"unhandled (?:system|cuda) error|internal error|remote process exited|"
     r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|ncclInvalidUsage",
     re.IGNORECASE,
@@ -234,7 +235,7 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         if msg.endswith("]"):
             msg = re.sub(r"\s{2,}\[\d+/\d+\]$", "", msg)
         low = msg.lower()
-        err = ("error" in low or "exited" in low) and _ERROR.search(msg)
+        err = ("error" in low or "exited" in low or "status=" in low) and _ERROR.search(msg)
         if m.group("lvl") == "WARN":
             for nxt in after:
                 if not _is_continuation(nxt):

@@ -335,3 +335,12 @@ def test_the_duplicate_gpu_warn_retold_in_a_post():
     f = parse("thomaskalnik-rank-and-rank-both-on-cuda-device-retold.txt")
     assert f["nccl.warnings"] == ["rank 27 and rank 19 both on CUDA device 53000 (PCI 53:00.0)",
                                   "rank 29 and rank 21 both on CUDA device 91000 (PCI 91:00.0)"]
+
+
+def test_completion_errors_in_the_format_after_nccl_2_19_are_errors():
+    """'Got completion from peer X with status=12 ... vendor err 129' (NVIDIA/nccl#1405), not 'with error 12'."""
+    f = parse("nccl1405-ib-plugin-completion-from-peer-status-12-vendor-err-129.txt")
+    assert len(f["nccl.errors"]) == 3
+    assert f["nccl.errors"][0].startswith("NET/IB : Got completion from peer 10.216.210.236<54862> with status=12 "
+                                          "opcode=0 len=0 vendor err 129 (Recv)")
+    assert f["nccl.warn_sites"] == ["ib_plugin.c"]

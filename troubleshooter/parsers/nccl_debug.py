@@ -88,7 +88,7 @@ _SYSTEM = re.compile(r"=== System : maxBw ([\d.]+) totalBw ([\d.]+) ===")
 _PCI_LINK = re.compile(r"\+ PCI\[([\d.]+)\] - ")
 _NRANKS = re.compile(r"\bnranks (\d+)", re.IGNORECASE)
 _ERROR = re.compile(
-    r"Got completion from peer.*with error|completion error|with error \d+, opcode|"
+    r"Got completion from peer.*with (?:error|status=)|completion error|with error \d+, opcode|"
     r"unhandled (?:system|cuda) error|internal error|remote process exited|"
     r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|ncclInvalidUsage",
     re.IGNORECASE,
@@ -339,7 +339,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         if msg.endswith("]"):
             msg = _SCROLLBACK.sub("", msg)
         low = msg.lower()
-        err = ("error" in low or "exited" in low) and _ERROR.search(msg)
+        err = ("error" in low or "exited" in low or "status=" in low) and _ERROR.search(msg)
         if m.group("lvl") == "WARN":
             loc = m.group("loc")
             if loc:

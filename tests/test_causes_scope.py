@@ -202,3 +202,11 @@ def test_nccl_lost_the_nic_its_fusion_merged_is_an_nccl_to_upgrade() -> None:
     assert found({"nccl.warnings": [warn]}) == ["nccl-version-too-old"]
     assert found({"nccl.warnings": [warn], "nccl.version_code": 22703}) == []
     assert found({"nccl.warnings": [warn], "nccl.effective.NCCL_ALGO": "Tree"}) == []
+
+
+def test_numa_balancing_scans_measured_in_the_job_s_process() -> None:
+    # deepseek-ai/DeepEP#624: task_numa_work calls of 8-31 ms in an SGLang scheduler thread
+    both = ["host:kernel-tracing/funclatency-deepep624-task-numa-work-msecs.txt",
+            "host:kernel-tracing/perf-script-deepep624-task-numa-work-stack.txt"]
+    assert _found(both) == [("numa-balancing-enabled", "confirmed")]
+    assert _found(both[1:]) == [("numa-balancing-enabled", "likely")]

@@ -81,7 +81,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "python-traceback": "python-traceback", "dcgm-diag": "dcgm-diag", "verbs-errors": "verbs-errors",
                  "nccl-channels": "nccl-channels", "cpupower": "cpupower", "openmpi": "openmpi", "df": "df", "packages": "packages",
                  "docker-info": "docker-info", "systemctl-status": "systemctl-status", "nvshmem": "nvshmem",
-                 "kmod/gpud39": "kmod"}
+                 "kmod/gpud39": "kmod", "kernel-tracing/funclatency": "funclatency",
+                 "kernel-tracing/perf-script": "perf-script"}
 
 
 def _expected(path: Path) -> str | None:

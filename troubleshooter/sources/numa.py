@@ -48,6 +48,19 @@ source(
 )
 
 source(
+    id="numa-balancing",
+    parser="sysctl",
+    family="numa",
+    argv=["sysctl", "kernel.numa_balancing"],
+    timeout_s=5,
+    needs="sysctl",
+    package="procps",
+    summary="whether the kernel's automatic NUMA balancing is on (kernel.numa_balancing)",
+    why="With it on, the kernel scans the training process's memory in the process's own threads "
+    "(task_numa_work) and migrates pages: stalls of milliseconds in the host side of NCCL and the data path.",
+)
+
+source(
     id="numastat",
     parser="numastat",
     family="numa",

@@ -145,3 +145,16 @@ def test_nccl_tests_run_with_nccl_debug_gives_the_facts_of_both():
     assert {(x.kind, x.how) for x in facts.files} >= {("nccl-tests", "command"), ("nccl-debug", "interleaved")}
     assert facts.lookup("nccl.socket_fallback") is True
     assert facts.lookup("nccl_tests.busbw_at_max_size_gbps") is not None
+
+
+def test_a_file_nothing_could_read_does_not_make_a_second_machine(tmp_path):
+    """Two host outputs and one unreadable paste marked with another side: the host is still the machine diagnosed."""
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+    junk = tmp_path / "vendor-log.txt"
+    junk.write_text("GetGPGPUPwr: End of table reached (Entry 92). Didn't find a power table match for device\n")
+    ef = EvidenceFacts.from_specs(["host:" + str(DATA / "nvidia-smi-q-fragments/q-d-performance-driver495-one-gpu-idle-active.txt"),
+                                   "bmc:" + str(junk)])
+    read = [f for f in ef.files if f.kind and not f.error]
+    assert read and all(f.side == "target" for f in read)
+    assert ef.has_side("target") and not ef.has_side("host")

@@ -175,7 +175,7 @@ class EvidenceFacts(FactSource):
                           for f in _read_paste(path, side, kind, text, source_kind)]
         if not any(f.kind and not f.error for f in files):
             raise PastedError("none of the files could be read: " + "; ".join(f"{f.path}: {f.error}" for f in files))
-        sides = {f.side for f in files}
+        sides = {f.side for f in files if f.kind and not f.error}  # a file nothing could read speaks for no side
         if "target" not in sides and len(sides) == 1:
             # outputs from one machine only (all marked host: or one node's name): that machine is the one
             # under diagnosis; a host side exists only to be compared with a job's container or step

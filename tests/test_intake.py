@@ -200,3 +200,16 @@ def test_the_html_an_issue_template_wraps_a_log_in_is_not_output():
     text = "<details>\n<summary>nvidia-smi -q output</summary>\n\n<pre>\nGPU 0\n</pre>\n</details>\nvalue <b>x</b>\n"
     # blank lines where the tags were (line numbers stay the paste's); a tag inside a line of output stays
     assert intake.clean(text) == "\n\n\n\nGPU 0\n\n\nvalue <b>x</b>\n"
+
+
+def test_bash_default_prompt_and_nvidia_smis_own_banner():
+    """'sh-4.2$ nvidia-smi -q -d CLOCK' is a prompt; '====NVSMI LOG====' is the command's output, not a section."""
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+    rel = "nvidia-smi-q-fragments/eksami1985-sh-prompt-q-d-clock-h200-idle.txt"
+    assert intake.is_prompt("sh-4.2$ nvidia-smi -q -d CLOCK") and intake.is_prompt("bash-5.1# ibstat")
+    blocks = [b for b in intake.split(intake.clean(load(rel))) if b.text.strip()]
+    assert [(b.command, b.kind) for b in blocks] == [("nvidia-smi -q -d CLOCK", "nvidia-smi-q")]
+    assert "==============NVSMI LOG==============" in blocks[0].text
+    ef = EvidenceFacts.from_specs([str(Path(__file__).parent / "data" / rel)])
+    assert ef.lookup("gpu.count") == 8 and ef.lookup("gpu.driver_version") == "550.90.07"

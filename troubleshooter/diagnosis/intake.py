@@ -62,10 +62,12 @@ def clean(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------- transcripts
-# A prompt: user@host:dir$ / root@host:/# / [user@host dir]$ / (venv) $ / a bare "$ " or "# ", then a command.
+# A prompt: user@host:dir$ / root@host:/# / [user@host dir]$ / (venv) $ / bash's default "sh-4.2$" or "bash-5.1#" / a
+# bare "$ " or "# ", then a command.
 _PROMPT = re.compile(
     r"^\s{0,4}(?:\((?P<label>[\w.-]+)\)\s*)?"
-    r"(?:(?P<who>[\w.-]+@(?P<host>[\w.-]+))(?::[^\s$#]*)?\s?[$#]|\[(?P<who2>[\w.-]+@(?P<host2>[\w.-]+))[^\]]*\][$#]|[$#%])"
+    r"(?:(?P<who>[\w.-]+@(?P<host>[\w.-]+))(?::[^\s$#]*)?\s?[$#]|\[(?P<who2>[\w.-]+@(?P<host2>[\w.-]+))[^\]]*\][$#]|"
+    r"(?:ba)?sh-\d+(?:\.\d+)*[$#]|[$#%])"
     r"\s+(?P<cmd>\S.*)$")
 
 # command word (and, for some, a word that must follow) -> parser kind
@@ -257,7 +259,8 @@ def is_prompt(line: str) -> bool:
 
 
 # a section banner a collection script echoes between its commands' outputs: "=== DRIVER ===", "----- ibstat -----"
-_SECTION_BANNER = re.compile(r"^\s*(?:={3,}|-{3,}|#{3,}|\*{3,})[ \t]*[A-Za-z][^=#*]{0,78}?[ \t]*(?:={3,}|-{3,}|#{3,}|\*{3,})\s*$")
+# (nvidia-smi -q's own "====NVSMI LOG====" is output, not a section a script echoed)
+_SECTION_BANNER = re.compile(r"^(?!.*NVSMI LOG)\s*(?:={3,}|-{3,}|#{3,}|\*{3,})[ \t]*[A-Za-z][^=#*]{0,78}?[ \t]*(?:={3,}|-{3,}|#{3,}|\*{3,})\s*$")
 
 
 # "user@host:~$" or "[root@gpu3 ~]#" (after an optional "(env)") with no command after it

@@ -50,3 +50,23 @@ def test_labelled_host_block_goes_to_the_host_side():
     assert ef.factset("host").get("gpu.count").value == 4
     assert ef.factset("target").get("container.inside").value is True
     assert ef.factset("target").get("gpu.count") is None or ef.factset("target").get("gpu.count").value != 4
+
+
+def test_the_library_and_module_versions_side_by_side_are_the_mismatch():
+    f = parsers.run("nvidia-smi-status", load("nvidia-smi-status/aks5871-nvml-library-580-kernel-module-570.txt"))
+    assert f == {"gpu.nvml_library_version": "580.159", "gpu.kernel_module_version": "570.211.01",
+                 "gpu.smi_error": "NVML library 580.159, kernel module 570.211.01",
+                 "gpu.smi_error_kind": "driver-library-mismatch"}
+    # the message itself stays what nvidia-smi said; the version it adds is kept too
+    g = parsers.run("nvidia-smi-status", load("nvidia-smi-status/monitor-report-driver-library-mismatch-nvml-580.txt"))
+    assert g["gpu.smi_error"] == "Failed to initialize NVML: Driver/library version mismatch"
+    assert g["gpu.nvml_library_version"] == "580.173" and "gpu.kernel_module_version" not in g
+
+
+def test_a_file_named_nvidia_smi_holding_the_mismatch_lines_is_read_by_what_they_are(tmp_path):
+    # the file name routes to the nvidia-smi table; that fails, so the text is read by detection
+    f = tmp_path / "nvidia-smi.txt"
+    f.write_text(load("nvidia-smi-status/aks5871-nvml-library-580-kernel-module-570.txt"))
+    ef = EvidenceFacts.from_specs([str(f)])
+    assert [(p.kind, p.error) for p in ef.files] == [("nvidia-smi-status", "")]
+    assert ef.lookup("gpu.smi_error_kind") == "driver-library-mismatch"

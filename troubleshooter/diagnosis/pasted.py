@@ -445,14 +445,15 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
             out.append(PastedFile(path, bside, "kernel-config", facts, "", "command (its grep printed no "
                                   "line: not enabled)", where))
             failed = []
-    if failed and how == "command":
-        # the command names a tool whose output is not there (a run that died before its table, say):
-        # the block is read as detection reads it
+    if failed and how in ("command", "file name"):
+        # the command (or the file's name) names a tool whose output is not there (a run that died before its
+        # table; nvidia-smi's mismatch message saved as nvidia-smi.txt): the block is read as detection reads it
         ranked = [kd for sc, kd in parsers.scores(b.text) if sc >= parsers.DETECT_MIN and kd not in tried]
+        named = "command's" if how == "command" else "file name's"
         for kd in ranked[:1]:
             tried.add(kd)
             try:
-                out.append(PastedFile(path, bside, kd, parsers.run(kd, b.text), "", "detected (the command's "
+                out.append(PastedFile(path, bside, kd, parsers.run(kd, b.text), "", f"detected (the {named} "
                                       f"{failed[0].kind} output is not there)", where))
                 failed = []  # the block was read; the line above says which kind the command's name gave way to
             except parsers.ParseError:

@@ -12,7 +12,9 @@ access (systemd re-applied the cgroup's device rules on ``systemctl daemon-reloa
 nvidia-container-toolkit#48); ``Driver/library version mismatch`` is a user-space library upgraded under a loaded
 older kernel module; "couldn't communicate with the NVIDIA driver" is no kernel module loaded (on a host), or no
 GPU devices passed in (in a container); ``No devices were found`` is a driver with no GPU it can use. ``-L``
-lists the GPUs the driver sees.
+lists the GPUs the driver sees. Newer drivers add ``NVML library version: 580.159`` to the mismatch message;
+beside the module's own ``NVRM version: NVIDIA UNIX x86_64 Kernel Module 570.211.01 ...`` line
+(``cat /proc/driver/nvidia/version``, Azure/AKS#5871) two different versions are that mismatch.
 
 >>> parse("Failed to initialize NVML: Unknown Error\\n")["gpu.smi_error_kind"]
 'nvml-unknown-error'
@@ -30,6 +32,10 @@ FACTS = [
     ("gpu.smi_error_kind", "string", "", "nvml-unknown-error | driver-library-mismatch | no-driver | no-devices | no-permission"),
     ("gpu.count", "number", "count", "GPUs attached"),
     ("gpu.names", "list", "", "product name of each GPU, in index order"),
+    ("gpu.nvml_library_version", "string", "", "the user-space NVML library's version (the 'NVML library version:' "
+     "line nvidia-smi adds to a version mismatch)"),
+    ("gpu.kernel_module_version", "string", "", "the loaded kernel module's version (/proc/driver/nvidia/version's "
+     "'NVRM version:' line)"),
 ]
 
 _ERRORS = [
@@ -39,13 +45,17 @@ _ERRORS = [
     (re.compile(r"^\s*No devices were found\s*$", re.MULTILINE), "no-devices"),
     (re.compile(r"Failed to initialize NVML: Insufficient Permissions"), "no-permission"),
 ]
+_NVML_LIB = re.compile(r"^\s*NVML library version:\s*(\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
+_NVRM = re.compile(r"^\s*NVRM version:\s*NVIDIA .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)\b", re.MULTILINE)
 _LIST = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$", re.MULTILINE)
 
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if any(rx.search(head) for rx, _ in _ERRORS):
+    if any(rx.search(head) for rx, _ in _ERRORS) or _NVML_LIB.search(head):
         return 0.9
+    if _NVRM.search(head) and len(head.strip().split("\n")) <= 4:
+        return 0.8  # cat /proc/driver/nvidia/version
     if _LIST.search(head) and "Driver Version" not in head and not re.search(r"^\s+Link \d+\s*:", head, re.MULTILINE):
         return 0.85  # (nvidia-smi nvlink -s prints the same GPU lines, each followed by its links)
     return 0.0
@@ -68,10 +78,19 @@ def parse(text: str) -> dict[str, Any]:
             facts["gpu.smi_error"] = text[m.start(): line_end if line_end >= 0 else len(text)].strip()
             facts["gpu.smi_error_kind"] = kind
             break
+    lib, mod = _NVML_LIB.search(text), _NVRM.search(text)
+    if lib:
+        facts["gpu.nvml_library_version"] = lib.group(1)
+    if mod:
+        facts["gpu.kernel_module_version"] = mod.group(1)
+    if lib and mod and lib.group(1) != mod.group(1) and "gpu.smi_error_kind" not in facts:
+        # the library and the loaded module side by side, and they differ: what the mismatch message says
+        facts["gpu.smi_error"] = f"NVML library {lib.group(1)}, kernel module {mod.group(1)}"
+        facts["gpu.smi_error_kind"] = "driver-library-mismatch"
     gpus = _LIST.findall(text)
     if gpus:
         facts["gpu.count"] = len(gpus)
         facts["gpu.names"] = [name for _, name, _ in gpus]
     if not facts:
-        raise ParseError("neither an nvidia-smi failure message nor a 'GPU N: NAME (UUID: ...)' line")
+        raise ParseError("neither an nvidia-smi failure message, a version line nor a 'GPU N: NAME (UUID: ...)' line")
     return facts

@@ -210,3 +210,11 @@ def test_numa_balancing_scans_measured_in_the_job_s_process() -> None:
             "host:kernel-tracing/perf-script-deepep624-task-numa-work-stack.txt"]
     assert _found(both) == [("numa-balancing-enabled", "confirmed")]
     assert _found(both[1:]) == [("numa-balancing-enabled", "likely")]
+
+
+def test_an_unlicensed_vgpu_is_the_cause_a_licensed_one_is_not(tmp_path) -> None:
+    rel = "nvidia-smi-q-fragments/gpuoperator220-vgpu-license-section-unlicensed.txt"
+    assert _found(["host:" + rel]) == [("vgpu-unlicensed", "confirmed")]
+    licensed = tmp_path / "licensed.txt"
+    licensed.write_text((DATA / rel).read_text().replace(": Unlicensed", ": Licensed (Expiry: 2025-6-18 20:49:9 GMT)"))
+    assert _found([str(licensed)]) == []

@@ -307,3 +307,20 @@ def test_the_fabric_registration_grep_in_a_scripts_output():
     f = parsers.run("nvidia-smi-q", block.text)
     assert f["gpu.fabric_states"] == {"0": "Completed/Success", "1": "Completed/Success", "2": "Completed/Success"}
     assert f["gpu.fabric_incomplete"] == []
+
+
+def test_a_vgpu_guests_license_section_alone():
+    """nvidia-smi -q's 'vGPU Software Licensed Product' section quoted alone (NVIDIA/gpu-operator#220)."""
+    text = load("nvidia-smi-q-fragments/gpuoperator220-vgpu-license-section-unlicensed.txt")
+    assert parsers.detect(text) == "nvidia-smi-q"
+    f = parsers.run("nvidia-smi-q", text)
+    assert f["gpu.vgpu_license"] == {"0": "Unlicensed"} and f["gpu.vgpu_unlicensed"] == [0]
+    # a licensed guest: the status carries the expiry
+    ok = text.replace("Unlicensed", "Licensed (Expiry: 2025-6-18 20:49:9 GMT)")
+    g = parsers.run("nvidia-smi-q", ok)
+    assert g["gpu.vgpu_license"] == {"0": "Licensed (Expiry: 2025-6-18 20:49:9 GMT)"} and g["gpu.vgpu_unlicensed"] == []
+
+
+def test_no_vgpu_section_no_license_facts():
+    f = parsers.run("nvidia-smi-q", load("nvidia-smi-q-fragments/q-d-performance-driver495-one-gpu-idle-active.txt"))
+    assert "gpu.vgpu_license" not in f and "gpu.vgpu_unlicensed" not in f

@@ -142,6 +142,7 @@ GPU_KEYS = frozenset({
     "product name", "gpu uuid", "pci", "performance state", "persistence mode", "clocks", "max clocks",
     "gpu power readings", "power readings", "temperature", "clocks event reasons", "clocks throttle reasons",
     "clocks throttle reason", "ecc errors", "remapped rows", "retired pages", "processes", "fabric",
+    "vgpu software licensed product",
 })
 
 
@@ -341,6 +342,8 @@ def device(gpu: Node, index: int) -> dict[str, Any]:
         "persistence_mode": persistence,
         "processes": _processes(gpu),
         "fabric": _fabric(gpu),
+        # a vGPU guest's license ('Licensed (Expiry: ...)', 'Unlicensed (Restricted)'); None elsewhere
+        "vgpu_license": gpu.value_at("vGPU Software Licensed Product", "License Status") or None,
     }
 
 
@@ -391,7 +394,8 @@ def read(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 _REASON_SECTIONS = frozenset({"clocks event reasons", "clocks throttle reasons", "clocks throttle reason"})
 _FRAGMENT_SECTIONS = _REASON_SECTIONS | {"performance state", "clocks", "max clocks", "power readings",
-                                         "gpu power readings", "temperature", "fabric"}
+                                         "gpu power readings", "temperature", "fabric",
+                                         "vgpu software licensed product"}
 _PROMPT = re.compile(r"^\S*[$#]\s")
 _BANNER_LINE = re.compile(r"^(?:=+|-+|#+)\s*[\w .:/()-]*\s*(?:=+|-+|#+)$")
 
@@ -424,12 +428,12 @@ def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
         groups[-1].append(node)
     devices: list[dict[str, Any]] = []
     for group in groups:
-        if not any(n.lkey in _REASON_SECTIONS or n.lkey == "fabric" for n in group):
+        if not any(n.lkey in _REASON_SECTIONS or n.lkey in ("fabric", "vgpu software licensed product") for n in group):
             continue
         gpu = Node("", None, -1)
         gpu.children = group
         d = device(gpu, len(devices))
-        if d["clocks_event_reasons"] is not None or d["fabric"] is not None:
+        if d["clocks_event_reasons"] is not None or d["fabric"] is not None or d["vgpu_license"] is not None:
             devices.append(d)
     return devices
 
@@ -446,6 +450,8 @@ def _detect(text: str) -> float:
         return 0.8  # a grep'd fragment: nvidia-smi -q | grep -A8 'Clocks Throttle'
     if re.search(r"^\s*Fabric\s*\n\s+State\s+: [\w /]+\n\s+Status\s+: ", text[:65536], re.MULTILINE):
         return 0.75  # nvidia-smi -q | grep -A2 Fabric: the NVSwitch fabric registration per GPU
+    if re.search(r"^\s*vGPU Software Licensed Product\s*\n(?:\s+.*\n)?\s+License Status\s+: ", text[:65536], re.MULTILINE):
+        return 0.75  # nvidia-smi -q | grep -A2 'vGPU Software Licensed Product': a vGPU guest's license
     return 0.0
 
 

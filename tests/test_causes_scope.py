@@ -218,3 +218,10 @@ def test_an_unlicensed_vgpu_is_the_cause_a_licensed_one_is_not(tmp_path) -> None
     licensed = tmp_path / "licensed.txt"
     licensed.write_text((DATA / rel).read_text().replace(": Unlicensed", ": Licensed (Expiry: 2025-6-18 20:49:9 GMT)"))
     assert _found([str(licensed)]) == []
+
+
+def test_the_gpu_sharing_interposer_crashing_inside_nccl() -> None:
+    assert _found(["container:hami-core/hamicore169-libvgpu-segfault-in-nccl-cumemcreate.txt"]) == [
+        ("cuda-interposer-preload", "confirmed")]
+    # HAMi-core's normal start-up lines in a training log: the interposer is there, nothing says it broke anything
+    assert _found(["container:hami-core/hami-user-guide-training-log-warn-msg-initialized.txt"]) == []

@@ -82,7 +82,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "nccl-channels": "nccl-channels", "cpupower": "cpupower", "openmpi": "openmpi", "df": "df", "packages": "packages",
                  "docker-info": "docker-info", "systemctl-status": "systemctl-status", "nvshmem": "nvshmem",
                  "kmod/gpud39": "kmod", "kernel-tracing/funclatency": "funclatency",
-                 "kernel-tracing/perf-script": "perf-script", "sysctl": "sysctl"}
+                 "kernel-tracing/perf-script": "perf-script", "sysctl": "sysctl",
+                 "hami-core/hami-user-guide": "hami-core"}
 
 
 def _expected(path: Path) -> str | None:

@@ -387,6 +387,10 @@ NOT_SIGNALS = {
     "nccl_tests.nccl_error": "the error code the test stopped on ('unhandled system error'), which names no cause; "
                              "NCCL's own WARN lines (nccl.warnings, nccl.no_socket_interface ...) are the signals",
     "nvshmem.errors": "NVSHMEM's messages as printed; nvshmem.peermem_missing is the signal a cause reads",
+    "hami.segfault": "that HAMi-core caught a crash, which names no cause by itself; where it crashed "
+                     "(hami.crash_in_nccl) does",
+    "hami.errors": "HAMi-core's ERROR lines as printed (an out-of-memory refusal is its limit at work); its crash "
+                   "inside NCCL (hami.crash_in_nccl) is the signal cuda-interposer-preload reads",
     "nvshmem.init_failed": "that NVSHMEM stopped at init, which the user already sees and which names no cause by "
                            "itself; what stopped it (nvshmem.peermem_missing) is read by gdr-disabled",
 }

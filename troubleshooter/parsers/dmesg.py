@@ -18,7 +18,11 @@ driver prints ``found companion CMDQV device`` when the tegra241-cmdqv extension
 driver prints ``tegra241_cmdqv: Falling back to standard SMMU CMDQ`` when it cannot be used; a successful probe
 prints nothing more upstream (drivers/iommu/arm/arm-smmu-v3/tegra241-cmdqv.c), so ``dmesg.cmdqv_probed`` is
 true when the companion was found and no fallback or ``disable_cmdqv`` line follows, false when one does, and
-absent when the log says nothing about CMDQV. ``dmesg.iommu_enabled`` is never set false just because the log
+absent when the log says nothing about CMDQV. On NVSwitch systems the switch driver reports its own errors as SXid
+lines (``nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Fatal, Link 30 ...``, then ``Severity 1 Engine instance
+30`` and ``Data {...}`` lines of the same code): "Fatal" or severity 1 means the port stopped and NVLink traffic
+through it stalls until the GPUs and switches are reset; the code's thousands say which unit (24xxx source track,
+22xxx the MINION that trains links ...). ``dmesg.iommu_enabled`` is never set false just because the log
 lacks the boot lines (the ring buffer wraps; excerpts are partial), only on an explicit "disabled" line;
 counts and ``fallen_off_bus`` describe what the text shows (0 / false when it shows none).
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import sys
 from collections import Counter, defaultdict
@@ -30,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 CASES = HERE / "cases"
 
 
+@functools.cache
 def same_cause() -> dict[str, str]:
     """Gatherer-coined id -> the catalogue id of the same cause (same-cause.yaml, each with its reason)."""
     doc = yaml.safe_load((HERE / "same-cause.yaml").read_text()) or {}

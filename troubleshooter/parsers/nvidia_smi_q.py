@@ -393,9 +393,10 @@ def read(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 
 _REASON_SECTIONS = frozenset({"clocks event reasons", "clocks throttle reasons", "clocks throttle reason"})
-_FRAGMENT_SECTIONS = _REASON_SECTIONS | {"performance state", "clocks", "max clocks", "power readings",
-                                         "gpu power readings", "temperature", "fabric",
-                                         "vgpu software licensed product"}
+# a quoted fragment counts as a GPU only with one of these (the sections that say something on their own)
+_ANCHOR_SECTIONS = _REASON_SECTIONS | {"fabric", "vgpu software licensed product"}
+_FRAGMENT_SECTIONS = _ANCHOR_SECTIONS | {"performance state", "clocks", "max clocks", "power readings",
+                                         "gpu power readings", "temperature"}
 _PROMPT = re.compile(r"^\S*[$#]\s")
 _BANNER_LINE = re.compile(r"^(?:=+|-+|#+)\s*[\w .:/()-]*\s*(?:=+|-+|#+)$")
 
@@ -428,7 +429,7 @@ def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
         groups[-1].append(node)
     devices: list[dict[str, Any]] = []
     for group in groups:
-        if not any(n.lkey in _REASON_SECTIONS or n.lkey in ("fabric", "vgpu software licensed product") for n in group):
+        if not any(n.lkey in _ANCHOR_SECTIONS for n in group):
             continue
         gpu = Node("", None, -1)
         gpu.children = group

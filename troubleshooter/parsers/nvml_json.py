@@ -96,7 +96,7 @@ def gpu_facts(devices: Iterable[dict[str, Any]], *, driver: Any = None, cuda: An
     """
     devices = list(devices)
     fabric = [(d.get("index"), d.get("fabric")) for d in devices if isinstance(d.get("fabric"), dict)]
-    lic = {str(d.get("index")): d["vgpu_license"] for d in devices if isinstance(d.get("vgpu_license"), str)}
+    lic = [(d.get("index"), d["vgpu_license"]) for d in devices if isinstance(d.get("vgpu_license"), str)]
     devices = [{k: d.get(k) for k in DEVICE_KEYS} for d in devices]
     facts: dict[str, Any] = {}
     if fabric:  # NVSwitch systems only (N/A elsewhere): the fabric manager registered each GPU, or not
@@ -104,9 +104,8 @@ def gpu_facts(devices: Iterable[dict[str, Any]], *, driver: Any = None, cuda: An
         facts["gpu.fabric_incomplete"] = [i for i, f in fabric
                                           if f.get("state") != "Completed" or f.get("status") not in ("Success", "")]
     if lic:  # vGPU guests only (nvidia-smi -q 'vGPU Software Licensed Product'); absent on bare metal
-        facts["gpu.vgpu_license"] = lic
-        facts["gpu.vgpu_unlicensed"] = [int(i) if i.isdigit() else i for i, v in lic.items()
-                                        if v.lower().startswith("unlicensed")]
+        facts["gpu.vgpu_license"] = {str(i): v for i, v in lic}
+        facts["gpu.vgpu_unlicensed"] = [i for i, v in lic if v.lower().startswith("unlicensed")]
     facts["gpu.count"] = int(count) if isinstance(count, int) and count >= len(devices) else len(devices)
     facts["gpu.names"] = [d["name"] for d in devices if isinstance(d["name"], str)]
     if isinstance(driver, str) and driver:

@@ -213,3 +213,15 @@ def test_bash_default_prompt_and_nvidia_smis_own_banner():
     assert "==============NVSMI LOG==============" in blocks[0].text
     ef = EvidenceFacts.from_specs([str(Path(__file__).parent / "data" / rel)])
     assert ef.lookup("gpu.count") == 8 and ef.lookup("gpu.driver_version") == "550.90.07"
+
+
+def test_a_bare_bash_default_prompt_ends_the_block_before_it():
+    """A transcript ending at bash's default prompt with nothing typed ('sh-4.2$ ') does not hand that line to the
+    output before it, as a bare 'user@host:~$' does not."""
+    rel = "nvidia-smi-q-fragments/eksami1985-sh-prompt-q-d-clock-h200-idle.txt"
+    for bare in ("sh-4.2$ ", "sh-4.2$", "bash-5.1# "):
+        assert intake._BARE_PROMPT.match(bare)
+        blocks = [b for b in intake.split(intake.clean(load(rel)) + bare + "\n") if b.text.strip()]
+        assert [(b.command, b.kind) for b in blocks] == [("nvidia-smi -q -d CLOCK", "nvidia-smi-q")]
+        assert bare.strip() not in blocks[0].text
+    assert not intake._BARE_PROMPT.match("sh-4.2$ nvidia-smi") and not intake._BARE_PROMPT.match("fish-3$")

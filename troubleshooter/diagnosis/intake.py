@@ -263,8 +263,9 @@ def is_prompt(line: str) -> bool:
 _SECTION_BANNER = re.compile(r"^(?!.*NVSMI LOG)\s*(?:={3,}|-{3,}|#{3,}|\*{3,})[ \t]*[A-Za-z][^=#*]{0,78}?[ \t]*(?:={3,}|-{3,}|#{3,}|\*{3,})\s*$")
 
 
-# "user@host:~$" or "[root@gpu3 ~]#" (after an optional "(env)") with no command after it
-_BARE_PROMPT = re.compile(r"^\s{0,4}(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#]|\[[\w.-]+@[\w.-]+[^\]]*\][$#])\s*$")
+# "user@host:~$", "[root@gpu3 ~]#" (after an optional "(env)") or bash's default "sh-4.2$" with no command after it
+_BARE_PROMPT = re.compile(r"^\s{0,4}(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#]|\[[\w.-]+@[\w.-]+[^\]]*\][$#]|"
+                          r"(?:ba)?sh-\d+(?:\.\d+)*[$#])\s*$")
 
 
 def split(text: str) -> list[Block]:

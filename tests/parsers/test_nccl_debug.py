@@ -344,3 +344,16 @@ def test_completion_errors_in_the_format_after_nccl_2_19_are_errors():
     assert f["nccl.errors"][0].startswith("NET/IB : Got completion from peer 10.216.210.236<54862> with status=12 "
                                           "opcode=0 len=0 vendor err 129 (Recv)")
     assert f["nccl.warn_sites"] == ["ib_plugin.c"]
+
+
+def test_the_cuda_calls_nccls_warnings_say_failed_are_cuda_errors() -> None:
+    """NCCL's CUDACHECK prints cudaGetErrorString: the nccl-debug kind reads the error through the cuda-errors
+    table, so an NCCL log counts for the causes that read cuda.error_codes as a framework traceback does."""
+    old = parsers.run("nccl-debug", load("nccl-warn-lines/cuml5961-cuda-failure-driver-insufficient-for-runtime.txt"))
+    assert old["cuda.error_codes"] == ["cudaErrorInsufficientDriver"] and old["cuda.error_numbers"] == [35]
+    nvls = parsers.run("nccl-debug", load("nccl-warn-lines/nccl1488-nvls-cuda-failure-1-invalid-argument.txt"))
+    assert nvls["cuda.error_codes"] == ["cudaErrorInvalidValue"] and nvls["cuda.error_numbers"] == [1]
+    assert nvls["nccl.warn_sites"] == ["transport/nvls.cc"]
+    # a WARN naming no CUDA call leaves the facts absent (not an empty list that would rule causes out)
+    plain = parsers.run("nccl-debug", load("nccl-warn-lines/nemo13996-could-not-find-net-with-id-0.txt"))
+    assert "cuda.error_codes" not in plain and "cuda.error_numbers" not in plain

@@ -3,7 +3,10 @@ IB channels both kinds keep."""
 
 from __future__ import annotations
 
+import re
+
 MAX_WARNINGS = 20
+VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")  # also read from framework tracebacks (cuda_errors, torch_distributed)
 
 FACTS = [
     ("nccl.version", "string", "", "NCCL version from the log ('NCCL version 2.18.3+cuda12.2' -> 2.18.3)"),
@@ -51,6 +54,9 @@ FACTS = [
     ("nccl.bootstrap_failed", "bool", "", "an error came back through NCCL's bootstrap ('bootstrap.cc:270 -> 2'): its TCP "
      "connections between ranks failed; absent when the log does not say"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
+    ("cuda.error_codes", "list", "", "cudaError_t names of the CUDA calls NCCL's WARN and error lines say failed "
+     "(\"Cuda failure 35 'CUDA driver version is insufficient ...'\" -> cudaErrorInsufficientDriver); absent when none"),
+    ("cuda.error_numbers", "list", "", "their CUDA error numbers"),
     ("nccl.ranks", "number", "count", "communicator size (largest nranks seen)"),
     ("nccl.hosts", "list", "", "sorted distinct host names of the log prefixes"),
     ("nccl.init_complete", "bool", "", "some communicator logged 'Init COMPLETE'; false when init started (Init START) or failed (init.cc:N -> err) without completing; absent otherwise"),

@@ -31,7 +31,7 @@ import re
 from typing import Any
 
 from troubleshooter.parsers.base import ParseError, clip, parser, require_text
-from troubleshooter.parsers.nccl_debug import VERSION
+from troubleshooter.parsers._nccl_facts import VERSION
 
 MAX_MESSAGES = 20
 MAX_TEXT = 500
@@ -190,6 +190,25 @@ def _codes(line: str) -> tuple[set[str], set[int]]:
     for n in numbers:
         names.add(_BY_NUMBER[n])
     return names, numbers
+
+
+# NCCL's CUDACHECK / CUCHECK warnings: "Cuda failure 'msg'" (older), "Cuda failure 35 'msg'", "Cuda failure
+# 'msg' (35)"; also "CUDA error N 'msg'" in NVLS set-up failures. The message is cudaGetErrorString's (or
+# cuGetErrorString's, which reads the same for these errors).
+_NCCL_CUDA = re.compile(r"Cuda failure|CUDA error \d+|cudaError[A-Z]|CUDA_ERROR_", re.IGNORECASE)
+
+
+def codes_in_nccl_lines(lines: list[str]) -> dict[str, list]:
+    """The CUDA errors NCCL's own WARN and error lines name (the nccl-debug kind reads them through this, so an
+    NCCL log counts for every cause that reads ``cuda.error_codes`` as a framework's traceback does)."""
+    names: set[str] = set()
+    numbers: set[int] = set()
+    for line in lines:
+        if _NCCL_CUDA.search(line):
+            n, c = _codes(_NCCL_NUMBER.sub("", line))
+            names |= n
+            numbers |= c
+    return {"cuda.error_codes": sorted(names), "cuda.error_numbers": sorted(numbers)} if names else {}
 
 
 @parser(

@@ -39,8 +39,9 @@ from collections import Counter
 from itertools import chain
 from typing import Any, Iterable
 
-from troubleshooter.parsers._nccl_facts import FACTS, MAX_WARNINGS, count_ib_channel, ib_channel_facts
+from troubleshooter.parsers._nccl_facts import FACTS, MAX_WARNINGS, VERSION, count_ib_channel, ib_channel_facts
 from troubleshooter.parsers.base import STREAMS, ParseError, clip, parser, require_text, to_number
+from troubleshooter.parsers.cuda_errors import codes_in_nccl_lines
 
 MAX_ERRORS = 20
 MAX_TEXT = 300
@@ -62,7 +63,6 @@ _BARE_OLD = re.compile(
 _LIST_CONT = re.compile(r"^\s*(?:\[\d+\][^\s\[\]]+\s*)+$")
 _LIST_CONT_ANY = re.compile(r"^[ \t]*\[\d+\][^\s\[\]]+", re.MULTILINE)  # a line that may be such a piece
 MAX_JOINED = 65536
-VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)")  # also read from framework tracebacks (cuda_errors, torch_distributed)
 _USING_NET = re.compile(r"^Using (?:internal )?[Nn]etwork (.+?)\s*$")
 _ASSIGNED = re.compile(r"^Assigned NET plugin (.+?) to comm")
 _VIA_NET = re.compile(r"via NET/([A-Za-z]\w*)(?:/\d+)?(/GDRDMA)?")
@@ -584,6 +584,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     if no_iface:
         facts["nccl.no_socket_interface"] = True
     facts["nccl.errors"] = errors
+    facts.update(codes_in_nccl_lines(warnings + errors))
     if max_nranks is not None:
         facts["nccl.ranks"] = max_nranks
     facts["nccl.hosts"] = sorted(hosts)

@@ -32,7 +32,8 @@ import re
 from typing import Any
 
 from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
-from troubleshooter.parsers.nccl_debug import _NO_IFACE, VERSION
+from troubleshooter.parsers._nccl_facts import VERSION
+from troubleshooter.parsers.nccl_debug import _NO_IFACE
 
 MAX_MESSAGES = 20
 MAX_TEXT = 300

@@ -225,3 +225,21 @@ def test_the_gpu_sharing_interposer_crashing_inside_nccl() -> None:
         ("cuda-interposer-preload", "confirmed")]
     # HAMi-core's normal start-up lines in a training log: the interposer is there, nothing says it broke anything
     assert _found(["container:hami-core/hami-user-guide-training-log-warn-msg-initialized.txt"]) == []
+
+
+def test_nvlink_xids_the_driver_marked_nonfatal_claim_no_nvlink_fault(tmp_path: Path) -> None:
+    from tests.corpus import load
+
+    both = "dmesg/gpud1174-gb200-nvlink-xid145-nonfatal-xid149-fatal.txt"
+    assert _found(["host:" + both]) == [("gpu-nvlink-errors", "confirmed")]  # the Fatal Xid 149
+    p = tmp_path / "dmesg.txt"
+    p.write_text("\n".join(load(both).splitlines()[1:]) + "\n")  # the two Xid 145 Nonfatal lines of the same capture
+    assert _found(["host:" + str(p)]) == []
+    ef = EvidenceFacts.from_specs(["host:" + str(p)])
+    assert ef.lookup("gpu.xid_classes") == ["corrected"] and ef.lookup("gpu.xid_node_codes") == []
+    assert ef.lookup("gpu.xid_app_only") is False
+
+
+def test_xid_45_tear_downs_naming_an_nvlink_xid_as_their_cause_are_an_nvlink_fault() -> None:
+    # open-gpu-kernel-modules#1150: before, the follow-on Xid 45 alone read as "only application faults"
+    assert _found(["host:dmesg/ogkm1150-xid45-caused-by-previous-xid145-149.txt"]) == [("gpu-nvlink-errors", "confirmed")]

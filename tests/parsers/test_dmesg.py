@@ -196,3 +196,23 @@ def test_nvswitch_sxid_data_line_alone_gives_the_code_not_its_severity():
 def test_no_sxid_line_no_sxid():
     f = parse(load("dmesg/hgx-nvrm-fabric-state-out-of-sync-journal.txt"))
     assert f["dmesg.sxid_codes"] == f["dmesg.sxid_fatal_codes"] == f["dmesg.sxid_events"] == []
+
+
+def test_blackwell_nvlink_xids_say_fatal_or_nonfatal_and_follow_ons_name_their_cause() -> None:
+    # gpud#1174's GB200 lines: Xid 149 NETIR Fatal; Xid 145 RLW_RXPIPE Nonfatal (once after the process's pid/name)
+    f = parsers.run("dmesg", load("dmesg/gpud1174-gb200-nvlink-xid145-nonfatal-xid149-fatal.txt"))
+    assert f["dmesg.xid_codes"] == [145, 149] and f["dmesg.xid_count"] == 3
+    assert f["dmesg.xid_nonfatal_codes"] == [145]
+    assert f["dmesg.xid_events"][2]["text"].startswith("pid=876767, name=ray::WorkerDict, RLW_RXPIPE Nonfatal")
+    # open-gpu-kernel-modules#1150: only the Xid 45 tear-downs were pasted, each naming the NVLink Xid that caused it
+    g = parsers.run("dmesg", load("dmesg/ogkm1150-xid45-caused-by-previous-xid145-149.txt"))
+    assert g["dmesg.xid_codes"] == [45, 145, 149] and g["dmesg.xid_count"] == 8
+    assert [e["code"] for e in g["dmesg.xid_events"]] == [45] * 8
+    assert "dmesg.xid_nonfatal_codes" not in g
+
+
+def test_a_nonfatal_nvlink_xid_that_a_follow_on_names_as_its_cause_is_not_counted_corrected() -> None:
+    lines = load("dmesg/gpud1174-gb200-nvlink-xid145-nonfatal-xid149-fatal.txt").splitlines()[1]
+    follow = "NVRM: Xid (PCI:0018:01:00): 45, pid=876767, name=python3, Ch 00000001 caused by previous Xid 145"
+    assert parsers.run("dmesg", lines + "\n")["dmesg.xid_nonfatal_codes"] == [145]
+    assert "dmesg.xid_nonfatal_codes" not in parsers.run("dmesg", lines + "\n" + follow + "\n")

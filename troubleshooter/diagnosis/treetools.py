@@ -366,6 +366,8 @@ SIGNAL_PATTERNS = ("*.errors", "*.warnings", "*error*", "*_failed", "*failure*",
 #: Facts that match a signal pattern but describe rather than signal (the signal itself is another fact).
 NOT_SIGNALS = {
     "dmesg.fallen_off_bus_devices": "which buses; dmesg.fallen_off_bus is the signal",
+    "dmesg.xid_nonfatal_codes": "the NVLink Xids the driver said it recovered from (the name matches *fatal*): it takes "
+                                "them out of the faults, classed 'corrected' in gpu.xid_classes, which the rules read",
     "docker.default_runtime": "the engine's default runtime, a setting (it matches *fault* by its name only)",
     "dmesg.iommu_default_domain": "the IOMMU mode, a setting; dmesg.iommu_faults is the signal",
     "nccl.topo_file.parse_error": "the parser's message; nccl.topo_file.parse_ok is the signal",

@@ -17,7 +17,7 @@ declare("derived", [
     ("nccl.ib_hca_spec_problems", "list", "", "mistakes in the NCCL_IB_HCA value itself (a '^' or '=' inside the list, '=^', spaces, port 0), whatever devices are present"),
     ("numa.proc.remote_pct", "number", "%", "share of the training process's memory on NUMA nodes other than those its CPUs are on (needs the CPU binding: numactl --show, taskset -p or /proc/PID/status, with the CPU-to-node map); for a process not bound to a node, the share off the node holding most of it"),
     ("numa.proc.cpu_nodes", "list", "", "NUMA nodes of the CPUs the training process may run on"),
-    ("gpu.xid_classes", "list", "", "classes of the Xid codes in the kernel log (decision_trees/xid.yaml): application, follow-on, memory, interconnect, bus, firmware, hardware"),
+    ("gpu.xid_classes", "list", "", "classes of the Xid codes in the kernel log (decision_trees/xid.yaml): application, follow-on, memory, interconnect, bus, firmware, hardware; corrected for an NVLink Xid the driver marked Nonfatal"),
     ("gpu.xid_node_codes", "list", "", "Xid codes that point at the node (memory, interconnect, bus, firmware, hardware), not at the application"),
     ("gpu.xid_app_only", "bool", "", "every Xid in the log is an application fault or a follow-on of one (13, 31, 43, 45 ...)"),
     ("ib.hca_models", "dict", "", "RDMA device -> NIC model (ConnectX-6 ...), from ibstat's CA type, ibv_devinfo's vendor_part_id, or lspci when the node has one InfiniBand-capable model"),
@@ -376,9 +376,14 @@ def _xids(fs: FactSet) -> None:
     if codes is None or not isinstance(codes.value, list) or "gpu.xid_classes" in fs:
         return
     cat = xid_catalogue()
-    classes = {c: cat.get(int(c), "hardware") for c in codes.value if isinstance(c, int)}  # unknown code: the node
+    held = fs.get("dmesg.xid_nonfatal_codes")
+    nonfatal = held.value if held is not None and isinstance(held.value, list) else []
+    # unknown code: the node; an NVLink Xid the driver marked Nonfatal on every line: corrected, not a fault to act on
+    classes = {c: "corrected" if c in nonfatal else cat.get(int(c), "hardware")
+               for c in codes.value if isinstance(c, int)}
     src = "inferred: Xid codes classed by decision_trees/xid.yaml"
     fs.add(Fact("gpu.xid_classes", sorted(set(classes.values())), "", src, "", 0.0))
-    node = sorted(c for c, k in classes.items() if k not in ("application", "follow-on"))
+    node = sorted(c for c, k in classes.items() if k not in ("application", "follow-on", "corrected"))
     fs.add(Fact("gpu.xid_node_codes", node, "", src, "", 0.0))
-    fs.add(Fact("gpu.xid_app_only", bool(classes) and not node, "", src, "", 0.0))
+    app = bool(classes) and set(classes.values()) <= {"application", "follow-on"}
+    fs.add(Fact("gpu.xid_app_only", app, "", src, "", 0.0))

@@ -41,7 +41,10 @@ FACTS = [
     ("dmesg.lines", "number", "count", "kernel log lines read (continuations joined)"),
     ("dmesg.xid_events", "list", "", "NVIDIA Xid reports, oldest first (the last 200): {code, bus, text}"),
     ("dmesg.xid_count", "number", "count", "Xid reports in the log"),
-    ("dmesg.xid_codes", "list", "", "distinct Xid codes, sorted"),
+    ("dmesg.xid_codes", "list", "", "distinct Xid codes, sorted; with the codes a follow-on line names as its cause "
+     "('45, ... caused by previous Xid 149'), whose own line may be out of the paste"),
+    ("dmesg.xid_nonfatal_codes", "list", "", "NVLink Xid codes (144-150) whose every line the driver marked 'Nonfatal' "
+     "('145, RLW_REMAP Nonfatal XC0 i0 Link 00 ...'; the link recovered) and that no follow-on line names as its cause"),
     ("dmesg.fallen_off_bus", "bool", "", "a GPU 'has fallen off the bus' (Xid 79 or the NVRM message)"),
     ("dmesg.fallen_off_bus_devices", "list", "", "PCI buses (0000:06:00, as in Xid lines) of GPUs reported fallen off the bus"),
     ("dmesg.iommu_faults", "number", "count", "IOMMU fault reports: AMD-Vi IO_PAGE_FAULT, Intel DMAR faults, SMMU 'event ... received'"),
@@ -95,6 +98,10 @@ _JOURNAL = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d
 _FACILITY = re.compile(r"^(?:[\w.\-]+:\s+)?(?:kern|user|daemon|syslog)\s*:\s*\w+\s*:\s")
 _XID = re.compile(r"\bXid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\):\s*(\d+)\b,?\s*(.*)$")
 # nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 ... | 22013, Non-fatal, Link 60 ...
+# Blackwell NVLink Xids (144-150) name their unit and severity after the code (and pid/name, when a process had it):
+# "145, RLW_REMAP Nonfatal XC0 i0 Link 00 (...)", "149, pid=876767, name=ray::WorkerDict, NETIR_LINK_EVT Fatal XC0 ..."
+_XID_SEVERITY = re.compile(r"^(?:pid=[^,]*,\s*name=[^,]*,\s*)?[A-Z][A-Z0-9_]*\s+(Fatal|Nonfatal) XC\d")
+_CAUSED_BY = re.compile(r"caused by previous Xid (\d+)")
 _SXID = re.compile(r"\bnvidia-nvswitch(\d+):? SXid \(PCI:([0-9a-fA-F:.]+)\):\s*(\d+),\s*(.*)$")
 _SXID_KIND = re.compile(r"(?:(Fatal|Non-fatal),\s*(?:Link (\d+))?|Severity (\d+)\b)", re.IGNORECASE)
 _OFF_BUS = re.compile(r"fallen off the bus", re.IGNORECASE)
@@ -211,6 +218,9 @@ def parse(text: str) -> dict[str, object]:
     sxids: list[dict[str, object]] = []
     sxid_codes: set[int] = set()
     sxid_fatal: set[int] = set()
+    fatal: set[int] = set()  # NVLink Xid codes by the severity their lines state
+    nonfatal: set[int] = set()
+    caused: set[int] = set()
     # each expression runs only on messages holding a literal it needs (a kernel log is mostly other lines):
     # the same matches, ~15 substring tests instead of ~15 expression searches per message
     for _, msg, phys in msgs:
@@ -220,6 +230,12 @@ def parse(text: str) -> dict[str, object]:
             code = int(m.group(2))
             codes.add(code)
             events.append({"code": code, "bus": m.group(1), "text": m.group(3).strip()[:300]})
+            sev = _XID_SEVERITY.match(m.group(3)) if "atal XC" in msg else None
+            if sev:
+                (nonfatal if sev.group(1) == "Nonfatal" else fatal).add(code)
+            prior = _CAUSED_BY.search(msg) if "caused by previous" in msg else None
+            if prior:
+                caused.add(int(prior.group(1)))
             if code == 79:
                 off_bus = True
         sx = _SXID.search(msg) if "SXid (" in msg else None
@@ -287,7 +303,7 @@ def parse(text: str) -> dict[str, object]:
         "dmesg.lines": len(msgs),
         "dmesg.xid_events": events[-MAX_EVENTS:],
         "dmesg.xid_count": xid_count,
-        "dmesg.xid_codes": sorted(codes),
+        "dmesg.xid_codes": sorted(codes | caused),
         "dmesg.iommu_faults": faults,
         "dmesg.smmu_lines": smmu,
         "dmesg.cmdqv_lines": cmdqv,
@@ -296,6 +312,8 @@ def parse(text: str) -> dict[str, object]:
         "dmesg.nvrm_lines": nvrm,
         "dmesg.suppressed_callbacks": suppressed,
     }
+    if nonfatal - fatal - caused:
+        facts["dmesg.xid_nonfatal_codes"] = sorted(nonfatal - fatal - caused)
     if fabric_sync:
         facts["dmesg.fabric_out_of_sync"] = True
     if fm_absent:

@@ -243,3 +243,11 @@ def test_nvlink_xids_the_driver_marked_nonfatal_claim_no_nvlink_fault(tmp_path: 
 def test_xid_45_tear_downs_naming_an_nvlink_xid_as_their_cause_are_an_nvlink_fault() -> None:
     # open-gpu-kernel-modules#1150: before, the follow-on Xid 45 alone read as "only application faults"
     assert _found(["host:dmesg/ogkm1150-xid45-caused-by-previous-xid145-149.txt"]) == [("gpu-nvlink-errors", "confirmed")]
+
+
+def test_efa_that_libfabric_cannot_see_in_a_container_is_the_devices_not_passed() -> None:
+    # aws/aws-ofi-nccl#1020: the plugin loaded and found no EFA provider; it was read as "the net plugin failed"
+    line = "nccl-warn-lines/awsofi1020-ofi-fi-getinfo-no-data-available-container.txt"
+    assert _found(["container:" + line]) == [("ib-not-visible-in-container", "likely")]
+    # on the host the same line says no EFA device where NCCL runs, but not that a container hid it
+    assert _found(["host:" + line]) == []

@@ -357,3 +357,13 @@ def test_the_cuda_calls_nccls_warnings_say_failed_are_cuda_errors() -> None:
     # a WARN naming no CUDA call leaves the facts absent (not an empty list that would rule causes out)
     plain = parsers.run("nccl-debug", load("nccl-warn-lines/nemo13996-could-not-find-net-with-id-0.txt"))
     assert "cuda.error_codes" not in plain and "cuda.error_numbers" not in plain
+
+
+def test_the_ofi_plugin_finding_no_provider_is_no_efa_device_not_a_failed_plugin() -> None:
+    new = parsers.run("nccl-debug", load("nccl-warn-lines/awsofi1020-ofi-fi-getinfo-no-data-available-container.txt"))
+    assert new["nccl.ofi_no_provider"] is True and new["nccl.net_plugin"] == "OFI"
+    assert new["nccl.net_plugin_failed"] is False and new["nccl.ib_no_device"] is False
+    old = parsers.run("nccl-debug", load("nccl-warn-lines/efabaseami2-ofi-couldnt-find-any-optimal-provider.txt"))
+    assert old["nccl.ofi_no_provider"] is True
+    other = parsers.run("nccl-debug", load("nccl-warn-lines/cuml5961-cuda-failure-driver-insufficient-for-runtime.txt"))
+    assert "nccl.ofi_no_provider" not in other

@@ -19,6 +19,9 @@ FACTS = [
     ("nccl.ib_no_device", "bool", "", "NCCL found no usable IB/RoCE device ('NET/IB : No device found.' or libibverbs could not be opened)"),
     ("nccl.ibverbs_missing", "bool", "", "NCCL could not open libibverbs.so ('Failed to open libibverbs.so[.1]'): the RDMA "
      "userspace libraries are not installed where NCCL runs, so it cannot use IB/RoCE whatever devices are there"),
+    ("nccl.ofi_no_provider", "bool", "", "the aws-ofi-nccl (Libfabric) plugin found no provider for its NICs ('NET/OFI OFI "
+     "fi_getinfo() call failed: No data available', 'Couldn't find any optimal provider'): no EFA (or other "
+     "Libfabric) device where NCCL runs; absent when the log does not say"),
     ("nccl.hcas", "list", "", "RDMA ports NCCL says it uses ('NET/IB : Using [0]mlx5_0:1/IB ...' -> 'mlx5_0:1'), in NCCL's order"),
     ("nccl.hca_transports", "dict", "", "'mlx5_0:1' -> IB or RoCE, as NCCL lists them"),
     ("nccl.topo_file_used", "string", "", "topology file path NCCL loaded, or that NCCL_TOPO_FILE was set to"),
@@ -76,3 +79,14 @@ def ib_channel_facts(counts: list[int]) -> dict[str, int]:
         return {}
     return {"nccl.ib_channels_gdr": counts[1], "nccl.ib_channels_no_gdr": counts[0],
             "nccl.ib_recv_channels_no_gdr": counts[2]}
+
+
+def mask_cpus(mask: str) -> int:
+    """CPUs in an affinity NCCL printed: a hex mask in 32-bit groups ('ffffffff,00000000') or a CPU list ('0-23,48-71')."""
+    if "-" in mask:  # a CPU list
+        n = 0
+        for part in mask.split(","):
+            lo, _, hi = part.partition("-")
+            n += int(hi) - int(lo) + 1 if hi else 1
+        return n
+    return bin(int(mask.replace(",", ""), 16)).count("1")

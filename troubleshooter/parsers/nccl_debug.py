@@ -39,7 +39,8 @@ from collections import Counter
 from itertools import chain
 from typing import Any, Iterable
 
-from troubleshooter.parsers._nccl_facts import FACTS, MAX_WARNINGS, VERSION, count_ib_channel, ib_channel_facts
+from troubleshooter.parsers._nccl_facts import (FACTS, MAX_WARNINGS, VERSION, count_ib_channel, ib_channel_facts,
+                                                mask_cpus)
 from troubleshooter.parsers.base import STREAMS, ParseError, clip, parser, require_text, to_number
 from troubleshooter.parsers.cuda_errors import codes_in_nccl_lines
 
@@ -76,6 +77,9 @@ _PLUGIN_FAIL = re.compile(
     r"plugin/net\.cc:\d+ -> \d+|Failed to find ncclNetPlugin symbol|Failed to initiali[sz]e (?:NET|net) plugin|"
     r"NET/Plugin\s*:?\s*(?:.*)failed to initiali[sz]e"
 )
+# aws-ofi-nccl found no Libfabric provider for its NICs: fi_getinfo's FI_ENODATA (1.7+), "Couldn't find any optimal
+# provider" (older)
+_OFI_NO_PROVIDER = re.compile(r"fi_getinfo\(\) call failed: No data available|find any optimal provider")
 _PLUGIN_BY_ENV = re.compile(r"Plugin name set by env to (\S+)")
 _ENV_SET = re.compile(r"\b(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*?)\s*$")
 _TOPO_LOADING = re.compile(r"Loading topology file (\S+)")
@@ -162,16 +166,6 @@ def _clip(s: str) -> str:
 _AFFINITY = re.compile(r"Setting affinity for GPU (\d+) to ([0-9a-fA-F]+(?:[,-][0-9a-fA-F]+)*)\s*$")
 
 
-def _mask_cpus(mask: str) -> int:
-    if "-" in mask:  # a CPU list
-        n = 0
-        for part in mask.split(","):
-            lo, _, hi = part.partition("-")
-            n += int(hi) - int(lo) + 1 if hi else 1
-        return n
-    return bin(int(mask.replace(",", ""), 16)).count("1")
-
-
 def _is_continuation(line: str) -> bool:
     """The tail of a WARN message that the paste (or the message's own newline) wrapped onto a new line."""
     s = line.strip()
@@ -224,7 +218,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     hcas: list[str] = []
     hca_transports: dict[str, str] = {}
     saw_ib_using = saw_socket_using = saw_ofi = False
-    ib_no_device = ibverbs_missing = False
+    ib_no_device = ibverbs_missing = ofi_no_provider = False
     no_iface = False
     warn_sites: list[str] = []
     gdr_disabled: list[str] = []
@@ -395,6 +389,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
                 saw_socket_using = True
             if msg.startswith("NET/OFI"):
                 saw_ofi = True
+                ofi_no_provider = ofi_no_provider or bool(_OFI_NO_PROVIDER.search(msg))
             if msg.startswith("NET/IB : No device found") or msg.startswith("NET/IB: No device found"):
                 ib_no_device = True
             if "GPU Direct RDMA" in msg and not msg.startswith("NET/Socket"):  # sockets have no GDR to lose
@@ -539,6 +534,8 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     facts["nccl.ib_no_device"] = ib_no_device
     if ibverbs_missing:
         facts["nccl.ibverbs_missing"] = True
+    if ofi_no_provider:
+        facts["nccl.ofi_no_provider"] = True
     if hcas:
         facts["nccl.hcas"] = hcas
         facts["nccl.hca_transports"] = hca_transports
@@ -557,7 +554,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         facts["nccl.channels"] = max_channels
     if affinity:
         facts["nccl.affinity_masks"] = affinity
-        widths = {g: [_mask_cpus(m) for m in ms] for g, ms in affinity.items()}
+        widths = {g: [mask_cpus(m) for m in ms] for g, ms in affinity.items()}
         facts["nccl.affinity_cpus_min"] = min(min(w) for w in widths.values())
         spreads = [max(w) / min(w) for w in widths.values() if len(w) > 1 and min(w) > 0]
         if spreads:

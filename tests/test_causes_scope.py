@@ -251,3 +251,10 @@ def test_efa_that_libfabric_cannot_see_in_a_container_is_the_devices_not_passed(
     assert _found(["container:" + line]) == [("ib-not-visible-in-container", "likely")]
     # on the host the same line says no EFA device where NCCL runs, but not that a container hid it
     assert _found(["host:" + line]) == []
+
+
+def test_free_cma_above_the_cma_total_is_the_uncounted_pageblocks_pins_fail_in() -> None:
+    # MiaAI-Lab/...DGX-Spark#259: Kexec HandOver's scratch area released as CMA pageblocks (fixed with kho=off)
+    found = _found(["host:host/proc-meminfo-dspark259-cma-free-over-total-kho.txt"])
+    assert found == [("kernel-cma-rdma-enomem", "likely")]
+    assert _found(["host:host/proc-meminfo-vm-mem-monitor-cma-0-hugepages-64.txt"]) == []

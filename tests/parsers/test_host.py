@@ -24,6 +24,17 @@ def test_meminfo_this_sandbox():
     }
 
 
+def test_meminfo_cma_counted_and_not() -> None:
+    vm = parsers.run("meminfo", load("host/proc-meminfo-vm-mem-monitor-cma-0-hugepages-64.txt"))
+    assert (vm["mem.cma_total_kb"], vm["mem.cma_free_kb"], vm["mem.cma_uncounted_kb"]) == (0, 0, 0)
+    assert (vm["mem.total_kb"], vm["mem.hugepages_total"], vm["mem.hugepages_free"]) == (2860040, 64, 50)
+    # the two Cma lines alone, the poster's arrow note after one value, MemFree converted to GiB (not read)
+    text = load("host/proc-meminfo-dspark259-cma-free-over-total-kho.txt")
+    assert parsers.detect(text) == "meminfo"
+    assert parsers.run("meminfo", text) == {"mem.cma_total_kb": 0, "mem.cma_free_kb": 940604,
+                                           "mem.cma_uncounted_kb": 940604}
+
+
 def test_meminfo_1g_pages():
     f = parsers.run("meminfo", "MemTotal:       2113524700 kB\nMemFree: 5 kB\nAnonHugePages:  10240000 kB\n"
                                "HugePages_Total:     512\nHugePages_Free:      500\nHugepagesize:    1048576 kB\n")

@@ -33,9 +33,15 @@ FACTS = [
     ("mem.hugepage_size_kb", "number", "kB", "Hugepagesize: the default huge page size"),
     ("mem.anon_hugepages_kb", "number", "kB", "AnonHugePages: anonymous memory backed by transparent huge pages"),
     ("mem.hugetlb_kb", "number", "kB", "Hugetlb: memory held by huge pages of all sizes"),
+    ("mem.cma_total_kb", "number", "kB", "CmaTotal: memory reserved for the Contiguous Memory Allocator"),
+    ("mem.cma_free_kb", "number", "kB", "CmaFree: free memory in CMA (MIGRATE_CMA) pageblocks"),
+    ("mem.cma_uncounted_kb", "number", "kB", "CmaFree above CmaTotal (0 when not): free CMA pageblocks the kernel "
+     "released without counting them as CMA, as Kexec HandOver's scratch area is on some 7.0 kernels; pages there "
+     "must be migrated before they can be pinned for long (RDMA memory registration), which can fail with ENOMEM"),
 ]
 
-_LINE = re.compile(r"^([A-Za-z][\w()]*):\s+(\d+)(?:\s*kB)?\s*$")
+# a value may carry the poster's note after it ("CmaFree:  940604 kB     <- 919 MiB free ..."): the number is kept
+_LINE = re.compile(r"^([A-Za-z][\w()]*):\s+(\d+)(?:\s*kB)?(?:\s+(?:<-|#|//)\s.*)?\s*$")
 _MAP = {
     "MemTotal": "mem.total_kb",
     "MemAvailable": "mem.available_kb",
@@ -44,12 +50,16 @@ _MAP = {
     "Hugepagesize": "mem.hugepage_size_kb",
     "AnonHugePages": "mem.anon_hugepages_kb",
     "Hugetlb": "mem.hugetlb_kb",
+    "CmaTotal": "mem.cma_total_kb",
+    "CmaFree": "mem.cma_free_kb",
 }
 
 
 def _detect(text: str) -> float:
     if re.search(r"^MemTotal:\s+\d+ kB", text, re.MULTILINE) and re.search(r"^MemFree:\s+\d+ kB", text, re.MULTILINE):
         return 0.95
+    if re.search(r"^CmaTotal:\s+\d+ kB", text, re.MULTILINE) and re.search(r"^CmaFree:\s+\d+ kB", text, re.MULTILINE):
+        return 0.7  # the CMA pair alone (grep Cma /proc/meminfo)
     return 0.4 if re.search(r"^(HugePages_Total|Hugepagesize):", text, re.MULTILINE) else 0.0
 
 
@@ -63,4 +73,6 @@ def parse(text: str) -> dict[str, Any]:
             facts.setdefault(_MAP[m.group(1)], int(m.group(2)))
     if not facts:
         raise ParseError("no /proc/meminfo lines (MemTotal:, HugePages_Total: ...)")
+    if "mem.cma_total_kb" in facts and "mem.cma_free_kb" in facts:
+        facts["mem.cma_uncounted_kb"] = max(0, facts["mem.cma_free_kb"] - facts["mem.cma_total_kb"])
     return facts

@@ -31,7 +31,22 @@ DAMAGE = {
     "mail quote": lambda t: "\n".join("> " + ln for ln in t.split("\n")),
     "Open MPI rank prefix": lambda t: "\n".join("[1,0]<stdout>:" + ln for ln in t.split("\n")),
     "srun -l prefix": lambda t: "\n".join("0: " + ln for ln in t.split("\n")),
+    "Markdown indented code block": lambda t: "\n".join("    " + ln if ln else ln for ln in t.split("\n")),
+    "blanks at line ends": lambda t: "\n".join(ln + " \t " if ln.strip() else ln for ln in t.split("\n")),
 }
+
+# outputs whose reading failed (or took the sentence in) when a person's sentences came before and after them
+SENTENCES = [
+    "k8s-pod/kai-scheduler-job-8-gpus-rdma-shared-device-no-dshm.txt",
+    "kmod/gpud39-lsmod-peermem-ib-core-nvidia.txt",
+    "nccl-topo/azure-ndv5-h100-topo.xml.txt",
+    "nvidia-smi-csv/timestamped-2gpu-samples-units-in-values.txt",
+    "nvidia-smi-q-fragments/q-grep-A8-clocks-throttle-reasons-fragment-idle-active.txt",
+    "packages/nccl1267-pip-freeze-grep-nccl-problem-node.txt",
+    "sysctl/this-sandbox-sysctl-kernel-numa-balancing-0.txt",
+    "env/bash-export-p-declare-x-quoted-multiline.txt",
+    "env/srun-env-grep-slurm-job476-cn1.txt",
+]
 
 
 def _facts(tmp_path: Path, text: str, name: str = "paste.txt") -> dict:
@@ -48,6 +63,26 @@ def test_damaged_paste_reads_like_the_clean_one(tmp_path: Path, rel: str, how: s
     want = parsers.run(parsers.detect(clean), clean)
     got = _facts(tmp_path, DAMAGE[how](clean))
     assert {k: got.get(k) for k in want} == want
+
+
+@pytest.mark.parametrize("rel", SENTENCES)
+def test_the_sentences_a_person_wrote_around_an_output_are_not_read_as_it(tmp_path: Path, rel: str) -> None:
+    clean = load(rel)
+    want = parsers.run(parsers.detect(clean), clean)
+    pasted = "Here is the output of the command on the failing node:\n\n" + clean + "\nThanks in advance for any help!\n"
+    got = _facts(tmp_path, pasted)
+    assert {k: got.get(k) for k in want} == want
+
+
+def test_a_tools_own_sentence_like_first_line_stays_when_the_output_reads() -> None:
+    assert intake._is_sentence("Here is the output of the command on the failing node:")
+    assert intake._is_sentence("Thanks in advance for any help!")
+    for line in ("Infiniband device 'mlx5_0' port 1 status:", "NUMA node0 CPU(s):     0-27",
+                 "kernel.numa_balancing = 0", "No devices were found"):
+        assert not intake._is_sentence(line)
+    # Python's own first line reads as a sentence: it goes only where nothing could read the output with it
+    assert intake._is_sentence("Traceback (most recent call last):")
+    assert intake.trim_prose("Thanks for all the help!\nGPU 0\n") == "\nGPU 0\n"  # blanked: line numbers stay
 
 
 def test_a_transcript_gives_each_commands_facts(tmp_path: Path) -> None:

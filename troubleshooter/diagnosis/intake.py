@@ -58,7 +58,27 @@ def clean(text: str) -> str:
     lines = _strip_common_prefix(lines, _QUOTE)
     for pat in _RANK_PREFIXES:
         lines = _strip_common_prefix(lines, pat)
-    return "\n".join(lines)
+    lines = [ln.rstrip(" \t") for ln in lines]  # the blanks a browser, a terminal or a ticket left at line ends
+    return "\n".join(_dedent(lines))
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    """A paste indented as a whole (a Markdown indented code block, a quote in an e-mail): the indentation every
+    non-blank line shares goes, so a tool's own column-0 lines are at column 0 again. A single space is kept
+    (aligned columns can start with one)."""
+    body = [ln for ln in lines if ln.strip()]
+    if len(body) < 2:
+        return lines
+    first = body[0]
+    common = first[: len(first) - len(first.lstrip(" \t"))]
+    for ln in body[1:]:
+        while common and not ln.startswith(common):
+            common = common[:-1]
+        if not common:
+            return lines
+    if len(common) < 2 and common != "\t":
+        return lines
+    return [ln[len(common):] if ln.strip() else "" for ln in lines]
 
 
 # ---------------------------------------------------------------------------- transcripts
@@ -251,6 +271,31 @@ def launcher_env(command: str) -> list[str]:
                     break
                 out.append(x)
     return out
+
+
+# a sentence around a pasted output: "Here is the output on the failing node:", "Thanks for any help!"
+_SENTENCE_WORD = re.compile(r"[(\"'`]?[A-Za-z][A-Za-z'’-]*[)\"'`]?[,.:;!?]?")
+
+
+def _is_sentence(line: str) -> bool:
+    s = line.strip()
+    if len(s) > 300 or not s or s[-1] not in ".:!?" or any(c in s for c in "=|\t<>{}[]") or s.startswith(("#", "-", "*")):
+        return False
+    words = s.split()
+    return len(words) >= 4 and sum(1 for w in words if _SENTENCE_WORD.fullmatch(w)) >= 0.8 * len(words)
+
+
+def trim_prose(text: str) -> str:
+    """The text without the sentences a person wrote before and after the output (blanked, so line numbers stay
+    the paste's). Used only when the text as pasted could not be read: a tool's own first line can read like a
+    sentence ("Successfully ran diagnostic for group.")."""
+    lines = text.split("\n")
+    lo, hi = 0, len(lines)
+    while lo < hi and (not lines[lo].strip() or _is_sentence(lines[lo])):
+        lo += 1
+    while hi > lo and (not lines[hi - 1].strip() or _is_sentence(lines[hi - 1])):
+        hi -= 1
+    return "\n".join([""] * lo + lines[lo:hi] + [""] * (len(lines) - hi))
 
 
 def is_prompt(line: str) -> bool:

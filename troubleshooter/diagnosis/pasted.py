@@ -374,12 +374,23 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
     for b in blocks:
         first_out = len(out)
         _read_block(path, side, kind, b, len(blocks), source_kind, out)
+        trimmed = intake.trim_prose(b.text) if out[first_out:] and all(f.error for f in out[first_out:]) else b.text
+        if trimmed != b.text:  # nothing read it: once more without the sentences the person wrote around it
+            again: list[PastedFile] = []
+            _read_block(path, side, kind, dataclasses.replace(b, text=trimmed), len(blocks), source_kind, again)
+            if any(not f.error for f in again):
+                out[first_out:] = again
         if b.side == "container":  # the command went through a container, or its prompt is a container's
             out[first_out:] = [dataclasses.replace(f, declared="container") for f in out[first_out:]]
     if len(out) > 1 and any(f.kind and not f.error for f in out):
         # an ambiguous block that one candidate could not read is not a failure of the paste
         out = [f for f in out if not (f.error and f.how.startswith("detected (several"))]
     return out
+
+
+#: kinds whose parser takes every line as content (a command line's words, a variable's continued value): the
+#: sentences a person wrote around the output are left out before they are read
+_EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
 
 
 def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblocks: int,
@@ -422,7 +433,9 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
         text = ", ".join(q.group(1).split(",")) + "\n" + b.text
     for kd in candidates:
         try:
-            facts = parsers.run(kd, text)
+            # nccl-tests names its collective and run by the binary on its command line ("./build/all_reduce_perf")
+            kt = intake.trim_prose(text) if kd in _EVERY_LINE_KINDS else text
+            facts = parsers.run(kd, b.command + "\n" + kt if kd == "nccl-tests" and b.command else kt)
         except parsers.ParseError as exc:
             failed.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
             continue

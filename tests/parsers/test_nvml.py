@@ -188,6 +188,7 @@ def fake_rtx5080(monkeypatch, **overrides):
         "nvmlDeviceGetCurrPcieLinkWidth": lambda h: 8,
         "nvmlDeviceGetMaxPcieLinkWidth": lambda h: 16,
         "nvmlDeviceGetPersistenceMode": lambda h: 0,
+        "nvmlDeviceGetVirtualizationMode": lambda h: pynvml.NVML_GPU_VIRTUALIZATION_MODE_NONE,
         "nvmlDeviceGetComputeRunningProcesses": lambda h: [],
         "nvmlDeviceGetGraphicsRunningProcesses": lambda h: [
             types.SimpleNamespace(pid=pid, usedGpuMemory=mb * MiB) for pid, mb in procs],
@@ -332,3 +333,21 @@ def test_random_gpu_dicts_only_parse_error(gpus):
         parsers.get("nvml-json").func(json.dumps({"schema": 1, "gpus": gpus}))
     except ParseError:
         pass
+
+
+def test_a_vgpu_guests_license_is_read_live(monkeypatch):
+    """NVML's licensable features on a vGPU guest give the license nvidia-smi -q prints (gpu-operator#220's guest
+    was Unlicensed); on bare metal or passthrough nothing is asked."""
+    def features(state):
+        feat = types.SimpleNamespace(featureCode=pynvml.NVML_GRID_LICENSE_FEATURE_CODE_COMPUTE, featureState=state,
+                                     featureEnabled=1)
+        return types.SimpleNamespace(isGridLicenseSupported=1, licensableFeaturesCount=1, gridLicensableFeatures=[feat])
+
+    fake_rtx5080(monkeypatch, nvmlDeviceGetCount=lambda: 2,
+                 nvmlDeviceGetVirtualizationMode=lambda h: pynvml.NVML_GPU_VIRTUALIZATION_MODE_VGPU,
+                 nvmlDeviceGetGridLicensableFeatures_v4=lambda h: features(0 if h == "handle1" else 1))
+    f = parsers.run("nvml-json", run_nvml().text)
+    assert f["gpu.vgpu_license"] == {"0": "Licensed", "1": "Unlicensed"} and f["gpu.vgpu_unlicensed"] == [1]
+    fake_rtx5080(monkeypatch, nvmlDeviceGetGridLicensableFeatures_v4=_raise(pynvml.NVMLError_NotSupported))
+    f = parsers.run("nvml-json", run_nvml().text)
+    assert "gpu.vgpu_license" not in f and "gpu.vgpu_unlicensed" not in f

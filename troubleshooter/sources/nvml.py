@@ -302,6 +302,21 @@ def _processes(q: Queries, name: str, handle: Any) -> Any:
     return sorted(by_pid.values(), key=lambda e: e["pid"])
 
 
+def _vgpu_license(q: Queries, g: str, handle: Any) -> str | None:
+    """A vGPU guest's license as nvidia-smi -q's "License Status" words it ("Licensed" / "Unlicensed"); None on a
+    GPU that is not a vGPU guest's, or where the driver does not say."""
+    pynvml = _pynvml()
+    mode = q.get(f"{g}.virtualization_mode", pynvml.nvmlDeviceGetVirtualizationMode, handle)
+    if mode != pynvml.NVML_GPU_VIRTUALIZATION_MODE_VGPU:
+        return None
+    feats = q.get(f"{g}.vgpu_license", pynvml.nvmlDeviceGetGridLicensableFeatures_v4, handle)
+    if feats is NOT_SUPPORTED or not getattr(feats, "isGridLicenseSupported", 0):
+        return None
+    n = min(int(getattr(feats, "licensableFeaturesCount", 0)), pynvml.NVML_GRID_LICENSE_FEATURE_MAX_COUNT)
+    states = [f.featureState for f in feats.gridLicensableFeatures[:n] if f.featureEnabled]  # 1 licensed, 0 not
+    return None if not states else "Licensed" if any(st == 1 for st in states) else "Unlicensed"
+
+
 def _gpu(q: Queries, index: int) -> dict[str, Any]:
     pynvml = _pynvml()
     g = f"gpu{index}"
@@ -358,6 +373,7 @@ def _gpu(q: Queries, index: int) -> dict[str, Any]:
         "pcie_width_max": _json(q.get(f"{g}.pcie_width_max", pynvml.nvmlDeviceGetMaxPcieLinkWidth, handle)),
         "persistence_mode": (persistence == pynvml.NVML_FEATURE_ENABLED) if isinstance(persistence, int) else None,
         "processes": _processes(q, f"{g}.processes", handle),
+        "vgpu_license": _vgpu_license(q, g, handle),
     }
 
 

@@ -60,7 +60,7 @@ _TRACING = re.compile(r'^Tracing (\d+) functions? for "([^"]+)"')
 _CMDLINE = re.compile(r"^\s*#?\s*(?:sudo\s+)?(?:\S*/)?funclatency(?:-bpfcc|\.py)?\s+(.*)$")
 _HIST_HEAD = re.compile(r"^\s*(nsecs|usecs|msecs|secs)\s+:\s+count\s+distribution\s*$")
 _BUCKET = re.compile(r"^\s*(\d+)\s+->\s+(\d+)\s+:\s+(\d+)\s+\|")
-_AVG = re.compile(r"^\s*avg\s*=\s*([\d.]+)\s+(nsecs|usecs|msecs|secs),\s*total:\s*([\d.]+)\s+(?:nsecs|usecs|msecs|secs),"
+_AVG = re.compile(r"^\s*avg\s*=\s*([\d.]+)\s+(nsecs|usecs|msecs|secs),\s*total:\s*([\d.]+)\s+(nsecs|usecs|msecs|secs),"
                   r"\s*count:\s*(\d+)")
 # "sglang::schedul 2256971 53718.148983:     740539 cycles: " / "python 123/456 [003] 12.5: 1 cpu-clock:"
 _SAMPLE = re.compile(r"^(\S.*?)\s+(\d+)(?:/\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:\d+\s+)?[\w\-:/.]+:\s*\S*\s*$")
@@ -122,7 +122,7 @@ def parse_funclatency(text: str) -> dict[str, Any]:
             continue
         a = _AVG.match(raw)
         if a:
-            total_ms = float(a.group(3)) * _UNITS_MS[a.group(2)]
+            total_ms = float(a.group(3)) * _UNITS_MS[a.group(4)]  # bcc prints one label for both; each its own here
     if unit is None:
         raise ParseError("not funclatency output: no histogram header ('msecs : count distribution')")
     facts: dict[str, Any] = {"funclatency.functions": functions, "funclatency.unit": unit, "funclatency.count": count}

@@ -251,3 +251,9 @@ def test_efa_that_libfabric_cannot_see_in_a_container_is_the_devices_not_passed(
     assert _found(["container:" + line]) == [("ib-not-visible-in-container", "likely")]
     # on the host the same line says no EFA device where NCCL runs, but not that a container hid it
     assert _found(["host:" + line]) == []
+
+
+def test_healthy_nvbandwidth_outputs_claim_nothing() -> None:
+    for rel in ("nvbandwidth/nvbw50-a6000-6gpu-pcie-d2d-read-ce-healthy.txt",
+                "nvbandwidth/b300-7gpu-nvlink-v0.10-ce-host-and-d2d-bidirectional.txt"):
+        assert _found(["host:" + rel]) == []

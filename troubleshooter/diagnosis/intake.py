@@ -118,6 +118,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("ip", ("addr", "address", "link", "-br", "-brief"), "ip-addr"),
     ("simpleP2P", (), "cuda-samples"),
     ("nvbandwidth", (), "nvbandwidth"),
+    ("fi_info", (), "fi-info"),
 ]
 _CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),

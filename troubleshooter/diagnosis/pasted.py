@@ -420,6 +420,9 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
     if candidates == ["nvidia-smi-csv"] and q and "noheader" in (b.command or ""):
         # a noheader CSV: its columns are the ones the command line asked for
         text = ", ".join(q.group(1).split(",")) + "\n" + b.text
+    if candidates == ["fi-info"] and b.command:
+        # the provider fi_info was asked for (-p efa) is on its command line, not in what it printed (-61)
+        text = f"$ {b.command}\n{b.text}"
     for kd in candidates:
         try:
             facts = parsers.run(kd, text)

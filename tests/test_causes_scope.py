@@ -258,3 +258,20 @@ def test_free_cma_above_the_cma_total_is_the_uncounted_pageblocks_pins_fail_in()
     found = _found(["host:host/proc-meminfo-dspark259-cma-free-over-total-kho.txt"])
     assert found == [("kernel-cma-rdma-enomem", "likely")]
     assert _found(["host:host/proc-meminfo-vm-mem-monitor-cma-0-hugepages-64.txt"]) == []
+
+
+def test_fi_info_finding_no_efa_provider_in_a_container_is_the_devices_not_passed() -> None:
+    # aws/aws-ofi-nccl#1020 again, as AWS's own check shows it: `fi_info -p efa` printing -61 in the container
+    bare = "fi-info/awsofi1020-p5-container-without-dev-infiniband-61.txt"
+    assert _found(["container:" + bare]) == [("ib-not-visible-in-container", "likely")]
+    assert _found(["host:" + bare]) == []  # on the host: no EFA there, but no container hid it
+    # a query for the shared-memory provider finding none says nothing of RDMA devices
+    assert _found(["container:fi-info/sglang-oneccl-image-shm-provider-61.txt"]) == []
+    # EFA listed inside a pod given the device: nothing to claim
+    assert _found(["container:fi-info/eks-pod-efa-device-plugin-efa-direct-201.0.txt"]) == []
+
+
+def test_healthy_nvbandwidth_outputs_claim_nothing() -> None:
+    for rel in ("nvbandwidth/nvbw50-a6000-6gpu-pcie-d2d-read-ce-healthy.txt",
+                "nvbandwidth/b300-7gpu-nvlink-v0.10-ce-host-and-d2d-bidirectional.txt"):
+        assert _found(["host:" + rel]) == []

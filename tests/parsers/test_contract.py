@@ -83,7 +83,10 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "docker-info": "docker-info", "systemctl-status": "systemctl-status", "nvshmem": "nvshmem",
                  "kmod/gpud39": "kmod", "kernel-tracing/funclatency": "funclatency",
                  "kernel-tracing/perf-script": "perf-script", "sysctl": "sysctl",
-                 "hami-core/hami-user-guide": "hami-core"}
+                 "hami-core/hami-user-guide": "hami-core", "nvbandwidth": "nvbandwidth",
+                 # (fi-info/awsofi1020's bare "-61" is fi_info's only by its command line: read through intake)
+                 "fi-info/p4d": "fi-info", "fi-info/eks": "fi-info", "fi-info/libfabric": "fi-info",
+                 "fi-info/efa-": "fi-info", "fi-info/sglang": "fi-info"}
 
 
 def _expected(path: Path) -> str | None:

@@ -431,6 +431,9 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
     if candidates == ["nvidia-smi-csv"] and q and "noheader" in (b.command or ""):
         # a noheader CSV: its columns are the ones the command line asked for
         text = ", ".join(q.group(1).split(",")) + "\n" + b.text
+    if candidates == ["fi-info"] and b.command:
+        # the provider fi_info was asked for (-p efa) is on its command line, not in what it printed (-61)
+        text = f"$ {b.command}\n{b.text}"
     for kd in candidates:
         try:
             # nccl-tests names its collective and run by the binary on its command line ("./build/all_reduce_perf")

@@ -251,3 +251,15 @@ def test_efa_that_libfabric_cannot_see_in_a_container_is_the_devices_not_passed(
     assert _found(["container:" + line]) == [("ib-not-visible-in-container", "likely")]
     # on the host the same line says no EFA device where NCCL runs, but not that a container hid it
     assert _found(["host:" + line]) == []
+
+
+def test_a_kernel_module_that_did_not_build_is_the_driver_not_loaded() -> None:
+    for rel in ("nvidia-installer/konvoy1200-run-installer-470-modpost-gpl-only-rcu-read-unlock-strict.txt",
+                "nvidia-installer/ukuu43-dkms-nvidia-435-bad-return-status-kernel-5.4.12.txt"):
+        assert _found([f"host:{rel}"]) == [("gpu-driver-not-loaded", "likely")]
+    # the host's make.log beside a container's output: read on the host side
+    assert _found(["host:nvidia-installer/xanmod411-dkms-make-log-nvidia-545-gpl-only-rcu-read-lock.txt",
+                   "container:hami-core/hami-user-guide-training-log-warn-msg-initialized.txt"]) == [
+        ("gpu-driver-not-loaded", "likely")]
+    # a module that compiled claims nothing
+    assert _found(["host:nvidia-installer/microk8s44-driver-container-kernel-module-compilation-complete.txt"]) == []

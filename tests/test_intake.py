@@ -102,6 +102,9 @@ def test_an_unreadable_block_is_reported_and_the_rest_used(tmp_path: Path) -> No
     ("ip addr", "ip-addr"), ("ip -br addr show", "ip-addr"), ("/sbin/ifconfig -a", "ip-addr"), ("ip route", None),
     ("kubectl get pod trainer-0 -o yaml", "k8s-pod"), ("kubectl get pods", None), ("rdma link show", "rdma-link"), ("talosctl dmesg", "dmesg"), ("dcgmi diag -r 3", "dcgm-diag"), ("nvidia-smi --query-gpu=index,clocks.sm --format=csv", "nvidia-smi-csv"), ("mlxconfig -d /dev/mst/mt4123_pciconf0 q", "mlxconfig"), ("lspci -vv -s 01:00.0", "lspci"),
     ("zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA=", "kernel-config"),
+    ("sudo sh NVIDIA-Linux-x86_64-470.199.02.run --silent", "nvidia-installer"),
+    ("./NVIDIA-Linux-x86_64-535.183.01.run --dkms", "nvidia-installer"), ("sudo dkms status", "nvidia-installer"),
+    ("cat /var/log/nvidia-installer.log", "nvidia-installer"),
 ])
 def test_commands_are_routed_past_their_wrappers(command: str, kind: str | None) -> None:
     assert intake.tool_of(command) == kind
@@ -225,3 +228,4 @@ def test_a_bare_bash_default_prompt_ends_the_block_before_it():
         assert [(b.command, b.kind) for b in blocks] == [("nvidia-smi -q -d CLOCK", "nvidia-smi-q")]
         assert bare.strip() not in blocks[0].text
     assert not intake._BARE_PROMPT.match("sh-4.2$ nvidia-smi") and not intake._BARE_PROMPT.match("fish-3$")
+

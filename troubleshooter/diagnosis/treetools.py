@@ -393,6 +393,8 @@ NOT_SIGNALS = {
                      "(hami.crash_in_nccl) does",
     "hami.errors": "HAMi-core's ERROR lines as printed (an out-of-memory refusal is its limit at work); its crash "
                    "inside NCCL (hami.crash_in_nccl) is the signal cuda-interposer-preload reads",
+    "driver_install.errors": "the installer's and DKMS's messages as printed; driver_install.failed is the signal "
+                             "(gpu-driver-not-loaded reads it) and driver_install.reason says why",
     "nvshmem.init_failed": "that NVSHMEM stopped at init, which the user already sees and which names no cause by "
                            "itself; what stopped it (nvshmem.peermem_missing) is read by gdr-disabled",
 }

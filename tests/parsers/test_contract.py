@@ -83,7 +83,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "docker-info": "docker-info", "systemctl-status": "systemctl-status", "nvshmem": "nvshmem",
                  "kmod/gpud39": "kmod", "kernel-tracing/funclatency": "funclatency",
                  "kernel-tracing/perf-script": "perf-script", "sysctl": "sysctl",
-                 "hami-core/hami-user-guide": "hami-core", "nvidia-installer": "nvidia-installer"}
+                 "hami-core/hami-user-guide": "hami-core", "nvidia-installer": "nvidia-installer",
+                 "k8s-device-plugin": "k8s-device-plugin"}
 
 
 def _expected(path: Path) -> str | None:

@@ -127,6 +127,8 @@ _CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/pro
               ("nvidia-installer.log", "nvidia-installer"), ("/var/lib/dkms/nvidia", "nvidia-installer")]
 # the driver's .run installer, run as ./NVIDIA-Linux-x86_64-535.183.01.run or sh NVIDIA-Linux-...run
 _NV_RUN = re.compile(r"^NVIDIA-Linux-[\w]+-[\d.]+[\w.-]*\.run$")
+# `kubectl logs` of a pod whose name says what it runs: the log is that program's
+_POD_LOGS = (("nvidia-device-plugin", "k8s-device-plugin"),)
 _NCCL_TESTS = re.compile(r"(?:^|/)(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf(?:_mpi)?$")
 _WRAPPERS = {"sudo", "time", "nohup", "exec", "timeout", "stdbuf", "nice", "ionice", "env", "mpirun", "mpiexec",
              "srun", "docker", "podman", "kubectl", "enroot", "singularity", "apptainer", "ssh", "bash", "sh"}
@@ -180,6 +182,10 @@ def tool_of(command: str) -> str | None:
             return "nccl-tests"
         if _NV_RUN.match(base):
             return "nvidia-installer"
+        if base == "kubectl" and "logs" in words[i + 1:]:
+            for needle, kind in _POD_LOGS:
+                if any(needle in x for x in words[i + 1:]):
+                    return kind
         rest = " ".join(words[i + 1:])
         for tool, needs, kind in _TOOLS:
             if base == tool and (not needs or any(rest.startswith(n) or f" {n}" in f" {rest}" for n in needs)):

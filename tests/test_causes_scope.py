@@ -275,3 +275,33 @@ def test_healthy_nvbandwidth_outputs_claim_nothing() -> None:
     for rel in ("nvbandwidth/nvbw50-a6000-6gpu-pcie-d2d-read-ce-healthy.txt",
                 "nvbandwidth/b300-7gpu-nvlink-v0.10-ce-host-and-d2d-bidirectional.txt"):
         assert _found(["host:" + rel]) == []
+
+
+def test_the_device_plugin_without_nvml_is_the_runtime_not_defaulting_to_nvidia(tmp_path) -> None:
+    plugin = "container:k8s-device-plugin/k8sdp23-failed-to-start-nvml-could-not-load-nvml-library.txt"
+    assert _found([plugin]) == [("nvidia-runtime-not-default", "likely")]
+    # newer wording (v0.17's 'Incompatible strategy detected auto'), the same finding
+    assert _found(["container:k8s-device-plugin/k8sdp1220-incompatible-strategy-detected-auto.txt"]) == [
+        ("nvidia-runtime-not-default", "likely")]
+    # with the node's `docker info` saying runc is the default runtime (nvidia registered but not default): confirmed
+    info = "docker-info/ctk-1.17.6-docker-28-systemd-cgroup2-nvidia-runtime.txt"
+    assert _found([plugin, f"host:{info}"]) == [("nvidia-runtime-not-default", "confirmed")]
+    # Docker defaulting to nvidia does not rule it out (the kubelet may run containerd): still only likely
+    nvidia_default = tmp_path / "docker-info-nvidia-default.txt"
+    nvidia_default.write_text((DATA / info).read_text().replace("Default Runtime: runc", "Default Runtime: nvidia"))
+    assert _found([plugin, f"host:{nvidia_default}"]) == [("nvidia-runtime-not-default", "likely")]
+    # plugins that registered their GPUs with the kubelet claim nothing
+    assert _found(["container:k8s-device-plugin/k8sdp13-docker-run-runtime-nvidia-registered-with-kubelet.txt"]) == []
+    assert _found(["k8s-device-plugin/bottlerocket4250-journal-registered-device-plugin-nvidia-gpu.txt"]) == []
+
+
+def test_a_kernel_module_that_did_not_build_is_the_driver_not_loaded() -> None:
+    for rel in ("nvidia-installer/konvoy1200-run-installer-470-modpost-gpl-only-rcu-read-unlock-strict.txt",
+                "nvidia-installer/ukuu43-dkms-nvidia-435-bad-return-status-kernel-5.4.12.txt"):
+        assert _found([f"host:{rel}"]) == [("gpu-driver-not-loaded", "likely")]
+    # the host's make.log beside a container's output: read on the host side
+    assert _found(["host:nvidia-installer/xanmod411-dkms-make-log-nvidia-545-gpl-only-rcu-read-lock.txt",
+                   "container:hami-core/hami-user-guide-training-log-warn-msg-initialized.txt"]) == [
+        ("gpu-driver-not-loaded", "likely")]
+    # a module that compiled claims nothing
+    assert _found(["host:nvidia-installer/microk8s44-driver-container-kernel-module-compilation-complete.txt"]) == []

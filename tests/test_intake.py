@@ -12,7 +12,7 @@ from troubleshooter.diagnosis import intake
 from troubleshooter.diagnosis.pasted import EvidenceFacts
 from troubleshooter.model.facts import Unknown
 
-from .corpus import load
+from .corpus import DATA, load
 
 REAL = [
     "ibstat/ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt",
@@ -137,6 +137,11 @@ def test_an_unreadable_block_is_reported_and_the_rest_used(tmp_path: Path) -> No
     ("ip addr", "ip-addr"), ("ip -br addr show", "ip-addr"), ("/sbin/ifconfig -a", "ip-addr"), ("ip route", None),
     ("kubectl get pod trainer-0 -o yaml", "k8s-pod"), ("kubectl get pods", None), ("rdma link show", "rdma-link"), ("talosctl dmesg", "dmesg"), ("dcgmi diag -r 3", "dcgm-diag"), ("nvidia-smi --query-gpu=index,clocks.sm --format=csv", "nvidia-smi-csv"), ("mlxconfig -d /dev/mst/mt4123_pciconf0 q", "mlxconfig"), ("lspci -vv -s 01:00.0", "lspci"),
     ("zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA=", "kernel-config"),
+    ("kubectl logs nvidia-device-plugin-daemonset-j76n5 -n kube-system", "k8s-device-plugin"),
+    ("kubectl -n kube-system logs ds/nvidia-device-plugin-daemonset", "k8s-device-plugin"), ("kubectl logs trainer-0", None),
+    ("sudo sh NVIDIA-Linux-x86_64-470.199.02.run --silent", "nvidia-installer"),
+    ("./NVIDIA-Linux-x86_64-535.183.01.run --dkms", "nvidia-installer"), ("sudo dkms status", "nvidia-installer"),
+    ("cat /var/log/nvidia-installer.log", "nvidia-installer"),
 ])
 def test_commands_are_routed_past_their_wrappers(command: str, kind: str | None) -> None:
     assert intake.tool_of(command) == kind
@@ -260,3 +265,11 @@ def test_a_bare_bash_default_prompt_ends_the_block_before_it():
         assert [(b.command, b.kind) for b in blocks] == [("nvidia-smi -q -d CLOCK", "nvidia-smi-q")]
         assert bare.strip() not in blocks[0].text
     assert not intake._BARE_PROMPT.match("sh-4.2$ nvidia-smi") and not intake._BARE_PROMPT.match("fish-3$")
+
+
+def test_the_device_plugins_log_after_its_kubectl_logs_prompt() -> None:
+    """A paste that starts with the `kubectl logs` line is read as the plugin's log by its command, not by guess."""
+    rel = "k8s-device-plugin/k8sdp303-kubectl-logs-failed-to-initialize-nvml-could-not-load.txt"
+    ef = EvidenceFacts.from_specs([str(DATA / rel)])
+    assert [(f.kind, f.how) for f in ef.files] == [("k8s-device-plugin", "command")]
+    assert ef.lookup("k8s_device_plugin.nvml_missing") is True

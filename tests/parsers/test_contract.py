@@ -86,7 +86,9 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "hami-core/hami-user-guide": "hami-core", "nvbandwidth": "nvbandwidth",
                  # (fi-info/awsofi1020's bare "-61" is fi_info's only by its command line: read through intake)
                  "fi-info/p4d": "fi-info", "fi-info/eks": "fi-info", "fi-info/libfabric": "fi-info",
-                 "fi-info/efa-": "fi-info", "fi-info/sglang": "fi-info"}
+                 "fi-info/efa-": "fi-info", "fi-info/sglang": "fi-info",
+                 "nvidia-installer": "nvidia-installer",
+                 "k8s-device-plugin": "k8s-device-plugin"}
 
 
 def _expected(path: Path) -> str | None:

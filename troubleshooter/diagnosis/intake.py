@@ -139,11 +139,18 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("simpleP2P", (), "cuda-samples"),
     ("nvbandwidth", (), "nvbandwidth"),
     ("fi_info", (), "fi-info"),
+    ("dkms", (), "nvidia-installer"),
+    ("nvidia-installer", (), "nvidia-installer"),
 ]
 _CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),
               ("status", "proc-status"), ("config-", "kernel-config"), ("/boot/config", "kernel-config"),
-              ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq"), ("/limits", "limits"), ("config.gz", "kernel-config")]
+              ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq"), ("/limits", "limits"), ("config.gz", "kernel-config"),
+              ("nvidia-installer.log", "nvidia-installer"), ("/var/lib/dkms/nvidia", "nvidia-installer")]
+# the driver's .run installer, run as ./NVIDIA-Linux-x86_64-535.183.01.run or sh NVIDIA-Linux-...run
+_NV_RUN = re.compile(r"^NVIDIA-Linux-[\w]+-[\d.]+[\w.-]*\.run$")
+# `kubectl logs` of a pod whose name says what it runs: the log is that program's
+_POD_LOGS = (("nvidia-device-plugin", "k8s-device-plugin"),)
 _NCCL_TESTS = re.compile(r"(?:^|/)(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf(?:_mpi)?$")
 _WRAPPERS = {"sudo", "time", "nohup", "exec", "timeout", "stdbuf", "nice", "ionice", "env", "mpirun", "mpiexec",
              "srun", "docker", "podman", "kubectl", "enroot", "singularity", "apptainer", "ssh", "bash", "sh"}
@@ -176,7 +183,7 @@ def tool_of(command: str) -> str | None:
     if not words:
         return None
     first = words[0].rsplit("/", 1)[-1]
-    if first not in _FIRST_WORDS and not _NCCL_TESTS.search(first) and "=" not in first:
+    if first not in _FIRST_WORDS and not _NCCL_TESTS.search(first) and "=" not in first and not _NV_RUN.match(first):
         return None  # a sentence or a comment line ("# Collective test starting: ..."), not a command
     for i, w in enumerate(words):
         if " " in w and i and words[i - 1] == "-c":  # bash -c "ulimit -a", sh -c 'cat /proc/cmdline'
@@ -195,6 +202,12 @@ def tool_of(command: str) -> str | None:
             continue
         if _NCCL_TESTS.search(base):
             return "nccl-tests"
+        if _NV_RUN.match(base):
+            return "nvidia-installer"
+        if base == "kubectl" and "logs" in words[i + 1:]:
+            for needle, kind in _POD_LOGS:
+                if any(needle in x for x in words[i + 1:]):
+                    return kind
         rest = " ".join(words[i + 1:])
         for tool, needs, kind in _TOOLS:
             if base == tool and (not needs or any(rest.startswith(n) or f" {n}" in f" {rest}" for n in needs)):

@@ -395,6 +395,15 @@ NOT_SIGNALS = {
                    "inside NCCL (hami.crash_in_nccl) is the signal cuda-interposer-preload reads",
     "nvbandwidth.testcase_errors": "nvbandwidth's messages for testcases that stopped (a failed data check, an invalid "
                                    "testcase name), as printed, which name no cause by themselves",
+    "driver_install.errors": "the installer's and DKMS's messages as printed; driver_install.failed is the signal "
+                             "(gpu-driver-not-loaded reads it) and driver_install.reason says why",
+    "k8s_device_plugin.errors": "the device plugin's error lines as printed; k8s_device_plugin.nvml_missing is the "
+                                "signal nvidia-runtime-not-default reads",
+    "k8s_device_plugin.nvml_error": "NVML's answer as the plugin printed it; the library not loading "
+                                    "(k8s_device_plugin.nvml_missing) is the signal, other answers name no cause "
+                                    "by themselves",
+    "k8s_device_plugin.no_devices": "that the plugin serves nothing, which follows from NVML missing "
+                                    "(k8s_device_plugin.nvml_missing, the signal) or from a node without GPUs",
     "nvshmem.init_failed": "that NVSHMEM stopped at init, which the user already sees and which names no cause by "
                            "itself; what stopped it (nvshmem.peermem_missing) is read by gdr-disabled",
 }

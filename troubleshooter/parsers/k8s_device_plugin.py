@@ -1,0 +1,132 @@
+"""The NVIDIA device plugin for Kubernetes' log (``kubectl logs -n kube-system nvidia-device-plugin-daemonset-xxxx``):
+whether it could load NVML in its container, found GPUs and registered them with the kubelet.
+
+Real samples (NVIDIA/k8s-device-plugin#23 and #303, 1.x and 0.x wording; awslabs/amazon-eks-ami#1817, newer klog
+lines; bottlerocket-os/bottlerocket#4250, a plugin that registered)::
+
+    Failed to start nvml with error:  could not load NVML library
+    2022/05/13 23:09:23 Failed to initialize NVML: could not load NVML library.
+    2022/05/13 23:09:23 If this is a GPU node, did you set the docker default runtime to 'nvidia'?
+    I0519 11:02:49.799461       1 factory.go:104] Detected non-NVML platform: could not load NVML library: libnvidia-ml.so.1: cannot open shared object file: No such file or directory
+    E0402 22:17:31.198643       1 factory.go:112] Incompatible strategy detected auto
+    I1017 12:05:33.312453    1667 server.go:154] Registered device plugin for 'nvidia.com/gpu' with Kubelet
+
+What it means: the plugin finds the GPUs through NVML, and NVML (``libnvidia-ml.so.1``) reaches its container only
+through the NVIDIA container runtime's hook. "could not load NVML library" (``ERROR_LIBRARY_NOT_FOUND``, "non-NVML
+platform", and from v0.16 "Incompatible strategy detected auto", which the plugin prints when its platform check
+found neither NVML nor Tegra: internal/plugin/factory.go) says the plugin's container was started without that hook:
+most often the node's container runtime does not default to the nvidia runtime and no RuntimeClass selects it (or
+the node has no driver or toolkit at all). The node then advertises no ``nvidia.com/gpu`` and GPU pods stay Pending.
+"No devices found. Waiting indefinitely." is the plugin serving nothing; "Registered device plugin ... with Kubelet"
+is it working. NVML loading but failing ("Unknown Error", "Driver Not Loaded") is another story, kept as the error.
+Lines may carry klog, log.Printf, CRI-log (``... stderr F``) or journal prefixes; messages are found anywhere in a line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
+
+FACTS = [
+    ("k8s_device_plugin.nvml_missing", "bool", "", "the plugin could not load the NVML library (libnvidia-ml.so.1) in "
+     "its container ('could not load NVML library', ERROR_LIBRARY_NOT_FOUND, 'non-NVML platform', 'Incompatible "
+     "strategy detected auto'); false when it loaded NVML or registered devices"),
+    ("k8s_device_plugin.nvml_error", "string", "", "what NVML's initialisation answered, as printed ('could not load "
+     "NVML library', 'ERROR_LIBRARY_NOT_FOUND', 'Unknown Error')"),
+    ("k8s_device_plugin.no_devices", "bool", "", "the plugin found no device to serve ('No devices found. Waiting "
+     "indefinitely.'), so the node advertises no nvidia.com/gpu"),
+    ("k8s_device_plugin.registered", "bool", "", "the plugin registered with the kubelet ('Registered device plugin "
+     "... with Kubelet')"),
+    ("k8s_device_plugin.resources", "list", "", "the resources it served or registered ('nvidia.com/gpu', MIG "
+     "resources), where its lines name them"),
+    ("k8s_device_plugin.errors", "list", "", "its error lines, as printed (the message, without the log prefix)"),
+]
+
+_NVML_FAILED = re.compile(r"Failed to (?:initialize|start) NVML(?: with error)?:\s*(.+?)\.?\s*$", re.IGNORECASE)
+_NVML_INIT_FAILED = re.compile(r"nvml init failed:\s*(\S.*?)\s*$", re.IGNORECASE)
+_NON_NVML = re.compile(r"Detected non-NVML platform:\s*(.+?)\s*$")
+_AUTO = re.compile(r"Incompatible strategy detected auto\b")
+_MISSING = re.compile(r"could not load NVML|ERROR_LIBRARY_NOT_FOUND|libnvidia-ml\.so(?:\.1)?: cannot open", re.IGNORECASE)
+_LOADING = re.compile(r"\b(?:Loading|Initializing) NVML\b", re.IGNORECASE)
+_REGISTERED = re.compile(r"Registered device plugin(?: for '([^']+)')? with Kubelet")
+_SERVING = re.compile(r"Starting (?:GRPC server for|to serve) '([^']+)'")
+_NO_DEVICES = re.compile(r"No devices found\. Waiting indefinitely")
+_KLOG_ERROR = re.compile(r"\bE\d{4} [\d:.]+\s+\d+ [\w.-]+:\d+\] (.+)$")  # klog's E level: the message after ']'
+_ERROR_WORDS = re.compile(r"\b((?:Failed|Could not|Incompatible|error starting) .+)$")  # log.Printf lines have no level
+_ADVICE = re.compile(r"did you (?:set the docker default runtime to|configure the NVIDIA Container Toolkit)|"
+                     r"k8s-device-plugin#prerequisites")
+_NOT_ERRORS = re.compile(r"You can (?:check|learn)|If this is (?:not )?a GPU node")  # its advice, printed at E level
+_ANY = (_NVML_FAILED, _NON_NVML, _AUTO, _LOADING, _REGISTERED, _SERVING, _NO_DEVICES, _ADVICE)
+MAX_LINE = 4000
+
+
+def _detect(text: str) -> float:
+    head = text[:131072]
+    hits = sum(1 for rx in _ANY if rx.search(head))
+    if hits >= 2 or _AUTO.search(head) or _NON_NVML.search(head):
+        return 0.9
+    # one line alone: the plugin's own wording, not 'Failed to initialize NVML' (nvidia-smi prints that too)
+    return 0.6 if hits == 1 and not (_LOADING.search(head) or _NVML_FAILED.search(head)) else 0.0
+
+
+@parser(
+    "k8s-device-plugin",
+    detect=_detect,
+    summary="the NVIDIA Kubernetes device plugin's log: NVML loaded or not in its container, devices registered",
+    facts=FACTS,
+    command="kubectl logs -n kube-system -l name=nvidia-device-plugin-ds --tail=100 (or the daemonset's pod)",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "the NVIDIA device plugin's log lines")
+    missing = loaded = registered = no_devices = seen = False
+    nvml_error = ""
+    resources: list[str] = []
+    errors: list[str] = []
+    for raw in text.split("\n"):
+        ln = raw[:MAX_LINE].rstrip()
+        if not ln.strip():
+            continue
+        m = _NVML_FAILED.search(ln) or _NVML_INIT_FAILED.search(ln)
+        n = _NON_NVML.search(ln)
+        if m or n or _AUTO.search(ln):
+            # 'Failed to initialize NVML' alone is nvidia-smi's wording too; the plugin's 1.x wording is its own
+            seen = seen or not m or "with error" in ln
+            msg = (m or n).group(1).rstrip("`'") if (m or n) else ""
+            if msg and not nvml_error:
+                nvml_error = msg
+            if _MISSING.search(ln) or n or _AUTO.search(ln):
+                missing = True
+        elif _LOADING.search(ln):
+            seen = loaded = True
+        r = _REGISTERED.search(ln)
+        if r:
+            seen = registered = True
+            if r.group(1):
+                add_clipped(resources, r.group(1), 20)
+        s = _SERVING.search(ln)
+        if s:
+            seen = True
+            add_clipped(resources, s.group(1), 20)
+        if _NO_DEVICES.search(ln):
+            seen = no_devices = True
+        seen = seen or bool(_ADVICE.search(ln))
+        e = _KLOG_ERROR.search(ln) or _ERROR_WORDS.search(ln)
+        if e and not _NOT_ERRORS.search(ln):
+            add_clipped(errors, e.group(1).rstrip("`"), 20)
+    if not seen:
+        raise ParseError("no NVIDIA device plugin line ('Loading NVML', 'Failed to initialize NVML: ...', "
+                         "'Registered device plugin ... with Kubelet', 'No devices found. Waiting indefinitely.')")
+    facts: dict[str, Any] = {}
+    if missing or loaded or registered:
+        facts["k8s_device_plugin.nvml_missing"] = missing and not registered
+    if nvml_error:
+        facts["k8s_device_plugin.nvml_error"] = nvml_error
+    if no_devices:
+        facts["k8s_device_plugin.no_devices"] = True
+    facts["k8s_device_plugin.registered"] = registered
+    if resources:
+        facts["k8s_device_plugin.resources"] = resources
+    facts["k8s_device_plugin.errors"] = errors
+    return facts

@@ -391,6 +391,9 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
 #: kinds whose parser takes every line as content (a command line's words, a variable's continued value): the
 #: sentences a person wrote around the output are left out before they are read
 _EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
+#: kinds that read their own command line, given to them as its prompt line: nccl-tests names its collective by
+#: the binary ("./build/all_reduce_perf"), fi_info the provider asked for ("-p efa"), which its "-61" does not say
+_READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info"})
 
 
 def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblocks: int,
@@ -431,14 +434,10 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
     if candidates == ["nvidia-smi-csv"] and q and "noheader" in (b.command or ""):
         # a noheader CSV: its columns are the ones the command line asked for
         text = ", ".join(q.group(1).split(",")) + "\n" + b.text
-    if candidates == ["fi-info"] and b.command:
-        # the provider fi_info was asked for (-p efa) is on its command line, not in what it printed (-61)
-        text = f"$ {b.command}\n{b.text}"
     for kd in candidates:
         try:
-            # nccl-tests names its collective and run by the binary on its command line ("./build/all_reduce_perf")
             kt = intake.trim_prose(text) if kd in _EVERY_LINE_KINDS else text
-            facts = parsers.run(kd, b.command + "\n" + kt if kd == "nccl-tests" and b.command else kt)
+            facts = parsers.run(kd, f"$ {b.command}\n{kt}" if kd in _READS_COMMAND_LINE and b.command else kt)
         except parsers.ParseError as exc:
             failed.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
             continue

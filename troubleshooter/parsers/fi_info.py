@@ -85,11 +85,8 @@ def _detect(text: str) -> float:
 
 
 def _uniq(values: list[str]) -> list[str]:
-    out: list[str] = []
-    for v in values:
-        if v and v not in out:
-            out.append(v)
-    return out
+    """The non-empty values, each once, in the order first seen."""
+    return list(dict.fromkeys(v for v in values if v))
 
 
 class _Reader:

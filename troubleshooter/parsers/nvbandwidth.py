@@ -38,6 +38,7 @@ import statistics
 from typing import Any
 
 from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text, to_number
+from troubleshooter.parsers.p2p_bandwidth import off_diagonal
 
 FACTS = [
     ("nvbandwidth.version", "string", "", "nvbandwidth's version, as printed (v0.8)"),
@@ -106,10 +107,6 @@ def _detect(text: str) -> float:
 
 def _pair(i: int, j: int) -> str:
     return f"{i}->{j}"
-
-
-def _round(x: float) -> float:
-    return round(x, 2)
 
 
 class _Reader:
@@ -192,16 +189,8 @@ class _Reader:
 
 def _pairs_stats(rows: list[list[float | None]]) -> tuple[list[tuple[int, int, float]], list[tuple[int, int]]]:
     """Off-diagonal cells of a square matrix: the measured ones, and the N/A ones (no peer access)."""
-    measured, missing = [], []
-    for i, row in enumerate(rows):
-        for j, v in enumerate(row):
-            if i == j:
-                continue
-            if v is None:
-                missing.append((i, j))
-            else:
-                measured.append((i, j, v))
-    return measured, missing
+    cells = off_diagonal(rows)
+    return [c for c in cells if c[2] is not None], [(i, j) for i, j, v in cells if v is None]
 
 
 def _is_pair_matrix(m: dict[str, Any]) -> bool:
@@ -273,7 +262,7 @@ def parse(text: str) -> dict[str, Any]:
         if m["unit"] != "GB/s" or not measured:
             continue
         values = [v for _, _, v in measured]
-        lo, hi, med = min(values), max(values), _round(statistics.median(values))
+        lo, hi, med = min(values), max(values), round(statistics.median(values), 2)
         facts[f"nvbandwidth.min_gbs.{key}"] = lo
         facts[f"nvbandwidth.max_gbs.{key}"] = hi
         facts[f"nvbandwidth.median_gbs.{key}"] = med

@@ -150,6 +150,7 @@ def parse(text: str) -> dict[str, Any]:
     gpl: list[str] = []
     status: list[str] = []
     last_failure = last_success = -1
+    status_version = ""
     nvidia_dkms = bool(re.search(r"/var/lib/dkms/nvidia|dkms (?:build|install) (?:-m )?nvidia|nvidia[\w-]*\.ko|"
                                  r"NV_EXCLUDE_BUILD_MODULES|NV_KERNEL_MODULES", text))
     for i, ln in enumerate(lines):
@@ -188,12 +189,12 @@ def parse(text: str) -> dict[str, Any]:
             last_success = i
         d = _DKMS_STATUS.match(ln) if len(ln) < 400 else None
         if d:
+            status_version = status_version or d.group(2)
             add_clipped(status, ln.strip(), 20)
             if d.group(4) == "installed":
                 last_success = i
     version = next((m.group(1) for rx in _VERSIONS for m in [rx.search(joined)] if m), "")
-    if not version and status:
-        version = _DKMS_STATUS.match(status[0]).group(2)  # type: ignore[union-attr]
+    version = version or status_version  # the first `dkms status` line's
     kernel = next((m.group(1) for rx in _KERNELS for m in [rx.search(joined)] if m), "")
     if not (reasons or last_success >= 0 or status or version):
         raise ParseError("no NVIDIA installer or DKMS line (an installer 'ERROR: ...', 'Error! Bad return status for "

@@ -90,7 +90,8 @@ def _name(m: re.Match[str]) -> str:
     return base + ("_reads" if rw == "reads" else "")
 
 
-def _off_diagonal(rows: list[list[float]]) -> list[tuple[int, int, float]]:
+def off_diagonal(rows: list[list[Any]]) -> list[tuple[int, int, Any]]:
+    """The cells of a GPU-pair matrix other than a GPU with itself, as (row, column, value) (nvbandwidth too)."""
     return [(i, j, v) for i, row in enumerate(rows) for j, v in enumerate(row) if i != j]
 
 
@@ -172,12 +173,12 @@ def parse(text: str) -> dict[str, Any]:
     facts["p2p.matrices"] = matrices
     for name, fact in (("uni_enabled", "uni_enabled"), ("uni_disabled", "uni_disabled"),
                        ("bi_enabled", "bi_enabled"), ("bi_disabled", "bi_disabled")):
-        vals = [v for _, _, v in _off_diagonal(matrices.get(name, []))]
+        vals = [v for _, _, v in off_diagonal(matrices.get(name, []))]
         if vals:
             facts[f"p2p.{fact}_min_gbs"] = _round(min(vals))
             facts[f"p2p.{fact}_median_gbs"] = _round(statistics.median(vals))
     for name in ("lat_enabled", "lat_disabled"):
-        vals = [v for _, _, v in _off_diagonal(matrices.get(name, []))]
+        vals = [v for _, _, v in off_diagonal(matrices.get(name, []))]
         if vals:
             facts[f"p2p.{name}_median_us"] = _round(statistics.median(vals))
     for prefix in ("uni", "bi"):
@@ -185,11 +186,11 @@ def parse(text: str) -> dict[str, Any]:
         if not on or not off:
             continue
         slower = []
-        for i, j, v in _off_diagonal(on):
+        for i, j, v in off_diagonal(on):
             if i < len(off) and j < len(off[i]) and access.get(f"{i}->{j}", True) and v < 0.9 * off[i][j]:
                 slower.append(f"{i}->{j}")
-        on_vals = [v for _, _, v in _off_diagonal(on)]
-        off_vals = [v for _, _, v in _off_diagonal(off)]
+        on_vals = [v for _, _, v in off_diagonal(on)]
+        off_vals = [v for _, _, v in off_diagonal(off)]
         if on_vals and off_vals and statistics.median(off_vals) > 0:
             facts["p2p.enabled_speedup_median"] = _round(statistics.median(on_vals) / statistics.median(off_vals))
         facts["p2p.enabled_slower_pairs"] = slower

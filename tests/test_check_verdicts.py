@@ -69,10 +69,11 @@ CASES: dict[str, list[tuple[str, Facts]]] = {
                             "dmesg.cmdqv_probed": False}),
         ("pass", lambda t: {"host.arch": "aarch64", "host.virt": "kvm", "kernel.cmdqv_configured": True,
                             "dmesg.cmdqv_probed": True}),
-        ("pass", lambda t: {"host.arch": "x86_64", "host.virt": "kvm", "kernel.cmdqv_configured": False,
-                            "dmesg.cmdqv_probed": False}),
-        ("pass", lambda t: {"host.arch": "aarch64", "host.virt": "none", "kernel.cmdqv_configured": False,
-                            "dmesg.cmdqv_probed": False}),
+        # no Arm guest: nothing to check, which is not a pass
+        ("n/a", lambda t: {"host.arch": "x86_64", "host.virt": "kvm", "kernel.cmdqv_configured": False,
+                           "dmesg.cmdqv_probed": False}),
+        ("n/a", lambda t: {"host.arch": "aarch64", "host.virt": "none", "kernel.cmdqv_configured": False,
+                           "dmesg.cmdqv_probed": False}),
         # an Arm guest whose kernel has CMDQV but did not probe it: neither verdict is earned
         ("unknown", lambda t: {"host.arch": "aarch64", "host.virt": "kvm", "kernel.cmdqv_configured": True,
                                "dmesg.cmdqv_probed": False}),
@@ -127,8 +128,10 @@ CASES: dict[str, list[tuple[str, Facts]]] = {
         ("pass", lambda t: {"nccl.topo_file.from_env": True, "nccl.topo_file.visible": True,
                             "nccl.topo_file.parse_ok": True, "nccl.etc_topo.visible": False, "host.virt": "kvm",
                             "gpu.count": 8}),
-        ("pass", lambda t: {"nccl.topo_file.from_env": False, "nccl.topo_file.visible": False,
-                            "nccl.etc_topo.visible": False, "host.virt": "none", "gpu.count": 8}),
+        ("n/a", lambda t: {"nccl.topo_file.from_env": False, "nccl.topo_file.visible": False,
+                           "nccl.etc_topo.visible": False, "host.virt": "none", "gpu.count": 8}),
+        ("pass", lambda t: {"nccl.topo_file.from_env": False, "nccl.topo_file.visible": True,
+                            "nccl.etc_topo.visible": True, "host.virt": "none", "gpu.count": 8}),
         # a VM with no GPU: nothing says NCCL will need a topology file, nor that it has one
         ("unknown", lambda t: {"nccl.topo_file.from_env": False, "nccl.topo_file.visible": False,
                                "nccl.etc_topo.visible": False, "host.virt": "kvm", "gpu.count": 0}),
@@ -136,7 +139,8 @@ CASES: dict[str, list[tuple[str, Facts]]] = {
     "ib-devices": [
         ("fail", lambda t: {"ib.sysfs_present": True, "ib.dev_infiniband_visible": False}),
         ("pass", lambda t: {"ib.sysfs_present": True, "ib.dev_infiniband_visible": True}),
-        ("pass", lambda t: {"ib.sysfs_present": False, "ib.dev_infiniband_visible": False}),
+        # no RDMA device at all: "not applicable", never a pass (issue 15: not ruled out)
+        ("n/a", lambda t: {"ib.sysfs_present": False, "ib.dev_infiniband_visible": False}),
     ],
     "ib-ports": [
         ("fail", lambda t: {"ib.down_ports": ["mlx5_1/1"], "ib.min_active_rate_gbps": t["ib_rate_min_gbps"],
@@ -145,8 +149,8 @@ CASES: dict[str, list[tuple[str, Facts]]] = {
                             "ib.active_ports": 1, "ib.sysfs_present": True}),
         ("pass", lambda t: {"ib.down_ports": [], "ib.min_active_rate_gbps": t["ib_rate_min_gbps"],
                             "ib.active_ports": 1, "ib.sysfs_present": True}),
-        ("pass", lambda t: {"ib.down_ports": [], "ib.min_active_rate_gbps": t["ib_rate_min_gbps"],
-                            "ib.active_ports": 0, "ib.sysfs_present": False}),
+        ("n/a", lambda t: {"ib.down_ports": [], "ib.min_active_rate_gbps": t["ib_rate_min_gbps"],
+                           "ib.active_ports": 0, "ib.sysfs_present": False}),
         # RDMA devices but not one port active: not a pass
         ("unknown", lambda t: {"ib.down_ports": [], "ib.min_active_rate_gbps": t["ib_rate_min_gbps"],
                                "ib.active_ports": 0, "ib.sysfs_present": True}),
@@ -200,7 +204,7 @@ REAL: list[tuple[str, str, str, list[tuple[str, str]]]] = [
     ("cpu-turbo", "fail", "generic", [("turbostat", "turbostat/westmere-debug-preamble-node-minus1.txt")]),
     ("cpu-cstates", "warn", "generic", [("cpuidle", "cpuidle/this-sandbox-haltpoll.txt"), ("virt", "host/virt-this-sandbox-kvm.txt")]),
     ("vm-steal", "pass", "generic", [("procstat", "host/proc-stat-this-sandbox.txt")]),
-    ("vm-cmdqv", "pass", "generic", [("virt", "host/virt-this-sandbox-kvm.txt")]),
+    ("vm-cmdqv", "n/a", "generic", [("virt", "host/virt-this-sandbox-kvm.txt")]),
     ("numa-remote", "pass", "generic", [("numastat", "numa/local-1node-numastat-p-bash-two-decimals.txt")]),
     ("numa-free", "warn", "generic", [("numactl", "numa/vm-2node-uneven-cpus-free-191mb-numactl-numastat-c.txt")]),
     ("numa-free", "pass", "generic", [("numactl", "numa/epyc9375f-2s-smt-off-numactl-distance-32-numastat-m-token-warnings.txt")]),

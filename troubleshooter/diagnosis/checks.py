@@ -1,9 +1,13 @@
 """The preflight sweep: checks are data (``decision_trees/checks.yaml``) over facts, judged per profile.
 
-Each check: ``fail``, ``warn`` and ``pass`` blocks, each a condition (``when``) and a one-line ``reason``
-template (``{fact.name}`` fills in a value, ``{profile:key}`` a threshold). The first block whose
+Each check: ``fail``, ``warn``, ``na`` and ``pass`` blocks, each a condition (``when``) and a one-line
+``reason`` template (``{fact.name}`` fills in a value, ``{profile:key}`` a threshold). The first block whose
 condition is true gives the verdict; when none is, the verdict is ``unknown`` with the reason the facts
 could not be established (a missing tool, no permission, no GPU ...). Unknown is never a pass.
+
+``na`` (verdict ``n/a``) is for a check whose subject is absent here: no RDMA device means "a port is down or
+slow" does not apply, which is not the same as "the ports are fine". It is judged after fail and warn and
+before pass, and it is never counted as a pass.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from troubleshooter.model import facts as factmod
 from troubleshooter import locations, sources, yamlio
 from troubleshooter.model.facts import FactSet, Unknown, format_value
 
-VERDICTS = ("pass", "warn", "fail", "unknown")
+VERDICTS = ("pass", "warn", "fail", "n/a", "unknown")
+#: the YAML block that gives each verdict, in the order they are judged
+_BLOCKS = (("fail", "fail"), ("warn", "warn"), ("na", "n/a"), ("pass", "pass"))
 
 
 @dataclasses.dataclass
@@ -69,13 +75,13 @@ def load(path=None) -> list[Check]:
         if not isinstance(c, dict) or not {"id", "area", "title"} <= set(c):
             raise CheckError(f"{where}: a check needs id, area and title")
         blocks = {}
-        for verdict in ("fail", "warn", "pass"):
-            b = c.get(verdict)
+        for key, verdict in _BLOCKS:
+            b = c.get(key)
             if b is None:
                 continue
             if not isinstance(b, dict) or "when" not in b:
-                raise CheckError(f"{where} ({c['id']}): '{verdict}' needs 'when' and 'reason'")
-            errs = conditions.validate(b["when"], f"{where}.{verdict}.when")
+                raise CheckError(f"{where} ({c['id']}): '{key}' needs 'when' and 'reason'")
+            errs = conditions.validate(b["when"], f"{where}.{key}.when")
             if errs:
                 raise CheckError("; ".join(errs))
             # a preflight runs on a real node: no practice-case references in what it says
@@ -126,7 +132,7 @@ def judge(check: Check, fs: FactSet, profile: dict[str, Any], evidence_status: d
 
     ev = conditions.Evaluator(lambda n, s: lookup(n, s), profile)
     values = {n: lookup(n) for n in check.show}
-    for verdict in ("fail", "warn", "pass"):
+    for _, verdict in _BLOCKS:
         b = check.blocks.get(verdict)
         if b is None:
             continue

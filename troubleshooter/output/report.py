@@ -13,8 +13,10 @@ from troubleshooter.diagnosis.checks import CheckResult
 from troubleshooter.model.facts import FactSet, Unknown, format_value
 from troubleshooter.output.safe import escape_controls, xml_text
 
-STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "unknown": "magenta"}
-ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "unknown": "????"}
+STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "n/a": "cyan", "unknown": "magenta"}
+ICON = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "n/a": "N/A", "unknown": "????"}
+#: the order the summary counts them in
+ORDER = ("fail", "warn", "pass", "n/a", "unknown")
 
 
 def context_lines(fs: FactSet, target_desc: dict[str, Any]) -> list[str]:
@@ -73,7 +75,7 @@ def print_check(console: Console, results: list[CheckResult], context: list[str]
                       Text(escape_controls(r.reason), style="dim" if r.verdict == "pass" else ""))
     console.print(table)
     counts = {k: sum(r.verdict == k for r in results) for k in ICON}
-    console.print(" ".join(f"[{STYLE[k]}]{counts[k]} {k}[/]" for k in ("fail", "warn", "pass", "unknown")))
+    console.print(" ".join(f"[{STYLE[k]}]{counts[k]} {k}[/]" for k in ORDER))
 
 
 def check_json(results: list[CheckResult], context: list[str], target_desc: dict, profile_id: str, evidence: dict) -> str:
@@ -91,7 +93,7 @@ def check_doc(results: list[CheckResult], context: list[str], target_desc: dict,
         "checks": [r.as_dict() for r in results],
         "evidence": {sid: {"status": ev.status.value, "reason": ev.reason, "duration_s": round(ev.duration_s, 3)}
                      for sid, ev in sorted(evidence.items())},
-        "summary": {k: sum(r.verdict == k for r in results) for k in ("pass", "warn", "fail", "unknown")},
+        "summary": {k: sum(r.verdict == k for r in results) for k in ("pass", "warn", "fail", "n/a", "unknown")},
     }
 
 
@@ -103,13 +105,15 @@ def junit_xml(results: list[CheckResult], suite: str = "troubleshooter.check") -
 
     ts = ET.Element("testsuite", name=x(suite), tests=str(len(results)),
                     failures=str(sum(r.verdict == "fail" for r in results)),
-                    skipped=str(sum(r.verdict == "unknown" for r in results)))
+                    skipped=str(sum(r.verdict in ("unknown", "n/a") for r in results)))
     for r in results:
         tc = ET.SubElement(ts, "testcase", classname=x(f"{suite}.{r.area}"), name=x(f"{r.id}: {r.title}"))
         if r.verdict == "fail":
             ET.SubElement(tc, "failure", message=x(r.reason)).text = x(json.dumps(r.as_dict()["facts"], default=str))
         elif r.verdict == "unknown":
             ET.SubElement(tc, "skipped", message=x(r.reason))
+        elif r.verdict == "n/a":
+            ET.SubElement(tc, "skipped", message=x(f"not applicable: {r.reason}"))
         else:
             ET.SubElement(tc, "system-out").text = x(f"{r.verdict}: {r.reason}")
     return ET.tostring(ET.ElementTree(ts).getroot(), encoding="utf-8", xml_declaration=True)

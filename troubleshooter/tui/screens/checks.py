@@ -73,7 +73,7 @@ class ChecksScreen(Screen[None]):
         self.query_one("#checks-status", Static).update(
             f"preflight in {wall_s:.1f}s (profile {escape(profile_id)}): [red]{counts['fail']} fail[/] · "
             f"[yellow]{counts['warn']} warn[/] · [green]{counts['pass']} pass[/] · "
-            f"[magenta]{counts['unknown']} unknown[/]  (enter: details)"
+            f"[cyan]{counts['n/a']} n/a[/] · [magenta]{counts['unknown']} unknown[/]  (enter: details)"
             + (f"\n[bold red]{escape(esc(problem))}[/]" if problem else ""))
         t.focus()
 

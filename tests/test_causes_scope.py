@@ -305,3 +305,20 @@ def test_a_kernel_module_that_did_not_build_is_the_driver_not_loaded() -> None:
         ("gpu-driver-not-loaded", "likely")]
     # a module that compiled claims nothing
     assert _found(["host:nvidia-installer/microk8s44-driver-container-kernel-module-compilation-complete.txt"]) == []
+
+
+def test_rdma_enomem_is_one_fact_the_memlock_and_cma_causes_both_read() -> None:
+    ucx = "host:ucx/ompi-ucx-ibv-create-cq-enomem-memlock-64k-and-ucx-info.txt"
+    verbs = "host:verbs-errors/cudfspark7632-ucx-shuffle-ibv-create-cq-enomem.txt"
+    meminfo = "host:host/proc-meminfo-dspark259-cma-free-over-total-kho.txt"
+    sources.load_all()
+    ef = EvidenceFacts.from_specs([f"host:{DATA / verbs.split(':', 1)[1]}"])
+    assert ef.lookup("rdma.enomem") == ["ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory."]
+    # Open MPI over UCX: two different calls failed with ENOMEM, each once (the log repeats them per rank)
+    ef = EvidenceFacts.from_specs([f"host:{DATA / 'ucx/ompi-ucx-ibv-create-cq-enomem-memlock-64k-and-ucx-info.txt'}"])
+    assert len(ef.lookup("rdma.enomem")) == 2  # ibv_create_cq and mlx5dv_create_cq, each once
+    # the same ENOMEM beside uncounted CMA pageblocks is the kernel's, and the limit steps aside
+    assert _found([verbs, meminfo]) == [("kernel-cma-rdma-enomem", "confirmed")]
+    assert ("kernel-cma-rdma-enomem", "confirmed") in _found([ucx, meminfo])
+    # alone (the 64 KiB limit is in the thread's prose, not in the paste) the limit is the usual reason
+    assert _found([ucx]) == [("memlock-limit", "likely")]

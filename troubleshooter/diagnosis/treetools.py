@@ -432,6 +432,11 @@ def facts_read_by_rules(trees: dict[str, Tree] | None = None) -> set[str]:
     for cause in causes.load():
         for s in cause.signatures:
             _condition_facts(s.when, read)
+    from troubleshooter.model import combine
+
+    for derived, inputs in combine.READS.items():
+        if derived in read:
+            read.update(inputs)
     return read
 
 

@@ -34,7 +34,21 @@ declare("derived", [
     ("rdma.expected", "bool", "", "something says the node has or the job wants InfiniBand/RoCE: NCCL_IB_HCA or NCCL_IB_DISABLE=0 set, RDMA devices listed (ibstat, sysfs), an IPoIB interface (ib0) among NCCL's sockets, RDMA devices given to the container, or IB in NCCL's log; absent when nothing does (a workstation's 'Failed to open libibverbs' is not a fault)"),
     ("gdr.peermem_loaded", "bool", "", "a peer-memory module for GPUDirect RDMA (nvidia_peermem, or the older nv_peer_mem) is loaded: from lsmod's rows; false when the whole lsmod shows neither, when a 'lsmod | grep' for an installed peer module printed nothing, or when greps cover both names"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
+    ("rdma.enomem", "list", "", "messages saying an RDMA queue creation or memory registration failed with ENOMEM ('Cannot allocate memory'), from UCX, NCCL and the verbs tools; [] when their output was read and none says so"),
 ])
+
+#: derived fact -> the parsed facts it is read from: a rule reading the derived fact reads them (the tree linter's
+#: "signal fact read by no rule" follows this)
+READS: dict[str, tuple[str, ...]] = {}
+
+#: where RDMA resource creation failing with ENOMEM is printed, and how (UCX also says "failed to register")
+_ENOMEM = {
+    "ucx.errors": re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr|register)[^']{0,200}(Cannot allocate memory|ENOMEM)"),
+    "ucx.warnings": re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr|register)[^']{0,200}(Cannot allocate memory|ENOMEM)"),
+    "nccl.warnings": re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr)[^']{0,200}(Cannot allocate memory|ENOMEM)"),
+    "rdma.verbs_errors": re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr)[^']{0,200}(Cannot allocate memory|ENOMEM)"),
+}
+READS["rdma.enomem"] = tuple(_ENOMEM)
 
 NCCL_DEFAULTS = {"NCCL_IB_QPS_PER_CONNECTION": "1"}
 
@@ -69,6 +83,7 @@ def apply(fs: FactSet) -> None:
     _image(fs)
     _scope(fs)
     _peermem(fs)
+    _rdma_enomem(fs)
     avail = fs.get("cpu.deep_cstates_available")
     if avail is not None and avail.value is False and "cpu.deep_cstates_enabled" not in fs:
         fs.add(Fact("cpu.deep_cstates_enabled", False, "", "inferred: no deep idle state is offered at all", "", 0.0))
@@ -263,6 +278,18 @@ def _peermem(fs: FactSet) -> None:
     elif missed and (missed == set(PEERMEM) or any(m in missed for m in installed)):
         fs.add(Fact("gdr.peermem_loaded", False, "", f"inferred: lsmod | grep printed nothing for {', '.join(sorted(missed))}"
                     + (f" (installed: {', '.join(installed)})" if installed else ""), "", 0.0))
+
+
+def _rdma_enomem(fs: FactSet) -> None:
+    """One fact for "RDMA could not get memory", read by memlock-limit and kernel-cma-rdma-enomem alike."""
+    if "rdma.enomem" in fs:
+        return
+    read = [name for name in _ENOMEM if name in fs]
+    if not read:
+        return
+    hits = [m for name in read for m in (fs.get_value(name) if isinstance(fs.get_value(name), list) else [fs.get_value(name)])
+            if isinstance(m, str) and _ENOMEM[name].search(m)]
+    fs.add(Fact("rdma.enomem", list(dict.fromkeys(hits)), "", f"inferred from {', '.join(read)}", "", 0.0))
 
 
 def _scope(fs: FactSet) -> None:

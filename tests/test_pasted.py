@@ -147,6 +147,15 @@ def test_nccl_tests_run_with_nccl_debug_gives_the_facts_of_both():
     assert facts.lookup("nccl_tests.busbw_at_max_size_gbps") is not None
 
 
+def test_every_run_of_a_transcript_keeps_the_collective_its_command_names():
+    # nccl-tests#256: a bare-metal run at one prompt, the VM runs at another; the blocks are read as one output,
+    # and the later prompts' command lines (which name all_reduce_perf) were dropped, so the VM runs had none
+    f = DATA / "nccl-tests" / "h200-baremetal-vs-kvm-vm-passthrough-collapse.txt"
+    runs = EvidenceFacts.from_specs([f"host:{f}"]).lookup("nccl_tests.runs")
+    assert [(r.get("collective"), r["max_busbw_gbps"]) for r in runs] == [
+        ("all_reduce", 488.81), ("all_reduce", 57.78), ("all_reduce", 107.63)]
+
+
 def test_a_file_nothing_could_read_does_not_make_a_second_machine(tmp_path):
     """Two host outputs and one unreadable paste marked with another side: the host is still the machine diagnosed."""
     from troubleshooter.diagnosis.pasted import EvidenceFacts

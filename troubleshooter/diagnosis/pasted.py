@@ -356,8 +356,9 @@ def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
     for b in blocks:
         key = (b.kind or "", b.side)
         if b.kind in _ACCUMULATE and not b.of_command:
-            if key in first:
-                first[key].text += "\n" + b.text
+            if key in first:  # a later run keeps its command line where its parser reads it (which collective)
+                cmd = f"$ {b.command}\n" if b.kind in _READS_COMMAND_LINE and b.command else ""
+                first[key].text += "\n" + cmd + b.text
                 continue
             first[key] = b
         out.append(b)

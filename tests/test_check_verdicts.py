@@ -53,6 +53,8 @@ CASES: dict[str, list[tuple[str, Facts]]] = {
     "gpu-nvlink": [
         ("fail", lambda t: {"gpu.nvlink_inactive": 1}),
         ("pass", lambda t: {"gpu.nvlink_inactive": 0}),
+        # PCIe-only GPUs: no NVLink to be down, and no NVLink to be up either
+        ("n/a", lambda t: {"gpu.nvlink_present": False}),
     ],
     "gpu-temperature": [
         ("warn", lambda t: {"gpu.temp_max_c": t["gpu_temp_max_c"]}),

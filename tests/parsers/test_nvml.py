@@ -224,10 +224,22 @@ def test_nvml_json_and_nvidia_smi_q_give_the_same_facts(monkeypatch):
     fake_rtx5080(monkeypatch)
     from_nvml = parsers.run("nvml-json", run_nvml().text)
     from_q = parsers.run("nvidia-smi-q", load(RTX5080))
+    # NVML answers "not supported" for the GPU's first NVLink; nvidia-smi -q says nothing of NVLink
+    assert from_nvml.pop("gpu.nvlink_present") is False and "gpu.nvlink_present" not in from_q
     assert from_nvml == from_q
     assert from_nvml["gpu.pcie_degraded"] == [{"index": 0, "gen": 1, "gen_max": 5, "width": 8, "width_max": 16}]
     assert from_nvml["gpu.persistence_off"] == [0]
     assert "gpu.nvlink_inactive" not in from_nvml  # no NVLink on this GPU
+
+
+def test_nvlink_present_only_from_an_answer(monkeypatch):
+    # a link query that failed for another reason than "not supported" says nothing of NVLink
+    fake_rtx5080(monkeypatch, nvmlDeviceGetNvLinkState=_raise(pynvml.NVMLError_Unknown))
+    doc = json.loads(run_nvml().stdout)
+    assert "gpu0.nvlink" not in doc["errors"] and "gpu0.nvlink[0]" in doc["errors"]
+    assert "gpu.nvlink_present" not in parsers.run("nvml-json", run_nvml().text)
+    fake_rtx5080(monkeypatch, nvmlDeviceGetNvLinkState=lambda h, link: 1 if link < 18 else 0)
+    assert parsers.run("nvml-json", run_nvml().text)["gpu.nvlink_present"] is True
 
 
 def test_fake_gpu_throttled_with_nvlink_and_remaps(monkeypatch):

@@ -65,6 +65,7 @@ FACTS = [
     ("gpu.remapped_rows_pending", "number", "count", "GPUs with a row remapping pending (needs a GPU reset)"),
     ("gpu.remapped_rows_failure", "number", "count", "GPUs where a row remapping failed (replace the GPU)"),
     ("gpu.nvlink_inactive", "number", "count", "inactive NVLinks across GPUs (only where the GPUs have NVLink)"),
+    ("gpu.nvlink_present", "bool", "", "the GPUs have NVLink: true when NVML lists links, false when NVML says every GPU supports none (PCIe-only GPUs); absent when it could not tell"),
     ("gpu.pcie_degraded", "list", "", "GPUs whose PCIe link runs below its max: {index, gen, gen_max, width, width_max} "
      "(normal at idle: links train down to save power)"),
     ("gpu.persistence_off", "list", "", "indexes of GPUs with persistence mode off"),
@@ -194,4 +195,20 @@ def parse(text: str) -> dict[str, object]:
     for i, g in enumerate(gpus):
         if not isinstance(g.get("index"), int):
             g["index"] = i
-    return gpu_facts(gpus, driver=doc.get("driver_version"), cuda=doc.get("cuda_version"))
+    facts = gpu_facts(gpus, driver=doc.get("driver_version"), cuda=doc.get("cuda_version"))
+    present = _nvlink_present(gpus, doc.get("errors") if isinstance(doc.get("errors"), dict) else {})
+    if present is not None:
+        facts["gpu.nvlink_present"] = present
+    return facts
+
+
+def _nvlink_present(gpus: list[dict[str, Any]], errors: dict[str, Any]) -> bool | None:
+    """NVLink or not, from what NVML answered: links listed, or "not supported" for every GPU's first link (a
+    link query that failed otherwise is not an answer)."""
+    if any(isinstance(g.get("nvlink"), list) and g["nvlink"] for g in gpus):
+        return True
+    if not gpus or any(k.startswith(f"gpu{g['index']}.nvlink[") for g in gpus for k in errors):
+        return None
+    if all(g.get("nvlink") is None and errors.get(f"gpu{g['index']}.nvlink") == "not supported" for g in gpus):
+        return False
+    return None

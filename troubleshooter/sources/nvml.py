@@ -271,8 +271,9 @@ def _nvlinks(q: Queries, name: str, handle: Any) -> Any:
             q.errors[f"{name}[{link}]"] = str(exc)
             continue
         links.append({"link": link, "active": bool(state)})
-    if not links:
-        q.errors[name] = "not supported"
+    if not links:  # "not supported" only when no link query failed otherwise (the parser reads it as "no NVLink")
+        if not any(k.startswith(f"{name}[") for k in q.errors):
+            q.errors[name] = "not supported"
         return None
     return links
 

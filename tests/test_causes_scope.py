@@ -322,3 +322,13 @@ def test_rdma_enomem_is_one_fact_the_memlock_and_cma_causes_both_read() -> None:
     assert ("kernel-cma-rdma-enomem", "confirmed") in _found([ucx, meminfo])
     # alone (the 64 KiB limit is in the thread's prose, not in the paste) the limit is the usual reason
     assert _found([ucx]) == [("memlock-limit", "likely")]
+
+
+def test_a_device_plugin_without_nvml_on_a_node_without_a_driver_is_the_driver_not_the_runtime() -> None:
+    # amazon-eks-ami#1817's shape (the plugin on a node with no driver); two real captures of different threads
+    # put side by side: k8s-device-plugin#23's log and a host nvidia-smi that cannot reach the driver
+    plugin = "k8s-device-plugin/k8sdp23-failed-to-start-nvml-could-not-load-nvml-library.txt"
+    smi = "nvidia-smi-status/no-driver-communication-rhel9-dkms-notes.txt"
+    assert _found(["host:" + plugin]) == [("nvidia-runtime-not-default", "likely")]
+    assert _found(["host:" + plugin, "host:" + smi]) == [("gpu-driver-not-loaded", "likely")]
+    assert _found(["container:" + plugin, "host:" + smi]) == [("gpu-driver-not-loaded", "likely")]

@@ -332,3 +332,10 @@ def test_a_device_plugin_without_nvml_on_a_node_without_a_driver_is_the_driver_n
     assert _found(["host:" + plugin]) == [("nvidia-runtime-not-default", "likely")]
     assert _found(["host:" + plugin, "host:" + smi]) == [("gpu-driver-not-loaded", "likely")]
     assert _found(["container:" + plugin, "host:" + smi]) == [("gpu-driver-not-loaded", "likely")]
+
+
+def test_a_driver_build_that_failed_for_another_kernel_says_nothing_of_the_running_one() -> None:
+    dkms = "nvidia-installer/ukuu43-dkms-nvidia-435-bad-return-status-kernel-5.4.12.txt"
+    assert ("gpu-driver-not-loaded", "likely") in _found(["host:" + dkms])
+    # beside a uname -r of another kernel (this sandbox's, captured by the virt source)
+    assert "gpu-driver-not-loaded" not in dict(_found(["host:" + dkms, "host:virt=host/virt-this-sandbox-kvm.txt"]))

@@ -254,6 +254,14 @@ def test_check_bad_bundle_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     _one_line_error(main(capsys, "check", "--bundle", str(tmp_path / "empty")), "empty")
 
 
+@pytest.mark.parametrize("option", ["--bundle", "--job", "--exec", "--nccl-log"])
+def test_an_empty_place_is_refused_not_taken_for_here(option: str) -> None:
+    # `check --bundle "$B"` with B unset ran the sweep on this machine and reported it as asked
+    r = run("check", option, "", "--json")
+    assert r.returncode == 2 and r.stdout == ""
+    assert f"argument {option}: is empty" in r.stderr and "Traceback" not in r.stderr
+
+
 # ---------------------------------------------------------------------------- trees
 def test_trees_lint_is_clean(capsys: pytest.CaptureFixture) -> None:
     rc, out, err = main(capsys, "trees", "lint", "--json")

@@ -42,20 +42,28 @@ class TargetSpec:
         return p
 
 
+def given(value: str) -> str:
+    """An option's value that must say something: ``--bundle "$B"`` with B unset would otherwise mean "here",
+    and the sweep would run on this machine as if that were what was asked."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("is empty (a variable that was not set?)")
+    return value
+
+
 # The command-line form of a TargetSpec, shared by the headless verbs and the app's own arguments.
 def add_target_options(p: argparse.ArgumentParser, *, bundle: bool = True) -> None:
     g = p.add_argument_group("where to run (default: here)")
     if bundle:
-        g.add_argument("--bundle", metavar="PATH", help="replay a captured bundle (directory or .tar.gz)")
-    g.add_argument("--job", metavar="J", help="run inside running Slurm job J (srun --jobid J --overlap)")
-    g.add_argument("--node", metavar="N", help="with --job: the node of the allocation to run on")
-    g.add_argument("--container-name", metavar="C", help="with --job: the pyxis container of the job")
-    g.add_argument("--exec", dest="exec_prefix", metavar="PREFIX",
+        g.add_argument("--bundle", type=given, metavar="PATH", help="replay a captured bundle (directory or .tar.gz)")
+    g.add_argument("--job", type=given, metavar="J", help="run inside running Slurm job J (srun --jobid J --overlap)")
+    g.add_argument("--node", type=given, metavar="N", help="with --job: the node of the allocation to run on")
+    g.add_argument("--container-name", type=given, metavar="C", help="with --job: the pyxis container of the job")
+    g.add_argument("--exec", dest="exec_prefix", type=given, metavar="PREFIX",
                    help="run inside a container or wrapper, e.g. 'docker exec trainer' (with --job: inside the step)")
     g.add_argument("--pid", type=int, metavar="PID", help="the training process (numastat -p, its environment)")
-    g.add_argument("--steps-log", metavar="FILE", help="a training log with step times (Megatron/NeMo/Lightning, CSV, one per line)")
-    g.add_argument("--nccl-log", metavar="FILE", help="an NCCL_DEBUG=INFO log of the job")
-    g.add_argument("--nccl-tests-dir", metavar="DIR", help="where all_gather_perf & co. live (for --measure)")
+    g.add_argument("--steps-log", type=given, metavar="FILE", help="a training log with step times (Megatron/NeMo/Lightning, CSV, one per line)")
+    g.add_argument("--nccl-log", type=given, metavar="FILE", help="an NCCL_DEBUG=INFO log of the job")
+    g.add_argument("--nccl-tests-dir", type=given, metavar="DIR", help="where all_gather_perf & co. live (for --measure)")
     p.add_argument("--profile", metavar="ID", help="reference profile (h100, h200, b200, gb200, gb300, generic; default: from the GPUs seen)")
 
 

@@ -37,12 +37,33 @@ def test_not_a_status_message():
     # "(container) $" and "(host) #" labels: each block on its side
     ("list-host-ok-container-nvml-unknown-error-nvidia-ctk1227.txt", "target", "container-lost-gpu-access"),
     ("driver-library-mismatch-after-install-notes.txt", "target", "driver-library-mismatch"),
-    ("no-driver-communication-rhel9-dkms-notes.txt", "target", "gpu-driver-not-loaded"),
+    # given as the host's: nvidia-smi there cannot reach the driver
+    ("no-driver-communication-rhel9-dkms-notes.txt", "host", "gpu-driver-not-loaded"),
 ])
 def test_the_diagnosis_names_the_cause(name, side, cause):
-    ef = EvidenceFacts.from_specs([str(DATA / "nvidia-smi-status" / name)])
+    spec = str(DATA / "nvidia-smi-status" / name)
+    ef = EvidenceFacts.from_specs([spec if side == "target" else f"{side}:{spec}"])
     walk, _ = diagnose("below-reference", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})
     assert [c.cause for c in walk.conclusions] == [cause]
+
+
+@pytest.mark.parametrize("spec", [
+    "no-driver-communication-rhel9-dkms-notes.txt",  # a RHEL 9 VM whose DKMS build did not load
+    "job:no-driver-communication-rhel9-dkms-notes.txt",  # the same words as 3dem/model-angelo#60's, in a Slurm job
+])
+def test_the_no_driver_message_from_nowhere_named_is_possible_not_decided(spec):
+    # the same message on a host without its module and inside a job given no GPU: where it ran decides, and a
+    # paste that does not say gets the cause as possible, first in the list, with the command that settles it
+    side, _, name = spec.rpartition(":")
+    path = str(DATA / "nvidia-smi-status" / name)
+    ef = EvidenceFacts.from_specs([f"{side}:{path}" if side else path])
+    walk, doc = diagnose("below-reference", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+    assert walk.conclusions == []
+    first = walk.hypotheses[0]
+    assert (first.id, first.state) == ("gpu-driver-not-loaded", "suspected")
+    assert "lsmod" in first.settle and "SLURM_JOB_GPUS" in first.settle
+    assert doc["headline"].startswith("No root cause decided: the outputs point at 1 possible cause")
+    assert doc["missing_evidence"][0]["command"] == first.settle
 
 
 def test_labelled_host_block_goes_to_the_host_side():

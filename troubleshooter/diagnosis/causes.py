@@ -4,6 +4,11 @@ a cause in, so that whatever evidence a user has can reach it even when the tree
 A signature is a condition in the trees' closed language (:mod:`troubleshooter.diagnosis.conditions`); a fact
 that is unknown in one signature never blocks another. :func:`ruled_in` returns, for each cause some signature
 rules in, the signature that decided it and its confidence.
+
+A ``possible`` signature rules nothing in: the outputs fit the cause, and fit others as well (nvidia-smi's
+"couldn't communicate with the NVIDIA driver" on a host without its module, and inside a job that was given no
+GPU). :func:`suspected` returns those; the diagnosis lists each as a hypothesis the outputs point at, with the
+cause's ``settle`` command, and never as a root cause.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from troubleshooter.diagnosis import conditions
 from troubleshooter.diagnosis.engine import Conclusion, display, fill, plain_text
 from troubleshooter.diagnosis.engine.walk import conclusion_from_node
 
-CONFIDENCES = ("confirmed", "likely")
+CONFIDENCES = ("confirmed", "likely", "possible")
+#: the confidences that rule a cause in
+RULE_IN = ("confirmed", "likely")
 
 
 class CauseError(ValueError):
@@ -44,6 +51,7 @@ class Cause:
     references: tuple[str, ...]
     node: str = ""  #: TREE.NODE: a conclude node of a tree that holds this cause's title, evidence and fixes
     supersedes: tuple[str, ...] = ()  #: more general causes this one makes redundant when both are found
+    settle: str = ""  #: the one command whose output decides a possible signature (required with one)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,12 +95,15 @@ def _load(path: Path) -> list[Cause]:
             sigs.append(Signature(str(s["name"]), str(s.get("confidence", "likely")), dict(s["when"])))
         if not sigs:
             raise CauseError(f"{where}: a cause needs at least one signature")
+        if any(sg.confidence == "possible" for sg in sigs) and not str(c.get("settle", "")).strip():
+            raise CauseError(f"{where}: a cause with a possible signature needs 'settle', the command that decides it")
         if not c.get("node") and not c.get("title"):
             raise CauseError(f"{where}: a cause needs a title (or node: TREE.NODE naming its conclude node)")
         out.append(Cause(str(c["id"]), str(c.get("title", "")), str(c.get("area", "")),
                          str(c.get("summary", "")).strip(), tuple(sigs), tuple(c.get("evidence", [])),
                          tuple(dict(f) for f in c.get("fix", [])), dict(c.get("verify", {})),
-                         tuple(c.get("references", [])), str(c.get("node", "")), tuple(c.get("supersedes", []))))
+                         tuple(c.get("references", [])), str(c.get("node", "")), tuple(c.get("supersedes", [])),
+                         str(c.get("settle", "")).strip()))
     return out
 
 
@@ -103,11 +114,30 @@ def ruled_in(causes: list[Cause], lookup: Callable[[str, str], Any],
     for cause in causes:
         # the first signature that holds decides, confirmed ones tried first (whatever their order in the file)
         for sig in sorted(cause.signatures, key=lambda s: CONFIDENCES.index(s.confidence)):
+            if sig.confidence not in RULE_IN:
+                continue
             r = ev.evaluate(sig.when)
             if r.value is True:
                 found.append(Finding(cause, sig, r.explain()))
                 break
     return found
+
+
+def suspected(causes: list[Cause], lookup: Callable[[str, str], Any], profile: dict[str, Any] | None = None,
+              ruled: set[str] | frozenset[str] = frozenset()) -> list[Finding]:
+    """Causes that only a ``possible`` signature fits (and none of ``ruled``, the causes already found)."""
+    ev = conditions.Evaluator(lookup, profile)
+    out = []
+    for cause in causes:
+        if cause.id in ruled:
+            continue
+        for sig in cause.signatures:
+            if sig.confidence == "possible":
+                r = ev.evaluate(sig.when)
+                if r.value is True:
+                    out.append(Finding(cause, sig, r.explain()))
+                    break
+    return out
 
 
 def conclusion(f: Finding, lookup: Callable[[str, str], Any], has_side: Callable[[str], bool] = lambda s: True,

@@ -150,6 +150,10 @@ class EvidenceFacts(FactSource):
                 # process inside a container rarely can tell
                 fs.add(Fact("container.inside", True, "", "inferred: the outputs were taken in the container",
                             "", 0.0))
+            mine = [f for f in files if f.side == side and f.kind and not f.error]
+            if "container.inside" not in fs and mine and all(f.declared == "host" for f in mine):
+                # every output of the side was given as the host's (host:FILE): not inside a container
+                fs.add(Fact("container.inside", False, "", "inferred: the outputs were given as the host's", "", 0.0))
             derived.apply(fs)
 
     @classmethod
@@ -256,8 +260,9 @@ class EvidenceFacts(FactSource):
         """For each hypothesis left untested, what to attach to settle it."""
         out = []
         for h in walk.hypotheses:
-            if h.state == "untested":
-                out.append({"hypothesis": h.title, "command": h.settle or "see the tree", "why": ""})
+            if h.state in ("untested", "suspected"):  # suspected ones come first in the list, with why
+                out.append({"hypothesis": h.title, "command": h.settle or "see the tree",
+                            "why": h.evidence if h.state == "suspected" else ""})
         return out
 
 

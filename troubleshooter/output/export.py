@@ -19,6 +19,7 @@ clock = time.time  # tests and screenshots freeze it
 NEEDS_TEXT = {"root": "root", "reboot": "a reboot", "bios": "a BIOS/firmware change", "job-script": "a change of the job script",
               "hypervisor": "the hypervisor / host admin", "drain": "draining the node", "none": "nothing special"}
 STATE_MARK = {"ruled-in": "ruled in", "ruled-out": "ruled out", "untested": "untested",
+              "suspected": "possible (the outputs point here; untested)",
               "not-applicable": "not applicable here"}
 
 

@@ -7,6 +7,10 @@ not be checked and what would settle it. It never says "nothing wrong" while hyp
 'No root cause found: all 4 hypotheses were checked and ruled out'
 >>> headline(2, {"ruled-in": 2, "untested": 5, "ruled-out": 2, "not-applicable": 1})
 '2 root causes found; 5 of 7 other hypotheses untested here'
+>>> headline(0, {"suspected": 1, "untested": 3})
+'No root cause decided: the outputs point at 1 possible cause, not decided by them; 3 of 4 hypotheses untested here'
+
+A suspected hypothesis (the outputs point at it without deciding it) is untested: it counts among the untested.
 """
 
 from __future__ import annotations
@@ -24,8 +28,13 @@ def counts(hypotheses: Iterable[Any]) -> dict[str, int]:
 
 
 def headline(found: int, states: Mapping[str, int]) -> str:
-    untested = states.get("untested", 0)
+    suspected = states.get("suspected", 0)
+    untested = states.get("untested", 0) + suspected
     ruled_out = states.get("ruled-out", 0)
+    if not found and suspected:
+        total = untested + ruled_out + states.get("ruled-in", 0)
+        return (f"No root cause decided: the outputs point at {suspected} possible cause{'s' if suspected != 1 else ''}, "
+                f"not decided by them; {untested} of {total} hypotheses untested here")
     if found:
         head = f"{found} root cause{'s' if found != 1 else ''} found"
         others = untested + ruled_out
@@ -41,10 +50,16 @@ def headline(found: int, states: Mapping[str, int]) -> str:
 
 
 def settle_lines(hypotheses: Iterable[Any], limit: int | None = None) -> list[str]:
-    """One line per untested hypothesis: its title and the one command whose output would settle it."""
-    out = []
+    """One line per untested hypothesis: its title and the one command whose output would settle it; those the
+    outputs point at (suspected) first, marked so."""
+    first, rest = [], []
     for h in hypotheses:
         get = (lambda k, h=h: h.get(k, "")) if isinstance(h, Mapping) else (lambda k, h=h: getattr(h, k, ""))
-        if get("state") == "untested":
-            out.append(f"{get('title')}: `{get('settle') or 'see the tree'}`")
+        if get("state") == "suspected":
+            why = str(get("evidence") or "").removeprefix("possible: ")
+            first.append(f"{get('title')} (possible, the outputs point here{': ' + why if why else ''}): "
+                         f"`{get('settle') or 'see the tree'}`")
+        elif get("state") == "untested":
+            rest.append(f"{get('title')}: `{get('settle') or 'see the tree'}`")
+    out = first + rest
     return out if limit is None else out[:limit]

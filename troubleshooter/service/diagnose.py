@@ -48,9 +48,7 @@ def diagnose(symptom: str | None, facts: eng.FactSource, *, answers: dict[str, s
         raise DiagnoseError("--symptom is required; one of: " + ", ".join(t.id for t in engine.symptoms()))
     tree = engine.tree(symptom)
     walk, assumed = walk_exploring(engine, symptom, facts, answers=answers, ask=ask)
-    add_signature_findings(walk, facts, prof.thresholds, engine.trees)
-    add_overridden_findings(walk, facts, prof.thresholds, engine.trees)
-    add_comparison_findings(walk, facts)
+    complete(walk, facts, prof.thresholds, engine.trees)
     if assumed:
         extra = {**(extra or {}), "assumed": assumed}
     evidence = {side: {sid: ev.describe() for sid, ev in sorted(evs.items())}
@@ -101,6 +99,17 @@ def walk_exploring(engine: eng.Engine, symptom: str, facts: eng.FactSource, *, a
     return main, assumed
 
 
+def complete(walk: eng.Walk, facts: eng.FactSource, profile: dict[str, Any] | None = None,
+             trees: dict[str, eng.Tree] | None = None) -> None:
+    """What a finished walk adds from all the evidence, the same for ``diagnose`` and the app's guided walk:
+    the causes a sufficient signature rules in, those an earlier output of a side shows, what ``compare --host``
+    flags, and the causes the outputs point at without deciding them."""
+    add_signature_findings(walk, facts, profile, trees)
+    add_overridden_findings(walk, facts, profile, trees)
+    add_comparison_findings(walk, facts)
+    add_suspected(walk, facts, profile, trees)
+
+
 def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[str, Any] | None = None,
                            trees: dict[str, eng.Tree] | None = None) -> list[str]:
     """Causes that a sufficient signature rules in (decision_trees/causes.yaml) and the walk did not reach:
@@ -117,6 +126,36 @@ def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[
         walk.conclusions.append(concl)
         added.append(f.cause.id)
         _rule_in(walk, f, trees)
+    return added
+
+
+def add_suspected(walk: eng.Walk, facts: eng.FactSource, profile: dict[str, Any] | None = None,
+                  trees: dict[str, eng.Tree] | None = None) -> list[str]:
+    """Causes the outputs point at without deciding them (a ``possible`` signature, and no cause found that
+    explains the same signal): each becomes a hypothesis in state ``suspected``, first in the list, with the
+    command that settles it. Never a root cause. Returns their ids."""
+    trees = trees if trees is not None else eng.load_trees()
+    have = {c.cause for c in walk.conclusions}
+    added = []
+    for f in causes_mod.suspected(causes_mod.load(), facts.lookup, profile, ruled=have):
+        hyp_id = f.cause.id
+        if f.cause.node:
+            tree_id, _, nid = f.cause.node.partition(".")
+            hyp_id = trees[tree_id].nodes[nid].get("hypothesis", "") or hyp_id
+        why = f"possible: {f.signature.name}"
+        hyps = walk.state.hypotheses
+        known = [h for h in hyps.values() if h.id in (hyp_id, f.cause.id)]
+        if any(h.state == "ruled-in" for h in known):
+            continue
+        for h in known:
+            del hyps[h.id]
+        title = known[0].title if known else f.cause.title
+        first = {k: v for k, v in hyps.items() if v.state == "suspected"}
+        first[f.cause.id] = eng.Hypothesis(f.cause.id, title, "causes", "suspected", why, f.cause.settle)
+        rest = {k: v for k, v in hyps.items() if k not in first}
+        hyps.clear()
+        hyps.update({**first, **rest})
+        added.append(f.cause.id)
     return added
 
 

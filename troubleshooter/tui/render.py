@@ -42,7 +42,8 @@ def _markdown(*args: Any, **kw: Any):
         _MARKDOWN = TicketMarkdown
     return _MARKDOWN(*args, **kw)
 
-STATE_STYLE = {"ruled-in": ("●", "bold red"), "ruled-out": ("○", "green"), "untested": ("·", "dim")}
+STATE_STYLE = {"ruled-in": ("●", "bold red"), "ruled-out": ("○", "green"), "untested": ("·", "dim"),
+               "suspected": ("◐", "yellow"), "not-applicable": ("–", "dim")}
 CONTEXT_SOURCES = ["env-self", "container-markers", "virt", "nvml", "nvidia-smi-q"]
 
 

@@ -107,8 +107,9 @@ class Question:
 
 
 #: not-applicable: what the hypothesis is about is not there (no RDMA device: no port can be down); unlike
-#: ruled-out, it says nothing is wrong only about a thing that does not exist here
-HYP_STATES = ("untested", "ruled-in", "ruled-out", "not-applicable")
+#: ruled-out, it says nothing is wrong only about a thing that does not exist here. suspected: the outputs point
+#: at it without deciding it (a cause's possible signature): untested, and first to settle
+HYP_STATES = ("untested", "suspected", "ruled-in", "ruled-out", "not-applicable")
 
 
 @dataclasses.dataclass

@@ -34,9 +34,13 @@ def no_cause_text(hyps, *, done: bool = True) -> str:
     """What a result with no cause says: only what is true of the hypotheses (none named, some untested,
     some ruled in without a conclusion, or really every one ruled out)."""
     untested = [h for h in hyps if h.state == "untested"]
+    suspected = [h for h in hyps if h.state == "suspected"]
     ruled_in = [h for h in hyps if h.state == "ruled-in"]
     ruled_out = [h for h in hyps if h.state == "ruled-out"]
     lines = ["No cause was ruled in." if done else "No cause ruled in yet: the walk is not finished."]
+    if suspected:
+        lines += ["", "The outputs point at these, without deciding them; what would settle each:", ""]
+        lines += [f"- **{h.title}** ({h.evidence}): `{h.settle}`" for h in suspected]
     if untested:
         lines += ["", "Still untested, and what would settle it:", ""]
         lines += [f"- **{h.title}**: `{h.settle}`" if h.settle else f"- **{h.title}**: nothing on this path settles it"
@@ -116,7 +120,8 @@ class ResultsScreen(Screen[None]):
             cmds.focus()
 
     def _open_hypotheses(self):
-        return [h for h in (self.guide.walk.hypotheses if self.guide.walk else []) if h.state == "untested" and h.settle]
+        return [h for h in (self.guide.walk.hypotheses if self.guide.walk else [])
+                if h.state in ("suspected", "untested") and h.settle]
 
     @on(OptionList.OptionHighlighted, "#causes")
     def highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -339,3 +339,14 @@ def test_a_driver_build_that_failed_for_another_kernel_says_nothing_of_the_runni
     assert ("gpu-driver-not-loaded", "likely") in _found(["host:" + dkms])
     # beside a uname -r of another kernel (this sandbox's, captured by the virt source)
     assert "gpu-driver-not-loaded" not in dict(_found(["host:" + dkms, "host:virt=host/virt-this-sandbox-kvm.txt"]))
+
+
+def test_a_gpu_that_stopped_answering_on_the_bus_is_fallen_off() -> None:
+    lspci = "host:lspci/shinecluster171-quadro-rtx-6000-1c00-rev-ff-fallen-off.txt"
+    assert _found([lspci]) == [("gpu-fallen-off-bus", "confirmed")]
+    lost = "host:nvidia-smi-status/gpu-lost-index-first-3080-beside-5070ti-csv-query.txt"
+    assert _found([lost]) == [("gpu-fallen-off-bus", "confirmed")]
+    unknown = "host:nvidia-smi-status/device-handle-unknown-error-xxd3vin19.txt"
+    assert _found([unknown]) == [("gpu-fallen-off-bus", "likely")]
+    # a laptop card reader at rev ff is not a GPU
+    assert _found(["host:lspci/dell-laptop-lspci-v-ricoh-xd-rev-ff-unknown-header-7f.txt"]) == []

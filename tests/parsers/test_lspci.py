@@ -99,3 +99,18 @@ def test_acs_redirect_on_a_bridge_and_prose():
     assert f["pci.acs_redirect"] == ["00:01.0"]
     with pytest.raises(ParseError):
         parsers.run("lspci", "the card sits in slot 2 at x8\n")
+
+
+def test_a_gpu_whose_config_space_reads_all_ones_has_fallen_off():
+    # lyulyul/shine-cluster#171: all four functions of 1c:00 at "(rev ff)", the other three GPUs at rev a1
+    f = parse("shinecluster171-quadro-rtx-6000-1c00-rev-ff-fallen-off.txt")
+    assert [d["bdf"] for d in f["pci.unreadable"]] == ["1c:00.0", "1c:00.1", "1c:00.2", "1c:00.3"]
+    assert f["pci.gpus_unreadable"] == ["1c:00.0"]  # the GPU function, not its audio/USB functions
+
+
+def test_unknown_header_type_7f_on_a_device_that_is_not_a_gpu():
+    f = parse("dell-laptop-lspci-v-ricoh-xd-rev-ff-unknown-header-7f.txt")
+    assert f["pci.unreadable"] == [{"bdf": "03:09.4", "name": "Ricoh Co Ltd xD-Picture Card Controller (rev ff) (prog-if ff)"}]
+    assert f["pci.gpus_unreadable"] == []
+    # a healthy listing: nothing unreadable
+    assert parse("acsctl-grep-redirect-on-bios-nccl523-cut.txt").get("pci.gpus_unreadable", []) == []

@@ -26,6 +26,18 @@ def test_error_kinds(name, kind):
     assert f["gpu.smi_error_kind"] == kind and "gpu.count" not in f
 
 
+@pytest.mark.parametrize("name, kind, unreachable", [
+    ("gpu-lost-index-first-3080-beside-5070ti-csv-query.txt", "gpu-lost", ["24:00.0"]),
+    ("device-handle-unknown-error-xxd3vin19.txt", "device-handle-error", ["0b:00.0"]),
+    ("device-handle-unknown-error-glued-address-tesla-p4-syno22.txt", "device-handle-error", ["07:00.0"]),
+])
+def test_a_gpu_nvidia_smi_cannot_open(name, kind, unreachable):
+    # three forms of the address: "GPU 0000:0B:00.0", "GPU0000:07:00.0" (older), "GPU0: 0000:24:00.0" (newer)
+    f = parsers.run("nvidia-smi-status", load(f"nvidia-smi-status/{name}"))
+    assert (f["gpu.smi_error_kind"], f["gpu.smi_unreachable"]) == (kind, unreachable)
+    assert f["gpu.smi_error"].startswith("Unable to determine the device handle for GPU")
+
+
 def test_not_a_status_message():
     with pytest.raises(ParseError):
         parsers.run("nvidia-smi-status", "hello\n")

@@ -40,6 +40,8 @@ FACTS = [
     ("pci.devices", "list", "", "devices listed: {bdf, class, name} (vendor:device ids kept in the name when -nn was used)"),
     ("pci.nic_models", "list", "", "RDMA NIC models named in the device list (ConnectX-6, ConnectX-7, BlueField-3 ...), distinct, in order"),
     ("pci.gpu_names", "list", "", "sorted distinct NVIDIA GPU names in the listing"),
+    ("pci.unreadable", "list", "", "devices whose configuration space reads as all ones ('(rev ff)', '!!! Unknown header type 7f'): listed by the kernel, no longer answering on the bus; {bdf, name}"),
+    ("pci.gpus_unreadable", "list", "", "NVIDIA GPUs (VGA or 3D controller functions) among pci.unreadable, by bus address: a GPU that has fallen off the bus"),
     ("pci.links", "list", "", "PCIe links shown (LnkSta, with LnkCap when printed): {bdf, name, speed_gts, speed_max_gts, width, width_max} (bdf and name empty for bare link lines)"),
     ("pci.links_width_degraded", "list", "", "links trained narrower than their capability: {bdf, name, width, width_max}"),
     ("pci.links_speed_below_max", "list", "", "links running below their maximum speed (normal for an idle GPU, which retrains under load): {bdf, name, speed_gts, speed_max_gts}"),
@@ -60,6 +62,7 @@ _MODEL = re.compile(r"\[((?:ConnectX|BlueField)-?\s?\d+\w*(?:\s?(?:Dx|Lx|Ex|VPI)
 _PARTS = {"MT27700": "ConnectX-4", "MT27710": "ConnectX-4 Lx", "MT27800": "ConnectX-5", "MT28800": "ConnectX-5 Ex",
           "MT28908": "ConnectX-6", "MT2892": "ConnectX-6 Dx", "MT28841": "ConnectX-6", "MT2894": "ConnectX-6 Lx",
           "MT2910": "ConnectX-7", "MT2914": "ConnectX-8", "MT42822": "BlueField-2", "MT43244": "BlueField-3"}
+_REV_FF = re.compile(r"\(rev ff\)")  # the revision byte of a function that reads all ones
 _NIC_CLASS = re.compile(r"ethernet|infiniband|network", re.IGNORECASE)
 
 
@@ -96,6 +99,7 @@ def parse(text: str) -> dict[str, Any]:
     links: list[dict[str, Any]] = []
     redirect_ports: list[str] = []
     acs = redirect = srcvalid_only = 0
+    dead: list[str] = []  # bus addresses whose config space reads all ones
     bdf = name = ""
     listed = False  # device lines, or bare addresses heading -vv blocks
     cap: tuple[float | int, int] | None = None
@@ -105,10 +109,15 @@ def parse(text: str) -> dict[str, Any]:
         if m:
             bdf, name, cap, listed = m.group(1).lower(), m.group(3), None, True
             devices.append({"bdf": bdf, "class": m.group(2).strip(), "name": name})
+            if _REV_FF.search(name) and bdf not in dead:
+                dead.append(bdf)
             continue
         b = _BARE.match(line)
         if b:
             bdf, name, cap, listed = b.group(1).lower(), "", None, True
+            continue
+        if "Unknown header type 7f" in line and bdf and bdf not in dead:
+            dead.append(bdf)
             continue
         m = _ACS.match(line)
         if m:
@@ -154,6 +163,10 @@ def parse(text: str) -> dict[str, Any]:
     }
     if listed:
         facts.update({"pci.devices": devices, "pci.nic_models": models, "pci.gpu_names": sorted(gpus)})
+        names = {d["bdf"]: d for d in devices}
+        facts["pci.unreadable"] = [{"bdf": b, "name": names[b]["name"] if b in names else ""} for b in dead]
+        facts["pci.gpus_unreadable"] = [b for b in dead if b in names and "NVIDIA" in names[b]["name"]
+                                        and ("VGA" in names[b]["class"] or "3D controller" in names[b]["class"])]
     if acs:
         facts.update({"pci.acs_lines": acs, "pci.acs_redirect_count": redirect, "pci.acs_redirect": redirect_ports,
                       "pci.acs_srcvalid_only": srcvalid_only})

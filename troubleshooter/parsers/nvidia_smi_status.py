@@ -11,7 +11,10 @@ What each means: ``Unknown Error`` inside a container that used to see its GPUs 
 access (systemd re-applied the cgroup's device rules on ``systemctl daemon-reload``, NVIDIA's notice in
 nvidia-container-toolkit#48); ``Driver/library version mismatch`` is a user-space library upgraded under a loaded
 older kernel module; "couldn't communicate with the NVIDIA driver" is no kernel module loaded (on a host), or no
-GPU devices passed in (in a container); ``No devices were found`` is a driver with no GPU it can use. ``-L``
+GPU devices passed in (in a container); ``No devices were found`` is a driver with no GPU it can use. "Unable to
+determine the device handle for GPU 0000:1C:00.0: GPU is lost" is NVML's GPU_IS_LOST: the GPU fell off the bus or
+stopped answering (Xid 79's state); with "Unknown Error" instead, NVML could not open that GPU, usually the same
+state without the driver saying so. ``-L``
 lists the GPUs the driver sees. Newer drivers add ``NVML library version: 580.159`` to the mismatch message;
 beside the module's own ``NVRM version: NVIDIA UNIX x86_64 Kernel Module 570.211.01 ...`` line
 (``cat /proc/driver/nvidia/version``, Azure/AKS#5871) two different versions are that mismatch.
@@ -29,7 +32,8 @@ from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
     ("gpu.smi_error", "string", "", "the message nvidia-smi printed instead of its report"),
-    ("gpu.smi_error_kind", "string", "", "nvml-unknown-error | driver-library-mismatch | no-driver | no-devices | no-permission"),
+    ("gpu.smi_error_kind", "string", "", "nvml-unknown-error | driver-library-mismatch | no-driver | no-devices | no-permission | gpu-lost (NVML: the GPU fell off the bus or became inaccessible) | device-handle-error (NVML could not open one GPU: 'Unknown Error')"),
+    ("gpu.smi_unreachable", "list", "", "bus addresses (bus:device.function, lower case, without the PCI domain, as lspci prints them) of the GPUs nvidia-smi could not open ('Unable to determine the device handle for GPU 0000:1C:00.0: ...')"),
     ("gpu.count", "number", "count", "GPUs attached"),
     ("gpu.names", "list", "", "product name of each GPU, in index order"),
     ("gpu.nvml_library_version", "string", "", "the user-space NVML library's version (the 'NVML library version:' "
@@ -38,7 +42,13 @@ FACTS = [
      "'NVRM version:' line)"),
 ]
 
+# "Unable to determine the device handle for GPU 0000:05:00.0: GPU is lost.  Reboot the system to recover this GPU";
+# older drivers glue the address to "GPU", newer ones put the index first ("for GPU1: 0000:0A:00.0: ...")
+_HANDLE = re.compile(r"Unable to determine the device handle for GPU\s*(?:\d{1,3}:\s+)?(?:[0-9A-Fa-f]{4,8}:)?([0-9A-Fa-f]{2}:"
+                     r"[0-9A-Fa-f]{2}\.[0-7]):\s*(GPU is lost|Unknown Error)", re.IGNORECASE)
 _ERRORS = [
+    (re.compile(r"Unable to determine the device handle for GPU.{0,40}?GPU is lost", re.IGNORECASE), "gpu-lost"),
+    (re.compile(r"Unable to determine the device handle for GPU.{0,40}?Unknown Error", re.IGNORECASE), "device-handle-error"),
     (re.compile(r"Failed to initialize NVML: Unknown Error"), "nvml-unknown-error"),
     (re.compile(r"Failed to initialize NVML: Driver/library version mismatch"), "driver-library-mismatch"),
     (re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"), "no-driver"),
@@ -78,6 +88,9 @@ def parse(text: str) -> dict[str, Any]:
             facts["gpu.smi_error"] = text[m.start(): line_end if line_end >= 0 else len(text)].strip()
             facts["gpu.smi_error_kind"] = kind
             break
+    lost = list(dict.fromkeys(m.group(1).lower() for m in _HANDLE.finditer(text)))
+    if lost:
+        facts["gpu.smi_unreachable"] = lost
     lib, mod = _NVML_LIB.search(text), _NVRM.search(text)
     if lib:
         facts["gpu.nvml_library_version"] = lib.group(1)

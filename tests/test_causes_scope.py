@@ -350,3 +350,14 @@ def test_a_gpu_that_stopped_answering_on_the_bus_is_fallen_off() -> None:
     assert _found([unknown]) == [("gpu-fallen-off-bus", "likely")]
     # a laptop card reader at rev ff is not a GPU
     assert _found(["host:lspci/dell-laptop-lspci-v-ricoh-xd-rev-ff-unknown-header-7f.txt"]) == []
+
+
+def test_the_daemon_that_starts_the_jobs_with_a_small_memlock_limit() -> None:
+    # clustervision/trinityX#188: `ps -elf | grep slurm` names PID 3844, then /proc/3844/limits: 64 KiB
+    both = "host:ps/trinityx188-ps-elf-slurmd-then-proc-limits-memlock-64k.txt"
+    sources.load_all()
+    ef = EvidenceFacts.from_specs([f"host:{DATA / both.split(':', 1)[1]}"])
+    assert (ef.lookup("limits.pid"), ef.lookup("limits.process"), ef.lookup("limits.memlock_kb")) == (3844, "slurmd", 64)
+    assert _found([both]) == [("memlock-limit", "likely")]
+    # the same limit of a login shell, with no RDMA failure shown: not a cause by itself
+    assert _found(["host:limits/ulimit-a-bash-memlock-64-fenced.txt"]) == []

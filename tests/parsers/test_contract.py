@@ -88,7 +88,9 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "fi-info/p4d": "fi-info", "fi-info/eks": "fi-info", "fi-info/libfabric": "fi-info",
                  "fi-info/efa-": "fi-info", "fi-info/sglang": "fi-info",
                  "nvidia-installer": "nvidia-installer",
-                 "k8s-device-plugin": "k8s-device-plugin"}
+                 "k8s-device-plugin": "k8s-device-plugin",
+                 # (ps/trinityx188 is ps and then /proc/PID/limits: read through intake)
+                 "ps/ps-": "ps"}
 
 
 def _expected(path: Path) -> str | None:

@@ -51,3 +51,12 @@ def test_text_with_no_limit_it_reads_is_a_parse_error():
         parse("core file size          (blocks, -c) 0\npipe size            (512 bytes, -p) 8\n")
     with pytest.raises(ParseError):
         parse("max locked memory is 64 kB on this box, I think\n")
+
+
+def test_the_pid_whose_limits_a_command_line_names():
+    from troubleshooter import parsers
+
+    text = "$ cat /proc/3844/limits  | grep locked\nMax locked memory         65536                65536                bytes     \n"
+    f = parsers.run("limits", text)
+    assert (f["limits.pid"], f["limits.memlock"], f["limits.memlock_hard"]) == (3844, "64", "64")
+    assert "limits.pid" not in parsers.run("limits", text.split("\n", 1)[1])

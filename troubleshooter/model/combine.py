@@ -34,6 +34,7 @@ declare("derived", [
     ("rdma.expected", "bool", "", "something says the node has or the job wants InfiniBand/RoCE: NCCL_IB_HCA or NCCL_IB_DISABLE=0 set, RDMA devices listed (ibstat, sysfs), an IPoIB interface (ib0) among NCCL's sockets, RDMA devices given to the container, or IB in NCCL's log; absent when nothing does (a workstation's 'Failed to open libibverbs' is not a fault)"),
     ("gdr.peermem_loaded", "bool", "", "a peer-memory module for GPUDirect RDMA (nvidia_peermem, or the older nv_peer_mem) is loaded: from lsmod's rows; false when the whole lsmod shows neither, when a 'lsmod | grep' for an installed peer module printed nothing, or when greps cover both names"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
+    ("limits.process", "string", "", "the program whose limits limits.* are (slurmd, dockerd, python ...): the process limits.pid names in a ps listing of the same side"),
     ("rdma.enomem", "list", "", "messages saying an RDMA queue creation or memory registration failed with ENOMEM ('Cannot allocate memory'), from UCX, NCCL and the verbs tools; [] when their output was read and none says so"),
 ])
 
@@ -84,6 +85,7 @@ def apply(fs: FactSet) -> None:
     _scope(fs)
     _peermem(fs)
     _rdma_enomem(fs)
+    _limits_process(fs)
     avail = fs.get("cpu.deep_cstates_available")
     if avail is not None and avail.value is False and "cpu.deep_cstates_enabled" not in fs:
         fs.add(Fact("cpu.deep_cstates_enabled", False, "", "inferred: no deep idle state is offered at all", "", 0.0))
@@ -278,6 +280,15 @@ def _peermem(fs: FactSet) -> None:
     elif missed and (missed == set(PEERMEM) or any(m in missed for m in installed)):
         fs.add(Fact("gdr.peermem_loaded", False, "", f"inferred: lsmod | grep printed nothing for {', '.join(sorted(missed))}"
                     + (f" (installed: {', '.join(installed)})" if installed else ""), "", 0.0))
+
+
+def _limits_process(fs: FactSet) -> None:
+    pid, procs = fs.get_value("limits.pid"), fs.get_value("ps.processes")
+    if "limits.process" in fs or not isinstance(pid, int) or not isinstance(procs, list):
+        return
+    name = next((p.get("name") for p in procs if isinstance(p, dict) and p.get("pid") == pid), None)
+    if isinstance(name, str) and name:
+        fs.add(Fact("limits.process", name, "", f"inferred: PID {pid} is {name} in the ps listing", "", 0.0))
 
 
 def _rdma_enomem(fs: FactSet) -> None:

@@ -55,7 +55,9 @@ FACTS = [
     ("limits.shm_fstype", "string", "", "filesystem type of /dev/shm (tmpfs)"),
     ("limits.shm_kb", "number", "KiB", "size of /dev/shm (df 1024-blocks)"),
     ("limits.shm_avail_kb", "number", "KiB", "space available in /dev/shm"),
+    ("limits.pid", "number", "", "the process whose limits these are, from the command line that printed them (cat /proc/PID/limits, prlimit --pid PID); absent for the shell's own"),
 ]
+_PID = re.compile(r"^\s*\$ .*?(?:/proc/(\d+)/limits|prlimit\b.*?(?:--pid[ =]|-p\s*)(\d+))")
 
 
 _BASH = re.compile(r"^\s*[a-zA-Z][\w ()/-]*?\s*\((?:[\w ]+, )?-(?P<flag>[a-zA-Z])\)\s+(?P<value>\S+)\s*$")
@@ -155,6 +157,9 @@ def parse(text: str) -> dict[str, object]:
         if not pasted:
             raise ParseError("neither the limits probe's output ('#@ limits' first line) nor `ulimit -a` or "
                              "/proc/PID/limits with a limit this reads (locked memory, open files, stack)", line=1)
+        who = _PID.match(text)  # the command line, when the pasted transcript gives it ("$ cat /proc/3844/limits")
+        if who:
+            pasted["limits.pid"] = int(who.group(1) or who.group(2))
         return pasted
     kv: dict[str, str] = {}
     for ln in lines[1:]:

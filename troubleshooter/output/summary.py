@@ -8,7 +8,7 @@ not be checked and what would settle it. It never says "nothing wrong" while hyp
 >>> headline(2, {"ruled-in": 2, "untested": 5, "ruled-out": 2, "not-applicable": 1})
 '2 root causes found; 5 of 7 other hypotheses untested here'
 >>> headline(0, {"suspected": 1, "untested": 3})
-'No root cause decided: the outputs point at 1 possible cause, not decided by them; 3 of 4 hypotheses untested here'
+'No root cause decided: the outputs point at 1 possible cause, not decided by them; 4 of 4 hypotheses untested here'
 
 A suspected hypothesis (the outputs point at it without deciding it) is untested: it counts among the untested.
 """

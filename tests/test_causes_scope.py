@@ -357,6 +357,12 @@ def test_the_nvidia_container_hook_refusing_an_image_for_a_newer_cuda_than_the_d
     assert _found([_hook("requirement-other-nvdocker921-brand-tesla-exec-command-require.txt")]) == []
 
 
+def test_the_hook_finding_no_cgroup_devices_controller() -> None:
+    for name in ("cgroup-devices-dalle105-compose-wrapped-at-spaces-twice.txt",
+                 "cgroup-devices-nvdocker1486-running-hook-1-then-runtime-nvidia-command.txt"):
+        assert _found([_hook(name)]) == [("container-toolkit-cgroupv2-unsupported", "confirmed")], name
+
+
 def test_the_hook_finding_no_driver_on_the_host() -> None:
     for name in ("driver-not-loaded-nvct260-backticked-in-prose-failed-to-create-shim.txt",
                  "nvml-library-missing-nvct154-docker-run-in-backticks-auto-detected-legacy.txt"):
@@ -385,3 +391,12 @@ def test_hook_errors_with_several_meanings_name_no_cause() -> None:
                 "slurm/pyxis-arm64-libnvidia-container-1.17.7-cgroup-devices-allow-permission-denied.txt",
                 "slurm/pyxis-slinky-k8s-ldcache-ldconfig-real-98-nvidia-hook-wrapped-lines.txt"):
         assert _found([rel]) == [], rel
+
+
+def test_two_hook_errors_in_one_paste_name_both_causes(tmp_path) -> None:
+    both = tmp_path / "both.txt"
+    both.write_text("\n".join((DATA / _hook(n)).read_text() for n in (
+        "requirement-cuda-vitisai103-prestart-hook-0-escaped-quotes-cuda-10.0.txt",
+        "cgroup-devices-nvdocker1486-running-hook-1-then-runtime-nvidia-command.txt")))
+    assert sorted(_found([str(both)])) == [("container-toolkit-cgroupv2-unsupported", "confirmed"),
+                                           ("cuda-driver-mismatch", "confirmed")]

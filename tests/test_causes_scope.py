@@ -379,6 +379,12 @@ def test_the_hook_getting_nvmls_driver_library_mismatch() -> None:
         assert _found([_hook(name)]) == [("driver-library-mismatch", "confirmed")], name
 
 
+def test_docker_without_the_nvidia_container_toolkit() -> None:
+    for name in ("no-gpu-runtime-bytetrack302-could-not-select-then-docker-run-command.txt",
+                 "no-gpu-runtime-nvdocker501-unknown-runtime-specified-nvidia.txt"):
+        assert _found([_hook(name)]) == [("docker-nvidia-toolkit-missing", "confirmed")], name
+
+
 def test_hook_errors_with_several_meanings_name_no_cause() -> None:
     # a GPU this node lacks or a device plugin's list strategy; a driver file baked into the image; a denied mount;
     # the driver RPC failing; ldconfig failing in a nested container

@@ -365,6 +365,7 @@ def test_the_hook_finding_no_cgroup_devices_controller() -> None:
 
 def test_the_hook_finding_no_driver_on_the_host() -> None:
     for name in ("driver-not-loaded-nvct260-backticked-in-prose-failed-to-create-shim.txt",
+                 "driver-not-loaded-kubeflow3098-docker-sdk-500-python-traceback.txt",
                  "nvml-library-missing-nvct154-docker-run-in-backticks-auto-detected-legacy.txt"):
         assert _found([_hook(name)]) == [("gpu-driver-not-loaded", "likely")], name
     # a driver library inside the image that is too short to load is not a host without its driver

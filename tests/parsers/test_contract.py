@@ -94,6 +94,7 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "nvidia-container-cli/cgroup-devices-dalle105": "nvidia-container-cli",
                  "nvidia-container-cli/driver-library-mismatch-dalle104": "nvidia-container-cli",
                  "nvidia-container-cli/driver-library-mismatch-labdao": "nvidia-container-cli",
+                 "nvidia-container-cli/driver-not-loaded-kubeflow": "nvidia-container-cli",
                  "nvidia-container-cli/mount-error-enroot111": "nvidia-container-cli",
                  "nvidia-container-cli/mount-error-nvdocker825": "nvidia-container-cli",
                  "nvidia-container-cli/other-": "nvidia-container-cli",

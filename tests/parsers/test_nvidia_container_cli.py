@@ -39,6 +39,9 @@ CASES = {
         PRE + "container error: cgroup subsystem devices not found", "cgroup-devices-not-found"),
     "driver-not-loaded-nvct260-backticked-in-prose-failed-to-create-shim.txt": _one(
         PRE + "initialization error: nvml error: driver not loaded", "driver-not-loaded"),
+    # the Docker SDK's 500 error closes the message with '")'
+    "driver-not-loaded-kubeflow3098-docker-sdk-500-python-traceback.txt": _one(
+        PRE + "initialization error: nvml error: driver not loaded", "driver-not-loaded"),
     "nvml-library-missing-nvct154-docker-run-in-backticks-auto-detected-legacy.txt": _one(
         PRE + "initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such "
         "file or directory", "nvml-library-missing"),

@@ -136,7 +136,7 @@ def _wraps(nxt: str, hard: bool) -> bool:
 
 def _clean(msg: str) -> str:
     msg = msg.split("\\", 1)[0]  # the old runc wording escapes the newline that ends it
-    msg = msg.rstrip().rstrip("`'\"").rstrip()
+    msg = re.sub(r"[\"'`]+\)?\s*$", "", msg.rstrip())  # a closing quote (and the SDK's parenthesis: 'loaded")')
     return clip(_UNKNOWN_TAIL.sub("", msg), 400)
 
 

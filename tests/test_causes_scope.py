@@ -361,3 +361,71 @@ def test_the_daemon_that_starts_the_jobs_with_a_small_memlock_limit() -> None:
     assert _found([both]) == [("memlock-limit", "likely")]
     # the same limit of a login shell, with no RDMA failure shown: not a cause by itself
     assert _found(["host:limits/ulimit-a-bash-memlock-64-fenced.txt"]) == []
+
+
+def _hook(name: str) -> str:
+    return f"nvidia-container-cli/{name}"
+
+
+def test_the_nvidia_container_hook_refusing_an_image_for_a_newer_cuda_than_the_driver() -> None:
+    for name in ("requirement-cuda-petric2-27-runc-shim-task-auto-detected-legacy-cuda-12.8.txt",
+                 "requirement-cuda-nvdocker543-prestart-hook-1-hard-wrapped-mid-word-cuda-9.0.txt",
+                 "requirement-cuda-vitisai103-prestart-hook-0-escaped-quotes-cuda-10.0.txt"):
+        assert _found([_hook(name)]) == [("cuda-driver-mismatch", "confirmed")], name
+    # given as the host's, beside another output of the job's container: the host side counts too
+    assert _found(["host:" + _hook("requirement-cuda-vitisai103-prestart-hook-0-escaped-quotes-cuda-10.0.txt"),
+                   "container:limits/proc-self-limits-sandbox.txt"]) == [("cuda-driver-mismatch", "confirmed")]
+    # another failed condition (brand = tesla) is the last alternative the hook tried: no cause named from it
+    assert _found([_hook("requirement-other-nvdocker921-brand-tesla-exec-command-require.txt")]) == []
+
+
+def test_the_hook_finding_no_cgroup_devices_controller() -> None:
+    for name in ("cgroup-devices-dalle105-compose-wrapped-at-spaces-twice.txt",
+                 "cgroup-devices-nvdocker1486-running-hook-1-then-runtime-nvidia-command.txt"):
+        assert _found([_hook(name)]) == [("container-toolkit-cgroupv2-unsupported", "confirmed")], name
+
+
+def test_the_hook_finding_no_driver_on_the_host() -> None:
+    for name in ("driver-not-loaded-nvct260-backticked-in-prose-failed-to-create-shim.txt",
+                 "driver-not-loaded-kubeflow3098-docker-sdk-500-python-traceback.txt",
+                 "nvml-library-missing-nvct154-docker-run-in-backticks-auto-detected-legacy.txt"):
+        assert _found([_hook(name)]) == [("gpu-driver-not-loaded", "likely")], name
+    # a driver library inside the image that is too short to load is not a host without its driver
+    assert _found([_hook("other-enroot212-libnvidia-ml-file-too-short.txt")]) == []
+
+
+def test_the_hook_getting_nvmls_driver_library_mismatch() -> None:
+    for name in ("driver-library-mismatch-labdao-plex18-shim-task-erro-line.txt",
+                 "driver-library-mismatch-dalle104-compose-rewrapped-for-readability.txt",
+                 # beside the node's own nvidia-smi saying the same: one cause
+                 "driver-library-mismatch-k8sdp1431-containerd-task-with-nvidia-smi.txt"):
+        assert _found([_hook(name)]) == [("driver-library-mismatch", "confirmed")], name
+
+
+def test_docker_without_the_nvidia_container_toolkit() -> None:
+    for name in ("no-gpu-runtime-bytetrack302-could-not-select-then-docker-run-command.txt",
+                 "no-gpu-runtime-nvdocker501-unknown-runtime-specified-nvidia.txt"):
+        assert _found([_hook(name)]) == [("docker-nvidia-toolkit-missing", "confirmed")], name
+
+
+def test_hook_errors_with_several_meanings_name_no_cause() -> None:
+    # a GPU this node lacks or a device plugin's list strategy; a driver file baked into the image; a denied mount;
+    # the driver RPC failing; ldconfig failing in a nested container
+    for rel in (_hook("unknown-device-nvct632-compose-device-2-twice.txt"),
+                _hook("unknown-device-nvct108-k3s-journal-volume-mounts-path.txt"),
+                _hook("mount-error-nvct176-wsl-libnvidia-ml-file-exists.txt"),
+                _hook("mount-error-nvdocker825-hard-wrapped-mid-word-nvidia-smi-file-exists.txt"),
+                _hook("mount-error-enroot111-start-firmware-operation-not-permitted.txt"),
+                _hook("other-nvct173-kubelet-event-containerd-task-cli-real-driver-error.txt"),
+                "slurm/pyxis-arm64-libnvidia-container-1.17.7-cgroup-devices-allow-permission-denied.txt",
+                "slurm/pyxis-slinky-k8s-ldcache-ldconfig-real-98-nvidia-hook-wrapped-lines.txt"):
+        assert _found([rel]) == [], rel
+
+
+def test_two_hook_errors_in_one_paste_name_both_causes(tmp_path) -> None:
+    both = tmp_path / "both.txt"
+    both.write_text("\n".join((DATA / _hook(n)).read_text() for n in (
+        "requirement-cuda-vitisai103-prestart-hook-0-escaped-quotes-cuda-10.0.txt",
+        "cgroup-devices-nvdocker1486-running-hook-1-then-runtime-nvidia-command.txt")))
+    assert sorted(_found([str(both)])) == [("container-toolkit-cgroupv2-unsupported", "confirmed"),
+                                           ("cuda-driver-mismatch", "confirmed")]

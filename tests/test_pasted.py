@@ -167,3 +167,31 @@ def test_a_file_nothing_could_read_does_not_make_a_second_machine(tmp_path):
     read = [f for f in ef.files if f.kind and not f.error]
     assert read and all(f.side == "target" for f in read)
     assert ef.has_side("target") and not ef.has_side("host")
+
+
+def test_a_docker_run_transcript_gives_the_hook_error_and_the_run_line(tmp_path):
+    # nvidia-container-toolkit#260's command and error, pasted as a terminal transcript: the docker run line is read
+    # by its kind, the error under it by the hook's (its command names nvidia-smi, whose output is not there)
+    real = (Path(__file__).parent / "data" / "nvidia-container-cli" /
+            "driver-not-loaded-nvct260-backticked-in-prose-failed-to-create-shim.txt").read_text()
+    error = next(ln for ln in real.splitlines() if ln.startswith("`docker: Error")).strip("`")
+    paste = tmp_path / "transcript.txt"
+    paste.write_text(f"user@gpu1:~$ sudo docker run --rm --gpus all nvidia/cuda:11.0-base nvidia-smi\n{error}\n")
+    facts = EvidenceFacts.from_specs([str(paste)])
+    kinds = {f.kind for f in facts.files if not f.error}
+    assert kinds == {"docker-run", "nvidia-container-cli"}
+    assert facts.lookup("container_cli.error_kinds") == ["driver-not-loaded"]
+    assert facts.lookup("docker.gpus") == "all"
+
+
+def test_the_hook_error_inside_another_tools_output_is_read_too(tmp_path):
+    # NVIDIA/k8s-device-plugin#1431's paste under an `nvidia-smi` prompt: the command's table is not there, detection
+    # gives the block to nvidia-smi's mismatch message, and the hook's error in it is read beside (interleaved)
+    real = (Path(__file__).parent / "data" / "nvidia-container-cli" /
+            "driver-library-mismatch-k8sdp1431-containerd-task-with-nvidia-smi.txt").read_text()
+    paste = tmp_path / "node.txt"
+    paste.write_text("root@node:~# nvidia-smi\n" + real.split("\n\n", 1)[1])
+    facts = EvidenceFacts.from_specs([str(paste)])
+    assert {f.kind for f in facts.files if not f.error} == {"nvidia-smi-status", "nvidia-container-cli"}
+    assert facts.lookup("container_cli.error_kinds") == ["driver-library-mismatch"]
+    assert facts.lookup("gpu.smi_error_kind") == "driver-library-mismatch"

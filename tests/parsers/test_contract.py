@@ -90,7 +90,19 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "nvidia-installer": "nvidia-installer",
                  "k8s-device-plugin": "k8s-device-plugin",
                  # (ps/trinityx188 is ps and then /proc/PID/limits: read through intake)
-                 "ps/ps-": "ps"}
+                 "ps/ps-": "ps",
+                 # (the others beside a docker run line or nvidia-smi's own message are two tools' output: their test
+                 # file checks the hook's kind is among the candidates)
+                 "nvidia-container-cli/cgroup-devices-dalle105": "nvidia-container-cli",
+                 "nvidia-container-cli/driver-library-mismatch-dalle104": "nvidia-container-cli",
+                 "nvidia-container-cli/driver-library-mismatch-labdao": "nvidia-container-cli",
+                 "nvidia-container-cli/driver-not-loaded-kubeflow": "nvidia-container-cli",
+                 "nvidia-container-cli/mount-error-enroot111": "nvidia-container-cli",
+                 "nvidia-container-cli/mount-error-nvdocker825": "nvidia-container-cli",
+                 "nvidia-container-cli/other-": "nvidia-container-cli",
+                 "nvidia-container-cli/requirement-cuda-vitisai103": "nvidia-container-cli",
+                 "nvidia-container-cli/requirement-other-": "nvidia-container-cli",
+                 "nvidia-container-cli/unknown-device-": "nvidia-container-cli"}
 
 
 def _expected(path: Path) -> str | None:

@@ -345,8 +345,9 @@ def grepped_words(command: str, tool: str) -> list[str]:
 #: facts of an env listing that claim the whole environment, which a command line's variables are not
 PARTIAL_ENV_DROPS = ("env.names", "env.count")
 
-#: kinds whose lines other tools' outputs carry interleaved (read alongside whatever the block is)
-INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx")
+#: kinds whose lines other tools' outputs carry interleaved (read alongside whatever the block is): the NVIDIA
+#: container hook's error comes back inside docker's, compose's, kubelet's or enroot's output, after a docker run line
+INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli")
 
 
 # Outputs that add up when one paste holds several (two nccl-tests runs, a log in pieces); a state listing

@@ -404,6 +404,13 @@ NOT_SIGNALS = {
                                     "by themselves",
     "k8s_device_plugin.no_devices": "that the plugin serves nothing, which follows from NVML missing "
                                     "(k8s_device_plugin.nvml_missing, the signal) or from a node without GPUs",
+    "container_cli.error": "the NVIDIA container hook's first message as printed; its kind (container_cli.error_kinds) "
+                           "is the signal the causes read",
+    "container_cli.errors": "the hook's messages as printed; their kinds (container_cli.error_kinds) are the signal",
+    "container_cli.error_kind": "the first message's kind only; the causes read every message's "
+                                "(container_cli.error_kinds), where unknown-device, mount-error, requirement-other "
+                                "and other name no cause: they have several (a GPU index this node lacks, a device "
+                                "plugin's list strategy, a driver file baked into the image, a denied mount)",
     "nvshmem.init_failed": "that NVSHMEM stopped at init, which the user already sees and which names no cause by "
                            "itself; what stopped it (nvshmem.peermem_missing) is read by gdr-disabled",
 }

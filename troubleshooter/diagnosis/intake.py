@@ -83,11 +83,12 @@ def _dedent(lines: list[str]) -> list[str]:
 
 # ---------------------------------------------------------------------------- transcripts
 # A prompt: user@host:dir$ / root@host:/# / [user@host dir]$ / (venv) $ / bash's default "sh-4.2$" or "bash-5.1#" / a
-# bare "$ " or "# ", then a command.
+# bare "$ " or "# " / oh-my-zsh's default theme "➜  ~ " or "➜  repo git:(main) ✗ ", then a command.
+_ZSH = r"➜\s+(?:~\S*|/\S*|[\w.-]+)(?:\s+git:\([^)\s]*\))?(?:\s+✗)?"
 _PROMPT = re.compile(
     r"^\s{0,4}(?:\((?P<label>[\w.-]+)\)\s*)?"
     r"(?:(?P<who>[\w.-]+@(?P<host>[\w.-]+))(?::[^\s$#]*)?\s?[$#]|\[(?P<who2>[\w.-]+@(?P<host2>[\w.-]+))[^\]]*\][$#]|"
-    r"(?:ba)?sh-\d+(?:\.\d+)*[$#]|[$#%])"
+    r"(?:ba)?sh-\d+(?:\.\d+)*[$#]|[$#%]|" + _ZSH + ")"
     r"\s+(?P<cmd>\S.*)$")
 
 # command word (and, for some, a word that must follow) -> parser kind
@@ -142,7 +143,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("dkms", (), "nvidia-installer"),
     ("nvidia-installer", (), "nvidia-installer"),
 ]
-_CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
+_CAT_FILES = [("cgroup.conf", "slurm-conf"), ("gres.conf", "slurm-conf"), ("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),
               ("status", "proc-status"), ("config-", "kernel-config"), ("/boot/config", "kernel-config"),
               ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq"), ("/limits", "limits"), ("config.gz", "kernel-config"),
@@ -323,9 +324,10 @@ def is_prompt(line: str) -> bool:
 _SECTION_BANNER = re.compile(r"^(?!.*NVSMI LOG)\s*(?:={3,}|-{3,}|#{3,}|\*{3,})[ \t]*[A-Za-z][^=#*]{0,78}?[ \t]*(?:={3,}|-{3,}|#{3,}|\*{3,})\s*$")
 
 
-# "user@host:~$", "[root@gpu3 ~]#" (after an optional "(env)") or bash's default "sh-4.2$" with no command after it
+# "user@host:~$", "[root@gpu3 ~]#" (after an optional "(env)"), bash's default "sh-4.2$" or zsh's "➜  ~" with no
+# command after it
 _BARE_PROMPT = re.compile(r"^\s{0,4}(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#]|\[[\w.-]+@[\w.-]+[^\]]*\][$#]|"
-                          r"(?:ba)?sh-\d+(?:\.\d+)*[$#])\s*$")
+                          r"(?:ba)?sh-\d+(?:\.\d+)*[$#]|➜\s+(?:~\S*|/\S*)(?:\s+git:\([^)\s]*\))?(?:\s+✗)?)\s*$")
 
 
 def split(text: str) -> list[Block]:

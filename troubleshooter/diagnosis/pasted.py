@@ -398,8 +398,9 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
 #: sentences a person wrote around the output are left out before they are read
 _EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
 #: kinds that read their own command line, given to them as its prompt line: nccl-tests names its collective by
-#: the binary ("./build/all_reduce_perf"), fi_info the provider asked for ("-p efa"), which its "-61" does not say
-_READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info"})
+#: the binary ("./build/all_reduce_perf"), fi_info the provider asked for ("-p efa"), which its "-61" does not say;
+#: slurm-conf which file it prints (cgroup.conf, gres.conf) and whether whole (cat) or in part (grep)
+_READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "slurm-conf"})
 
 
 def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblocks: int,

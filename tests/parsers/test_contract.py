@@ -88,7 +88,7 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "fi-info/p4d": "fi-info", "fi-info/eks": "fi-info", "fi-info/libfabric": "fi-info",
                  "fi-info/efa-": "fi-info", "fi-info/sglang": "fi-info",
                  "nvidia-installer": "nvidia-installer",
-                 "k8s-device-plugin": "k8s-device-plugin", "slurm-conf": "slurm-conf"}
+                 "k8s-device-plugin": "k8s-device-plugin", "slurm-conf": "slurm-conf", "dev-nvidia": "dev-nvidia"}
 
 
 def _expected(path: Path) -> str | None:

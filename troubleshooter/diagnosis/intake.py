@@ -140,6 +140,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("simpleP2P", (), "cuda-samples"),
     ("nvbandwidth", (), "nvbandwidth"),
     ("fi_info", (), "fi-info"),
+    ("ls", ("/dev/nvidia",), "dev-nvidia"),
     ("dkms", (), "nvidia-installer"),
     ("nvidia-installer", (), "nvidia-installer"),
 ]

@@ -339,3 +339,39 @@ def test_a_driver_build_that_failed_for_another_kernel_says_nothing_of_the_runni
     assert ("gpu-driver-not-loaded", "likely") in _found(["host:" + dkms])
     # beside a uname -r of another kernel (this sandbox's, captured by the virt source)
     assert "gpu-driver-not-loaded" not in dict(_found(["host:" + dkms, "host:virt=host/virt-this-sandbox-kvm.txt"]))
+
+
+def test_slurm_not_confining_the_jobs_gpus() -> None:
+    unconstrained = "slurm-conf/slurm-gcp-startup-cgroup-conf-constraindevices-commented-out.txt"
+    gres = "slurm-conf/deepops1195-gres-conf-eight-gpus-cpus-affinity.txt"
+    cause = [("slurm-cgroup-devices-unconstrained", "likely")]
+    # cgroup.conf without ConstrainDevices=yes on a node whose gres.conf declares GPUs (two sites' files side by side)
+    assert _found([unconstrained, gres]) == cause
+    assert _found(["host:" + unconstrained, "host:" + gres]) == cause
+    # ... or beside the GPUs listed by the tasks of a job
+    assert _found([unconstrained, "nvidia-smi-status/deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt"]) == cause
+    # the file alone says nothing of GPUs; a node that confines them is fine with its GPUs
+    assert _found([unconstrained]) == []
+    assert _found(["slurm-conf/ehb54-slurm-gpu-cgroup-conf-constraindevices-yes.txt",
+                   "slurm-conf/ehb54-slurm-gpu-gres-conf-tesla-nvidia0-2.txt"]) == []
+    assert _found(["slurm-conf/cluster-notes-root-cat-cgroup-conf-constraindevices-yes.txt", gres]) == []
+    # GPU device nodes listed in the job's container are GPUs too
+    assert _found([unconstrained, "container:dev-nvidia/docker-test-runtime-nvidia-gpu-image-short-listing.txt"]) == cause
+
+
+def test_a_container_given_a_gpu_by_its_host_index_that_cuda_cannot_find(tmp_path) -> None:
+    """pyxis#47's shape: no ConstrainDevices, the container holds /dev/nvidia2 but not /dev/nvidia0, CUDA finds no
+    device. The listing is a real 8-GPU `ls -l` with the other GPUs' nodes taken out, as in such a container."""
+    unconstrained = "slurm-conf/slurm-gcp-startup-cgroup-conf-constraindevices-commented-out.txt"
+    nodev = "cuda-errors/cuda-samples-matrixmul-code-100-cudaErrorNoDevice.txt"
+    real = (DATA / "dev-nvidia/linux-box-ls-l-eight-gpus-and-nvidia-caps.txt").read_text().split("\n")
+    ls = tmp_path / "ls.txt"
+    ls.write_text("\n".join([ln for ln in real if not any(ln.endswith(f"/dev/nvidia{i}") for i in (0, 1, 3, 4, 5, 6, 7))]
+                            + [f"/usr/bin/ls: cannot access '/dev/nvidia{i}': No such file or directory" for i in (0, 1, 3)]))
+    assert _found([unconstrained, f"container:{ls}", f"container:{nodev}"]) == [("slurm-cgroup-devices-unconstrained", "confirmed")]
+    # without the no-device error nothing says the index went wrong: likely, from the GPUs the container holds
+    assert _found([unconstrained, f"container:{ls}"]) == [("slurm-cgroup-devices-unconstrained", "likely")]
+    # a node that confines devices, with the same container: not this cause
+    assert "slurm-cgroup-devices-unconstrained" not in dict(_found(
+        ["slurm-conf/ehb54-slurm-gpu-cgroup-conf-constraindevices-yes.txt", f"container:{ls}", f"container:{nodev}"]))
+

@@ -375,3 +375,28 @@ def test_a_container_given_a_gpu_by_its_host_index_that_cuda_cannot_find(tmp_pat
     assert "slurm-cgroup-devices-unconstrained" not in dict(_found(
         ["slurm-conf/ehb54-slurm-gpu-cgroup-conf-constraindevices-yes.txt", f"container:{ls}", f"container:{nodev}"]))
 
+
+def test_tasks_of_a_pyxis_step_with_gpus_per_task_that_see_no_gpu(tmp_path) -> None:
+    listing = "nvidia-smi-status/deepops1102-procid-gpus-per-task-three-of-four-no-devices.txt"
+    # deepops#1102's four tasks, three without a GPU; the thread does not show the launch line, so alone the cause is
+    # not decided (Slurm's own binding, --gpu-bind, was that thread's answer)
+    assert _found([listing]) == []
+    # the same listing under the launch line pyxis#73 shows (written here): srun --gpus-per-task in a container
+    launched = tmp_path / "launched.txt"
+    launch = ("$ srun --nodes=1 --ntasks=4 --gpus-per-task=1 --container-image nvcr.io#nvidia/pytorch:22.02-py3 "
+              "bash -c 'echo \"PROCID=$SLURM_PROCID: $(nvidia-smi -L)\"'\n")
+    launched.write_text(launch + (DATA / listing).read_text().split("\n\n", 1)[1])
+    assert _found([str(launched)]) == [("enroot-restrict-dev-hides-task-gpus", "likely")]
+    # after a run without the container whose tasks all had their GPU, in one paste (as pyxis#73 shows the two)
+    both = tmp_path / "both.txt"
+    both.write_text((DATA / "nvidia-smi-status/deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt").read_text()
+                    .split("\n\n", 1)[1] + launched.read_text())
+    assert _found([str(both)]) == [("enroot-restrict-dev-hides-task-gpus", "likely")]
+    # the restriction already off for that launch; or no container; or every task with its GPU: not this cause
+    off = tmp_path / "off.txt"
+    off.write_text("$ ENROOT_RESTRICT_DEV=n " + launched.read_text()[2:])
+    assert _found([str(off)]) == []
+    bare = tmp_path / "bare.txt"
+    bare.write_text(launched.read_text().replace(" --container-image nvcr.io#nvidia/pytorch:22.02-py3", ""))
+    assert _found([str(bare)]) == []
+    assert _found(["nvidia-smi-status/deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt"]) == []

@@ -144,6 +144,7 @@ def test_an_unreadable_block_is_reported_and_the_rest_used(tmp_path: Path) -> No
     ("cat /var/log/nvidia-installer.log", "nvidia-installer"),
     ("cat /etc/slurm/cgroup.conf", "slurm-conf"), ("sudo cat /etc/slurm-llnl/gres.conf", "slurm-conf"),
     ("grep -i constrain /etc/slurm/cgroup.conf", "slurm-conf"),
+    ("srun --ntasks=2 --gpus-per-task=1 --container-image=img nvidia-smi -L", "nvidia-smi-status"),
     ("srun --container-name=c --gres=gpu:1 ls -l /dev/nvidia{0..7}", "dev-nvidia"), ("ls -la /tmp", None),
 ])
 def test_commands_are_routed_past_their_wrappers(command: str, kind: str | None) -> None:

@@ -97,6 +97,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("nvidia-smi", ("--query-gpu",), "nvidia-smi-csv"),
     ("nvidia-smi", ("-q", "--query"), "nvidia-smi-q"),
     ("nvidia-smi", ("nvlink",), "nvlink-status"),
+    ("nvidia-smi", ("-L", "--list-gpus"), "nvidia-smi-status"),
     ("nvidia-smi", (), "nvidia-smi"),
     ("numastat", (), "numastat"),
     ("cpupower", ("idle-info", "frequency-info"), "cpupower"),

@@ -355,6 +355,8 @@ def test_slurm_not_confining_the_jobs_gpus() -> None:
     assert _found(["slurm-conf/ehb54-slurm-gpu-cgroup-conf-constraindevices-yes.txt",
                    "slurm-conf/ehb54-slurm-gpu-gres-conf-tesla-nvidia0-2.txt"]) == []
     assert _found(["slurm-conf/cluster-notes-root-cat-cgroup-conf-constraindevices-yes.txt", gres]) == []
+    # ... or beside an srun that asked for a GPU (deepops#785's -G 1)
+    assert _found([unconstrained, "srun/deepops785-srun-G1-container-image-execve-no-such-file.txt"]) == cause
     # GPU device nodes listed in the job's container are GPUs too
     assert _found([unconstrained, "container:dev-nvidia/docker-test-runtime-nvidia-gpu-image-short-listing.txt"]) == cause
 

@@ -159,7 +159,7 @@ def test_a_launch_line_with_variables_gives_their_environment_and_the_tools_outp
     p = tmp_path / "run.txt"
     p.write_text(line + out)
     ef = EvidenceFacts.from_specs([str(p)])
-    assert [f.kind for f in ef.files][:2] == ["env", "nccl-tests"]
+    assert [f.kind for f in ef.files][:3] == ["env", "srun", "nccl-tests"]  # the variables, srun's options, the output
     assert ef.lookup("env.var.NCCL_DEBUG") == "WARN"
     assert ef.lookup("env.var.NCCL_IB_HCA") == "^=mlx5_8,^=mlx5_14"
     # and the value's own mistake is a cause: '^=' inside the list is read as part of a device name

@@ -111,7 +111,7 @@ def test_several_tasks_listings(name, listed, without, count):
 
 def test_the_srun_line_that_printed_the_listings():
     ef = EvidenceFacts.from_specs([str(DATA / "nvidia-smi-status" / "deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt")])
-    assert [(f.kind, f.how) for f in ef.files] == [("nvidia-smi-status", "command")]
+    assert [(f.kind, f.how) for f in ef.files] == [("srun", "command"), ("nvidia-smi-status", "command")]
     assert ef.lookup("gpu.listing_gpus_per_task") is True and ef.lookup("gpu.listing_in_container") is False
     # a single listing, and a line a task label could be mistaken in, are what they were
     one = parsers.run("nvidia-smi-status", "$ srun --container-image=img nvidia-smi -L\nGPU 0: A (UUID: GPU-1)\n")

@@ -254,6 +254,8 @@ def leading_assignments(command: str) -> tuple[list[str], str]:
 
 
 _DOCKER_RUN = re.compile(r"\b(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
+# srun as the command (after sudo, env, time ...), not a word of another command's arguments
+_SRUN = re.compile(r"^(?:(?:sudo|time|env|nohup|[A-Za-z_]\w*=\S*)\s+)*(?:\S*/)?srun\s")
 _DOCKER_RUN_LINE = re.compile(r"^\s*(?:sudo\s+)?(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\s")
 
 
@@ -370,7 +372,7 @@ def split(text: str) -> list[Block]:
         if m:
             full, used = continued(m.group("cmd").strip(), idx)
             assigns, rest = leading_assignments(full)
-            if tool_of(rest) is not None or _DOCKER_RUN.search(rest):
+            if tool_of(rest) is not None or _DOCKER_RUN.search(rest) or _SRUN.search(rest):
                 cmd, host = full, m.group("host") or m.group("host2")
         elif _DOCKER_RUN_LINE.match(ln):  # a container's launch line pasted without its prompt
             cmd, used = continued(ln.strip(), idx)
@@ -402,6 +404,8 @@ def split(text: str) -> list[Block]:
                 blocks.append(Block("\n".join(assigns) + "\n", i, cmd, "env", side, of_command=True))
             if _DOCKER_RUN.search(rest):  # what the container was given, as its own block
                 blocks.append(Block(rest + "\n", i, cmd, "docker-run", "container", of_command=True))
+            elif _SRUN.search(rest):  # what the step asked Slurm for (GPUs, a pyxis container), as its own block
+                blocks.append(Block(rest + "\n", i, cmd, "srun", side, of_command=True))
             cur = Block("", i + used + 1, cmd, tool_of(rest), side)
             buf = []
             start = i + used + 1

@@ -35,9 +35,9 @@ did not bind to the task (NVIDIA/pyxis#73).
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any
 
+from troubleshooter.parsers import _srun
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
@@ -79,15 +79,6 @@ _TASK_NONE = re.compile(_TASK + r"""No devices found\.?["']?\s*$""", re.MULTILIN
 # a shell prompt and its command: "$ srun ...", "user@host:~$ srun ...", "(container) $ nvidia-smi -L", zsh's "➜  ~ "
 _SHELL = re.compile(r"^\s{0,4}(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#]|\[[\w.-]+@[\w.-]+[^\]]*\][$#]|"
                     r"\$|➜\s+\S+)\s+(?P<cmd>\S.*)$")
-_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-# srun options that take their value as the next word (the first other word is the command srun runs)
-_SRUN_VALUED = frozenset({"-p", "--partition", "-N", "--nodes", "-n", "--ntasks", "--tasks", "--ntasks-per-node",
-                          "-G", "--gpus", "--gpus-per-task", "--gpus-per-node", "--gres", "-c", "--cpus-per-task",
-                          "-t", "--time", "-J", "--job-name", "-A", "--account", "-w", "--nodelist", "-x", "--exclude",
-                          "--mpi", "--export", "--mem", "-o", "--output", "-e", "--error", "--qos", "--reservation",
-                          "--gpu-bind", "--cpu-bind", "-m", "--distribution", "--jobid", "-C", "--constraint",
-                          "--container-image", "--container-name", "--container-mounts", "--container-workdir",
-                          "--container-env", "--mem-per-gpu", "--cpus-per-gpu"})
 
 
 def _detect(text: str) -> float:
@@ -122,27 +113,12 @@ def _commands(text: str) -> list[tuple[str | None, str]]:
 def _srun_launch(command: str) -> dict[str, Any]:
     """What the srun line that printed the listings asked for: GPUs per task, a pyxis container, and the variables
     it set for the step (``ENROOT_RESTRICT_DEV=n srun ...``, ``--export=ALL,NAME=value``)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
+    read = _srun.options(command)
+    if read is None:
         return {}
-    names = [w.rsplit("/", 1)[-1] for w in words]
-    if "srun" not in names:
-        return {}
-    at = names.index("srun")
-    env = [w for w in words[:at] if _ASSIGN.match(w)]
-    opts: list[str] = []
-    rest = words[at + 1:]
-    i = 0
-    while i < len(rest) and rest[i].startswith("-"):
-        opt = rest[i].split("=", 1)[0]
-        opts.append(opt)
-        if opt == "--export":
-            value = rest[i].split("=", 1)[1] if "=" in rest[i] else (rest[i + 1] if i + 1 < len(rest) else "")
-            env += [p for p in value.split(",") if _ASSIGN.match(p)]
-        i += 2 if "=" not in rest[i] and opt in _SRUN_VALUED else 1
+    opts, env = read
     facts: dict[str, Any] = {"gpu.listing_gpus_per_task": "--gpus-per-task" in opts,
-                             "gpu.listing_in_container": any(o in ("--container-image", "--container-name") for o in opts)}
+                             "gpu.listing_in_container": _srun.in_container(opts)}
     for assignment in env:
         name, _, value = assignment.partition("=")
         facts[f"env.var.{name}"] = value

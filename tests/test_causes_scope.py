@@ -429,3 +429,66 @@ def test_two_hook_errors_in_one_paste_name_both_causes(tmp_path) -> None:
         "cgroup-devices-nvdocker1486-running-hook-1-then-runtime-nvidia-command.txt")))
     assert sorted(_found([str(both)])) == [("container-toolkit-cgroupv2-unsupported", "confirmed"),
                                            ("cuda-driver-mismatch", "confirmed")]
+
+
+def test_slurm_not_confining_the_jobs_gpus() -> None:
+    unconstrained = "slurm-conf/slurm-gcp-startup-cgroup-conf-constraindevices-commented-out.txt"
+    gres = "slurm-conf/deepops1195-gres-conf-eight-gpus-cpus-affinity.txt"
+    cause = [("slurm-cgroup-devices-unconstrained", "likely")]
+    # cgroup.conf without ConstrainDevices=yes on a node whose gres.conf declares GPUs (two sites' files side by side)
+    assert _found([unconstrained, gres]) == cause
+    assert _found(["host:" + unconstrained, "host:" + gres]) == cause
+    # ... or beside the GPUs listed by the tasks of a job
+    assert _found([unconstrained, "nvidia-smi-status/deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt"]) == cause
+    # the file alone says nothing of GPUs; a node that confines them is fine with its GPUs
+    assert _found([unconstrained]) == []
+    assert _found(["slurm-conf/ehb54-slurm-gpu-cgroup-conf-constraindevices-yes.txt",
+                   "slurm-conf/ehb54-slurm-gpu-gres-conf-tesla-nvidia0-2.txt"]) == []
+    assert _found(["slurm-conf/cluster-notes-root-cat-cgroup-conf-constraindevices-yes.txt", gres]) == []
+    # ... or beside an srun that asked for a GPU (deepops#785's -G 1)
+    assert _found([unconstrained, "srun/deepops785-srun-G1-container-image-execve-no-such-file.txt"]) == cause
+    # GPU device nodes listed in the job's container are GPUs too
+    assert _found([unconstrained, "container:dev-nvidia/docker-test-runtime-nvidia-gpu-image-short-listing.txt"]) == cause
+
+
+def test_a_container_given_a_gpu_by_its_host_index_that_cuda_cannot_find(tmp_path) -> None:
+    """pyxis#47's shape: no ConstrainDevices, the container holds /dev/nvidia2 but not /dev/nvidia0, CUDA finds no
+    device. The listing is a real 8-GPU `ls -l` with the other GPUs' nodes taken out, as in such a container."""
+    unconstrained = "slurm-conf/slurm-gcp-startup-cgroup-conf-constraindevices-commented-out.txt"
+    nodev = "cuda-errors/cuda-samples-matrixmul-code-100-cudaErrorNoDevice.txt"
+    real = (DATA / "dev-nvidia/linux-box-ls-l-eight-gpus-and-nvidia-caps.txt").read_text().split("\n")
+    ls = tmp_path / "ls.txt"
+    ls.write_text("\n".join([ln for ln in real if not any(ln.endswith(f"/dev/nvidia{i}") for i in (0, 1, 3, 4, 5, 6, 7))]
+                            + [f"/usr/bin/ls: cannot access '/dev/nvidia{i}': No such file or directory" for i in (0, 1, 3)]))
+    assert _found([unconstrained, f"container:{ls}", f"container:{nodev}"]) == [("slurm-cgroup-devices-unconstrained", "confirmed")]
+    # without the no-device error nothing says the index went wrong: likely, from the GPUs the container holds
+    assert _found([unconstrained, f"container:{ls}"]) == [("slurm-cgroup-devices-unconstrained", "likely")]
+    # a node that confines devices, with the same container: not this cause
+    assert "slurm-cgroup-devices-unconstrained" not in dict(_found(
+        ["slurm-conf/ehb54-slurm-gpu-cgroup-conf-constraindevices-yes.txt", f"container:{ls}", f"container:{nodev}"]))
+
+
+def test_tasks_of_a_pyxis_step_with_gpus_per_task_that_see_no_gpu(tmp_path) -> None:
+    listing = "nvidia-smi-status/deepops1102-procid-gpus-per-task-three-of-four-no-devices.txt"
+    # deepops#1102's four tasks, three without a GPU; the thread does not show the launch line, so alone the cause is
+    # not decided (Slurm's own binding, --gpu-bind, was that thread's answer)
+    assert _found([listing]) == []
+    # the same listing under the launch line pyxis#73 shows (written here): srun --gpus-per-task in a container
+    launched = tmp_path / "launched.txt"
+    launch = ("$ srun --nodes=1 --ntasks=4 --gpus-per-task=1 --container-image nvcr.io#nvidia/pytorch:22.02-py3 "
+              "bash -c 'echo \"PROCID=$SLURM_PROCID: $(nvidia-smi -L)\"'\n")
+    launched.write_text(launch + (DATA / listing).read_text().split("\n\n", 1)[1])
+    assert _found([str(launched)]) == [("enroot-restrict-dev-hides-task-gpus", "likely")]
+    # after a run without the container whose tasks all had their GPU, in one paste (as pyxis#73 shows the two)
+    both = tmp_path / "both.txt"
+    both.write_text((DATA / "nvidia-smi-status/deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt").read_text()
+                    .split("\n\n", 1)[1] + launched.read_text())
+    assert _found([str(both)]) == [("enroot-restrict-dev-hides-task-gpus", "likely")]
+    # the restriction already off for that launch; or no container; or every task with its GPU: not this cause
+    off = tmp_path / "off.txt"
+    off.write_text("$ ENROOT_RESTRICT_DEV=n " + launched.read_text()[2:])
+    assert _found([str(off)]) == []
+    bare = tmp_path / "bare.txt"
+    bare.write_text(launched.read_text().replace(" --container-image nvcr.io#nvidia/pytorch:22.02-py3", ""))
+    assert _found([str(bare)]) == []
+    assert _found(["nvidia-smi-status/deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt"]) == []

@@ -142,6 +142,10 @@ def test_an_unreadable_block_is_reported_and_the_rest_used(tmp_path: Path) -> No
     ("sudo sh NVIDIA-Linux-x86_64-470.199.02.run --silent", "nvidia-installer"),
     ("./NVIDIA-Linux-x86_64-535.183.01.run --dkms", "nvidia-installer"), ("sudo dkms status", "nvidia-installer"),
     ("cat /var/log/nvidia-installer.log", "nvidia-installer"),
+    ("cat /etc/slurm/cgroup.conf", "slurm-conf"), ("sudo cat /etc/slurm-llnl/gres.conf", "slurm-conf"),
+    ("grep -i constrain /etc/slurm/cgroup.conf", "slurm-conf"),
+    ("srun --ntasks=2 --gpus-per-task=1 --container-image=img nvidia-smi -L", "nvidia-smi-status"),
+    ("srun --container-name=c --gres=gpu:1 ls -l /dev/nvidia{0..7}", "dev-nvidia"), ("ls -la /tmp", None),
 ])
 def test_commands_are_routed_past_their_wrappers(command: str, kind: str | None) -> None:
     assert intake.tool_of(command) == kind
@@ -155,7 +159,7 @@ def test_a_launch_line_with_variables_gives_their_environment_and_the_tools_outp
     p = tmp_path / "run.txt"
     p.write_text(line + out)
     ef = EvidenceFacts.from_specs([str(p)])
-    assert [f.kind for f in ef.files][:2] == ["env", "nccl-tests"]
+    assert [f.kind for f in ef.files][:3] == ["env", "srun", "nccl-tests"]  # the variables, srun's options, the output
     assert ef.lookup("env.var.NCCL_DEBUG") == "WARN"
     assert ef.lookup("env.var.NCCL_IB_HCA") == "^=mlx5_8,^=mlx5_14"
     # and the value's own mistake is a cause: '^=' inside the list is read as part of a device name
@@ -273,3 +277,14 @@ def test_the_device_plugins_log_after_its_kubectl_logs_prompt() -> None:
     ef = EvidenceFacts.from_specs([str(DATA / rel)])
     assert [(f.kind, f.how) for f in ef.files] == [("k8s-device-plugin", "command")]
     assert ef.lookup("k8s_device_plugin.nvml_missing") is True
+
+
+def test_oh_my_zshs_default_prompt():
+    """zsh's '➜  ~ cat FILE' (two spaces, the directory, then the command) is a prompt; '➜  ~' alone ends the block
+    before it; an arrow in a tool's own output ('➜  Local:   http://...') is not a command."""
+    assert intake.is_prompt("➜  ~ cat /etc/slurm/cgroup.conf") and intake.is_prompt("➜ ~ cat script")
+    assert intake.is_prompt("➜  repo git:(main) ✗ nvidia-smi -L")
+    blocks = intake.split("➜  ~ cat /etc/slurm/cgroup.conf\nConstrainCores=yes\n➜  ~\n  ➜  Local:   http://localhost:5173/\n")
+    assert [(b.command, b.kind, b.text) for b in blocks] == [
+        ("cat /etc/slurm/cgroup.conf", "slurm-conf", "ConstrainCores=yes\n"),
+        (None, None, "  ➜  Local:   http://localhost:5173/\n")]

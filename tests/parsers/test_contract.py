@@ -102,7 +102,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "nvidia-container-cli/other-": "nvidia-container-cli",
                  "nvidia-container-cli/requirement-cuda-vitisai103": "nvidia-container-cli",
                  "nvidia-container-cli/requirement-other-": "nvidia-container-cli",
-                 "nvidia-container-cli/unknown-device-": "nvidia-container-cli"}
+                 "nvidia-container-cli/unknown-device-": "nvidia-container-cli",
+                 "slurm-conf": "slurm-conf", "dev-nvidia": "dev-nvidia"}
 
 
 def _expected(path: Path) -> str | None:

@@ -103,3 +103,38 @@ def test_a_file_named_nvidia_smi_holding_the_mismatch_lines_is_read_by_what_they
     ef = EvidenceFacts.from_specs([str(f)])
     assert [(p.kind, p.error) for p in ef.files] == [("nvidia-smi-status", "")]
     assert ef.lookup("gpu.smi_error_kind") == "driver-library-mismatch"
+
+
+@pytest.mark.parametrize("name, listed, without, count", [
+    # srun's tasks' listings without a label: one per "GPU 0:" line, each task its own GPU
+    ("deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt", 2, 0, 2),
+    ("deepops1102-srun-gpu-bind-verbose-single-two-tasks.txt", 2, 0, 2),
+    # four labelled tasks that share the one GPU the job asked for: one GPU, no task without
+    ("deepops1102-procid-gres-gpu1-four-tasks-share-one-gpu.txt", 4, 0, 1),
+    # --gpus-per-task=1: three of the four tasks saw no GPU
+    ("deepops1102-procid-gpus-per-task-three-of-four-no-devices.txt", 4, 3, 1),
+])
+def test_several_tasks_listings(name, listed, without, count):
+    f = parsers.run("nvidia-smi-status", load(f"nvidia-smi-status/{name}"))
+    assert (f["gpu.tasks_listed"], f["gpu.tasks_without_devices"], f["gpu.count"]) == (listed, without, count)
+    assert "gpu.smi_error_kind" not in f  # a task without a GPU is not nvidia-smi failing on the node
+    assert parsers.detect(load(f"nvidia-smi-status/{name}")) == "nvidia-smi-status"
+
+
+def test_the_srun_line_that_printed_the_listings():
+    ef = EvidenceFacts.from_specs([str(DATA / "nvidia-smi-status" / "deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt")])
+    assert [(f.kind, f.how) for f in ef.files] == [("srun", "command"), ("nvidia-smi-status", "command")]
+    assert ef.lookup("gpu.listing_gpus_per_task") is True and ef.lookup("gpu.listing_in_container") is False
+    # a single listing, and a line a task label could be mistaken in, are what they were
+    one = parsers.run("nvidia-smi-status", "$ srun --container-image=img nvidia-smi -L\nGPU 0: A (UUID: GPU-1)\n")
+    assert one == {"gpu.listing_gpus_per_task": False, "gpu.listing_in_container": True, "gpu.count": 1, "gpu.names": ["A"]}
+
+
+@pytest.mark.parametrize("text", [
+    "No devices found.\n",  # one listing alone: not tasks' listings
+    "I0101 12:00:00 main.go:1] No devices found. Waiting indefinitely.\n",  # the device plugin's log
+    "$ srun --gpus-per-task=1 hostname\nnode1\n",
+])
+def test_no_task_listings_in_other_text(text):
+    with pytest.raises(ParseError):
+        parsers.run("nvidia-smi-status", text)

@@ -83,11 +83,12 @@ def _dedent(lines: list[str]) -> list[str]:
 
 # ---------------------------------------------------------------------------- transcripts
 # A prompt: user@host:dir$ / root@host:/# / [user@host dir]$ / (venv) $ / bash's default "sh-4.2$" or "bash-5.1#" / a
-# bare "$ " or "# ", then a command.
+# bare "$ " or "# " / oh-my-zsh's default theme "➜  ~ " or "➜  repo git:(main) ✗ ", then a command.
+_ZSH = r"➜\s+(?:~\S*|/\S*|[\w.-]+)(?:\s+git:\([^)\s]*\))?(?:\s+✗)?"
 _PROMPT = re.compile(
     r"^\s{0,4}(?:\((?P<label>[\w.-]+)\)\s*)?"
     r"(?:(?P<who>[\w.-]+@(?P<host>[\w.-]+))(?::[^\s$#]*)?\s?[$#]|\[(?P<who2>[\w.-]+@(?P<host2>[\w.-]+))[^\]]*\][$#]|"
-    r"(?:ba)?sh-\d+(?:\.\d+)*[$#]|[$#%])"
+    r"(?:ba)?sh-\d+(?:\.\d+)*[$#]|[$#%]|" + _ZSH + ")"
     r"\s+(?P<cmd>\S.*)$")
 
 # command word (and, for some, a word that must follow) -> parser kind
@@ -96,6 +97,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("nvidia-smi", ("--query-gpu",), "nvidia-smi-csv"),
     ("nvidia-smi", ("-q", "--query"), "nvidia-smi-q"),
     ("nvidia-smi", ("nvlink",), "nvlink-status"),
+    ("nvidia-smi", ("-L", "--list-gpus"), "nvidia-smi-status"),
     ("nvidia-smi", (), "nvidia-smi"),
     ("numastat", (), "numastat"),
     ("cpupower", ("idle-info", "frequency-info"), "cpupower"),
@@ -139,10 +141,11 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("simpleP2P", (), "cuda-samples"),
     ("nvbandwidth", (), "nvbandwidth"),
     ("fi_info", (), "fi-info"),
+    ("ls", ("/dev/nvidia",), "dev-nvidia"),
     ("dkms", (), "nvidia-installer"),
     ("nvidia-installer", (), "nvidia-installer"),
 ]
-_CAT_FILES = [("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
+_CAT_FILES = [("cgroup.conf", "slurm-conf"), ("gres.conf", "slurm-conf"), ("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),
               ("status", "proc-status"), ("config-", "kernel-config"), ("/boot/config", "kernel-config"),
               ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq"), ("/limits", "limits"), ("config.gz", "kernel-config"),
@@ -251,6 +254,8 @@ def leading_assignments(command: str) -> tuple[list[str], str]:
 
 
 _DOCKER_RUN = re.compile(r"\b(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
+# srun as the command (after sudo, env, time ...), not a word of another command's arguments
+_SRUN = re.compile(r"^(?:(?:sudo|time|env|nohup|[A-Za-z_]\w*=\S*)\s+)*(?:\S*/)?srun\s")
 _DOCKER_RUN_LINE = re.compile(r"^\s*(?:sudo\s+)?(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\s")
 
 
@@ -323,9 +328,10 @@ def is_prompt(line: str) -> bool:
 _SECTION_BANNER = re.compile(r"^(?!.*NVSMI LOG)\s*(?:={3,}|-{3,}|#{3,}|\*{3,})[ \t]*[A-Za-z][^=#*]{0,78}?[ \t]*(?:={3,}|-{3,}|#{3,}|\*{3,})\s*$")
 
 
-# "user@host:~$", "[root@gpu3 ~]#" (after an optional "(env)") or bash's default "sh-4.2$" with no command after it
+# "user@host:~$", "[root@gpu3 ~]#" (after an optional "(env)"), bash's default "sh-4.2$" or zsh's "➜  ~" with no
+# command after it
 _BARE_PROMPT = re.compile(r"^\s{0,4}(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#]|\[[\w.-]+@[\w.-]+[^\]]*\][$#]|"
-                          r"(?:ba)?sh-\d+(?:\.\d+)*[$#])\s*$")
+                          r"(?:ba)?sh-\d+(?:\.\d+)*[$#]|➜\s+(?:~\S*|/\S*)(?:\s+git:\([^)\s]*\))?(?:\s+✗)?)\s*$")
 
 
 def split(text: str) -> list[Block]:
@@ -366,7 +372,7 @@ def split(text: str) -> list[Block]:
         if m:
             full, used = continued(m.group("cmd").strip(), idx)
             assigns, rest = leading_assignments(full)
-            if tool_of(rest) is not None or _DOCKER_RUN.search(rest):
+            if tool_of(rest) is not None or _DOCKER_RUN.search(rest) or _SRUN.search(rest):
                 cmd, host = full, m.group("host") or m.group("host2")
         elif _DOCKER_RUN_LINE.match(ln):  # a container's launch line pasted without its prompt
             cmd, used = continued(ln.strip(), idx)
@@ -398,6 +404,8 @@ def split(text: str) -> list[Block]:
                 blocks.append(Block("\n".join(assigns) + "\n", i, cmd, "env", side, of_command=True))
             if _DOCKER_RUN.search(rest):  # what the container was given, as its own block
                 blocks.append(Block(rest + "\n", i, cmd, "docker-run", "container", of_command=True))
+            elif _SRUN.search(rest):  # what the step asked Slurm for (GPUs, a pyxis container), as its own block
+                blocks.append(Block(rest + "\n", i, cmd, "srun", side, of_command=True))
             cur = Block("", i + used + 1, cmd, tool_of(rest), side)
             buf = []
             start = i + used + 1

@@ -399,9 +399,11 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
 #: sentences a person wrote around the output are left out before they are read
 _EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
 #: kinds that read their own command line, given to them as its prompt line: nccl-tests names its collective by
-#: the binary ("./build/all_reduce_perf"), fi_info the provider asked for ("-p efa"), which its "-61" does not say,
+#: the binary ("./build/all_reduce_perf"), fi_info the provider asked for ("-p efa"), which its "-61" does not say;
+#: slurm-conf which file it prints (cgroup.conf, gres.conf) and whether whole (cat) or in part (grep);
+#: nvidia-smi-status how srun launched the tasks whose GPU listings it reads (--gpus-per-task, a pyxis container);
 #: /proc/PID/limits the process whose limits they are
-_READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "limits"})
+_READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "slurm-conf", "nvidia-smi-status", "limits"})
 
 
 def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblocks: int,
@@ -476,7 +478,8 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
         for kd in ranked[:1]:
             tried.add(kd)
             try:
-                out.append(PastedFile(path, bside, kd, parsers.run(kd, b.text), "", f"detected (the {named} "
+                kt = f"$ {b.command}\n{b.text}" if kd in _READS_COMMAND_LINE and b.command else b.text
+                out.append(PastedFile(path, bside, kd, parsers.run(kd, kt), "", f"detected (the {named} "
                                       f"{failed[0].kind} output is not there)", where))
                 failed = []  # the block was read; the line above says which kind the command's name gave way to
             except parsers.ParseError:

@@ -19,6 +19,18 @@ lists the GPUs the driver sees. Newer drivers add ``NVML library version: 580.15
 beside the module's own ``NVRM version: NVIDIA UNIX x86_64 Kernel Module 570.211.01 ...`` line
 (``cat /proc/driver/nvidia/version``, Azure/AKS#5871) two different versions are that mismatch.
 
+Several tasks' ``nvidia-smi -L`` in one output (``srun --ntasks=2 nvidia-smi -L``, with srun's ``--label`` or
+the task's own prefix, ``PROC_ID=$SLURM_PROCID``) are one listing per task; a task that can open no GPU prints
+``No devices found.``. Real sample (NVIDIA/deepops#1102, four tasks of one job with ``--gpus-per-task=1``)::
+
+    "PROCID=2: No devices found."
+    "PROCID=1: GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-02348a17-a825-300c-0336-48e33d0dadb2)"
+
+Given the command line that printed the listing (``$ srun --gpus-per-task=1 --container-image=... nvidia-smi -L``),
+the launch is read too: whether srun asked for GPUs per task and started a pyxis/enroot container. Some tasks
+seeing no GPU there, when each asked for one, is enroot's ``ENROOT_RESTRICT_DEV`` hiding the step's GPUs that Slurm
+did not bind to the task (NVIDIA/pyxis#73).
+
 >>> parse("Failed to initialize NVML: Unknown Error\\n")["gpu.smi_error_kind"]
 'nvml-unknown-error'
 """
@@ -28,6 +40,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from troubleshooter.parsers import _srun
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
@@ -40,6 +53,16 @@ FACTS = [
      "line nvidia-smi adds to a version mismatch)"),
     ("gpu.kernel_module_version", "string", "", "the loaded kernel module's version (/proc/driver/nvidia/version's "
      "'NVRM version:' line)"),
+    ("gpu.tasks_listed", "number", "count", "nvidia-smi -L listings in the output, one per task that ran it (given when "
+     "there are several: srun tasks, labelled or not)"),
+    ("gpu.tasks_without_devices", "number", "count", "of those listings, the ones that said 'No devices found.': tasks "
+     "that could open no GPU"),
+    ("gpu.listing_gpus_per_task", "bool", "", "the srun line that printed the listings asked for GPUs per task "
+     "(--gpus-per-task); given with that command line only"),
+    ("gpu.listing_in_container", "bool", "", "the srun line that printed the listings started a pyxis/enroot container "
+     "(--container-image or --container-name); given with that command line only"),
+    ("env.var.*", "string", "", "a variable the srun line that printed the listings set for its step (NAME=value "
+     "before srun, --export=ALL,NAME=value)"),
 ]
 
 # "Unable to determine the device handle for GPU 0000:05:00.0: GPU is lost.  Reboot the system to recover this GPU";
@@ -58,6 +81,14 @@ _ERRORS = [
 _NVML_LIB = re.compile(r"^\s*NVML library version:\s*(\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 _NVRM = re.compile(r"^\s*NVRM version:\s*NVIDIA .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)\b", re.MULTILINE)
 _LIST = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$", re.MULTILINE)
+# one task's line of a multi-task listing: srun --label's "0: ", or the task's own "PROC_ID=0 " / "PROCID=2: " (the
+# line may be quoted whole, as an echo of it was)
+_TASK = r"""^\s*["']?(?:(?P<label>\d{1,5}):\s+|(?:SLURM_)?(?:PROC_?ID|RANK|TASK_?ID|LOCALID)=(?P<var>\d{1,6}):?\s+)?"""
+_TASK_GPU = re.compile(_TASK + r"""GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)["']?\s*$""", re.MULTILINE)
+_TASK_NONE = re.compile(_TASK + r"""No devices found\.?["']?\s*$""", re.MULTILINE)
+# a shell prompt and its command: "$ srun ...", "user@host:~$ srun ...", "(container) $ nvidia-smi -L", zsh's "➜  ~ "
+_SHELL = re.compile(r"^\s{0,4}(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#]|\[[\w.-]+@[\w.-]+[^\]]*\][$#]|"
+                    r"\$|➜\s+\S+)\s+(?P<cmd>\S.*)$")
 
 
 def _detect(text: str) -> float:
@@ -68,7 +99,53 @@ def _detect(text: str) -> float:
         return 0.8  # cat /proc/driver/nvidia/version
     if _LIST.search(head) and "Driver Version" not in head and not re.search(r"^\s+Link \d+\s*:", head, re.MULTILINE):
         return 0.85  # (nvidia-smi nvlink -s prints the same GPU lines, each followed by its links)
+    if any(m.group("label") or m.group("var") for rx in (_TASK_GPU, _TASK_NONE) for m in rx.finditer(head)):
+        return 0.9  # tasks' listings, each line with its task's label
     return 0.0
+
+
+def _commands(text: str) -> list[tuple[str | None, str]]:
+    """The text cut at its shell prompts: (the command, or None before the first prompt; the lines it printed)."""
+    out: list[tuple[str | None, str]] = []
+    cmd: str | None = None
+    buf: list[str] = []
+    for ln in text.split("\n"):
+        m = _SHELL.match(ln) if len(ln) < 4000 else None
+        if m:
+            out.append((cmd, "\n".join(buf)))
+            cmd, buf = m.group("cmd"), []
+        else:
+            buf.append(ln)
+    out.append((cmd, "\n".join(buf)))
+    return out
+
+
+def _srun_launch(command: str) -> dict[str, Any]:
+    """What the srun line that printed the listings asked for: GPUs per task, a pyxis container, and the variables
+    it set for the step (``ENROOT_RESTRICT_DEV=n srun ...``, ``--export=ALL,NAME=value``)."""
+    read = _srun.options(command)
+    if read is None:
+        return {}
+    opts, env = read
+    facts: dict[str, Any] = {"gpu.listing_gpus_per_task": "--gpus-per-task" in opts,
+                             "gpu.listing_in_container": _srun.in_container(opts)}
+    for assignment in env:
+        name, _, value = assignment.partition("=")
+        facts[f"env.var.{name}"] = value
+    return facts
+
+
+def _task_listings(text: str) -> tuple[int, int]:
+    """(listings, listings that said 'No devices found.') of a multi-task nvidia-smi -L output: one per task label
+    where the lines carry one, else one per 'GPU 0:' line and per 'No devices found.' line."""
+    gpus, nones = list(_TASK_GPU.finditer(text)), list(_TASK_NONE.finditer(text))
+    labelled = [m for m in gpus + nones if m.group("label") or m.group("var")]
+    if labelled and len(labelled) == len(gpus) + len(nones):
+        def task(m: re.Match[str]) -> str:
+            return m.group("label") or m.group("var")
+        with_gpu = {task(m) for m in gpus}
+        return len(with_gpu | {task(m) for m in nones}), len({task(m) for m in nones} - with_gpu)
+    return sum(1 for m in gpus if m.group(3) == "0") + len(nones), len(nones)
 
 
 @parser(
@@ -100,10 +177,25 @@ def parse(text: str) -> dict[str, Any]:
         # the library and the loaded module side by side, and they differ: what the mismatch message says
         facts["gpu.smi_error"] = f"NVML library {lib.group(1)}, kernel module {mod.group(1)}"
         facts["gpu.smi_error_kind"] = "driver-library-mismatch"
-    gpus = _LIST.findall(text)
+    gpus = [m.group(3, 4, 5) for m in _TASK_GPU.finditer(text)]
     if gpus:
-        facts["gpu.count"] = len(gpus)
-        facts["gpu.names"] = [name for _, name, _ in gpus]
-    if not facts:
+        # several tasks can list the same GPU: each GPU once, by its UUID
+        seen = {uuid: name for _, name, uuid in reversed(gpus)}
+        names = [seen.pop(uuid) for _, _, uuid in gpus if uuid in seen]
+        facts["gpu.count"] = len(names)
+        facts["gpu.names"] = names
+    # each command's listings on their own (a run without a container, then the same with one): the last command
+    # that printed several tasks' listings, else the last that printed one, is the one described
+    runs = [(cmd, seg, _task_listings(seg)) for cmd, seg in _commands(text)]
+    several = [r for r in runs if r[2][0] >= 2]
+    listing = several or [r for r in runs if _TASK_GPU.search(r[1]) or _TASK_NONE.search(r[1])]
+    if listing:
+        cmd, _, (listed, without) = listing[-1]
+        if several:
+            facts["gpu.tasks_listed"] = listed
+            facts["gpu.tasks_without_devices"] = without
+        if cmd:
+            facts.update(_srun_launch(cmd))
+    if not facts or all(k.startswith(("gpu.listing_", "env.var.")) for k in facts):
         raise ParseError("neither an nvidia-smi failure message, a version line nor a 'GPU N: NAME (UUID: ...)' line")
     return facts

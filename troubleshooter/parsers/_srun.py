@@ -1,0 +1,65 @@
+"""srun's command line, read the way srun reads it: its options up to the command it runs (shared by the kinds that
+read an srun line: srun, and nvidia-smi-status for the listings an srun printed)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+#: srun options that take their value as the next word (the first other word is the command srun runs)
+VALUED = frozenset({"-p", "--partition", "-N", "--nodes", "-n", "--ntasks", "--tasks", "--ntasks-per-node",
+                    "-G", "--gpus", "--gpus-per-task", "--gpus-per-node", "--gpus-per-socket", "--gres", "-c",
+                    "--cpus-per-task", "-t", "--time", "-J", "--job-name", "-A", "--account", "-w", "--nodelist", "-x",
+                    "--exclude", "--mpi", "--export", "--mem", "-o", "--output", "-e", "--error", "--qos",
+                    "--reservation", "--gpu-bind", "--cpu-bind", "-m", "--distribution", "--jobid", "-C", "--constraint",
+                    "--container-image", "--container-name", "--container-mounts", "--container-workdir",
+                    "--container-env", "--mem-per-gpu", "--cpus-per-gpu"})
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_BEFORE = frozenset({"sudo", "time", "env", "nohup", "exec", "stdbuf", "-E"})
+
+
+def options(command: str) -> tuple[dict[str, str], list[str]] | None:
+    """(srun's options: name -> value, '' for a flag; the variables set for the step: NAME=value before srun and in
+    --export) of a command line that runs srun (after variables, sudo, time, env), or None when it does not."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    names = [w.rsplit("/", 1)[-1] for w in words]
+    if "srun" not in names:
+        return None
+    at = names.index("srun")
+    if not all(_ASSIGN.match(w) or w in _BEFORE for w in words[:at]):
+        return None  # srun is a word of another command ("echo srun"), not the command
+    env = [w for w in words[:at] if _ASSIGN.match(w)]
+    opts: dict[str, str] = {}
+    rest = words[at + 1:]
+    i = 0
+    while i < len(rest) and rest[i].startswith("-") and rest[i] != "--":
+        opt, eq, value = rest[i].partition("=")
+        if not eq and opt in VALUED and i + 1 < len(rest):
+            value = rest[i + 1]
+            i += 1
+        opts[opt] = value
+        if opt == "--export":
+            env += [p for p in value.split(",") if _ASSIGN.match(p)]
+        i += 1
+    return opts, env
+
+
+def asks_for_gpus(opts: dict[str, str]) -> list[str]:
+    """The options that ask for GPUs, as written ('--gres=gpu:A100:1', '--gpus-per-task=1', '-G 1')."""
+    out = []
+    for name in ("--gres", "-G", "--gpus", "--gpus-per-node", "--gpus-per-task", "--gpus-per-socket"):
+        value = opts.get(name)
+        if value is None or (name == "--gres" and not re.search(r"(?:^|,)gpu(?::|$|,)", value)):
+            continue
+        if value in ("0", "none") or re.fullmatch(r"gpu(?::[\w.-]+)?:0", value):
+            continue
+        out.append(f"{name} {value}" if not name.startswith("--") else f"{name}={value}")
+    return out
+
+
+def in_container(opts: dict[str, str]) -> bool:
+    """pyxis starts the step in an enroot container (--container-image or --container-name)."""
+    return "--container-image" in opts or "--container-name" in opts

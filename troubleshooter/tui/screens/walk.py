@@ -61,7 +61,7 @@ class WalkScreen(Screen[None]):
                     yield Static("", id="question-text")
                     yield OptionList(id="choices")
             with VerticalScroll(id="hyps-panel"):
-                yield Static("[b]Hypotheses[/b]\n[dim]● ruled in  ○ ruled out  · untested[/]", classes="panel-title")
+                yield Static("[b]Hypotheses[/b]\n[dim]● ruled in  ◐ possible  ○ ruled out  · untested  – n/a[/]", classes="panel-title")
                 yield Static("", id="hyps")
         yield Static("", id="status")
         yield Footer()

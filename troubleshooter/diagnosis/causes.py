@@ -110,34 +110,25 @@ def _load(path: Path) -> list[Cause]:
 def ruled_in(causes: list[Cause], lookup: Callable[[str, str], Any],
              profile: dict[str, Any] | None = None) -> list[Finding]:
     ev = conditions.Evaluator(lookup, profile)
-    found = []
-    for cause in causes:
-        # the first signature that holds decides, confirmed ones tried first (whatever their order in the file)
-        for sig in sorted(cause.signatures, key=lambda s: CONFIDENCES.index(s.confidence)):
-            if sig.confidence not in RULE_IN:
-                continue
-            r = ev.evaluate(sig.when)
-            if r.value is True:
-                found.append(Finding(cause, sig, r.explain()))
-                break
-    return found
+    return [f for cause in causes if (f := _decided(ev, cause, RULE_IN)) is not None]
 
 
 def suspected(causes: list[Cause], lookup: Callable[[str, str], Any], profile: dict[str, Any] | None = None,
               ruled: set[str] | frozenset[str] = frozenset()) -> list[Finding]:
     """Causes that only a ``possible`` signature fits (and none of ``ruled``, the causes already found)."""
     ev = conditions.Evaluator(lookup, profile)
-    out = []
-    for cause in causes:
-        if cause.id in ruled:
-            continue
-        for sig in cause.signatures:
-            if sig.confidence == "possible":
-                r = ev.evaluate(sig.when)
-                if r.value is True:
-                    out.append(Finding(cause, sig, r.explain()))
-                    break
-    return out
+    return [f for cause in causes if cause.id not in ruled and (f := _decided(ev, cause, ("possible",))) is not None]
+
+
+def _decided(ev: conditions.Evaluator, cause: Cause, confidences: tuple[str, ...]) -> Finding | None:
+    """The first of the cause's signatures with one of ``confidences`` that holds, confirmed ones tried first
+    (whatever their order in the file)."""
+    for sig in sorted(cause.signatures, key=lambda s: CONFIDENCES.index(s.confidence)):
+        if sig.confidence in confidences:
+            r = ev.evaluate(sig.when)
+            if r.value is True:
+                return Finding(cause, sig, r.explain())
+    return None
 
 
 def conclusion(f: Finding, lookup: Callable[[str, str], Any], has_side: Callable[[str], bool] = lambda s: True,

@@ -363,8 +363,7 @@ def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
         key = (b.kind or "", b.side)
         if b.kind in _ACCUMULATE and not b.of_command:
             if key in first:  # a later run keeps its command line where its parser reads it (which collective)
-                cmd = f"$ {b.command}\n" if b.kind in _READS_COMMAND_LINE and b.command else ""
-                first[key].text += "\n" + cmd + b.text
+                first[key].text += "\n" + _as_read(b.kind, b, b.text)
                 continue
             first[key] = b
         out.append(b)
@@ -404,6 +403,11 @@ _EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
 #: nvidia-smi-status how srun launched the tasks whose GPU listings it reads (--gpus-per-task, a pyxis container);
 #: /proc/PID/limits the process whose limits they are
 _READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "slurm-conf", "nvidia-smi-status", "limits"})
+
+
+def _as_read(kind: str | None, b: intake.Block, text: str) -> str:
+    """The text a kind is given: after its command line, as a prompt line, for the kinds that read it."""
+    return f"$ {b.command}\n{text}" if kind in _READS_COMMAND_LINE and b.command else text
 
 
 def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblocks: int,
@@ -447,7 +451,7 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
     for kd in candidates:
         try:
             kt = intake.trim_prose(text) if kd in _EVERY_LINE_KINDS else text
-            facts = parsers.run(kd, f"$ {b.command}\n{kt}" if kd in _READS_COMMAND_LINE and b.command else kt)
+            facts = parsers.run(kd, _as_read(kd, b, kt))
         except parsers.ParseError as exc:
             failed.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
             continue
@@ -478,8 +482,7 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
         for kd in ranked[:1]:
             tried.add(kd)
             try:
-                kt = f"$ {b.command}\n{b.text}" if kd in _READS_COMMAND_LINE and b.command else b.text
-                out.append(PastedFile(path, bside, kd, parsers.run(kd, kt), "", f"detected (the {named} "
+                out.append(PastedFile(path, bside, kd, parsers.run(kd, _as_read(kd, b, b.text)), "", f"detected (the {named} "
                                       f"{failed[0].kind} output is not there)", where))
                 failed = []  # the block was read; the line above says which kind the command's name gave way to
             except parsers.ParseError:

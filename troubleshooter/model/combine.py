@@ -43,12 +43,10 @@ declare("derived", [
 READS: dict[str, tuple[str, ...]] = {}
 
 #: where RDMA resource creation failing with ENOMEM is printed, and how (UCX also says "failed to register")
-_ENOMEM = {
-    "ucx.errors": re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr|register)[^']{0,200}(Cannot allocate memory|ENOMEM)"),
-    "ucx.warnings": re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr|register)[^']{0,200}(Cannot allocate memory|ENOMEM)"),
-    "nccl.warnings": re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr)[^']{0,200}(Cannot allocate memory|ENOMEM)"),
-    "rdma.verbs_errors": re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr)[^']{0,200}(Cannot allocate memory|ENOMEM)"),
-}
+_VERBS_ENOMEM = re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr)[^']{0,200}(Cannot allocate memory|ENOMEM)")
+_UCX_ENOMEM = re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr|register)[^']{0,200}(Cannot allocate memory|ENOMEM)")
+_ENOMEM = {"ucx.errors": _UCX_ENOMEM, "ucx.warnings": _UCX_ENOMEM, "nccl.warnings": _VERBS_ENOMEM,
+           "rdma.verbs_errors": _VERBS_ENOMEM}
 READS["rdma.enomem"] = tuple(_ENOMEM)
 
 NCCL_DEFAULTS = {"NCCL_IB_QPS_PER_CONNECTION": "1"}
@@ -298,7 +296,8 @@ def _rdma_enomem(fs: FactSet) -> None:
     read = [name for name in _ENOMEM if name in fs]
     if not read:
         return
-    hits = [m for name in read for m in (fs.get_value(name) if isinstance(fs.get_value(name), list) else [fs.get_value(name)])
+    values = {name: fs.get_value(name) for name in read}
+    hits = [m for name, v in values.items() for m in (v if isinstance(v, list) else [v])
             if isinstance(m, str) and _ENOMEM[name].search(m)]
     fs.add(Fact("rdma.enomem", list(dict.fromkeys(hits)), "", f"inferred from {', '.join(read)}", "", 0.0))
 

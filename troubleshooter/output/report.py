@@ -9,7 +9,7 @@ if TYPE_CHECKING:  # rich is imported where text is drawn, not by `check --json`
     from rich.console import Console
     from rich.table import Table
 
-from troubleshooter.diagnosis.checks import CheckResult
+from troubleshooter.diagnosis.checks import VERDICTS, CheckResult
 from troubleshooter.model.facts import FactSet, Unknown, format_value
 from troubleshooter.output.safe import escape_controls, xml_text
 
@@ -93,7 +93,7 @@ def check_doc(results: list[CheckResult], context: list[str], target_desc: dict,
         "checks": [r.as_dict() for r in results],
         "evidence": {sid: {"status": ev.status.value, "reason": ev.reason, "duration_s": round(ev.duration_s, 3)}
                      for sid, ev in sorted(evidence.items())},
-        "summary": {k: sum(r.verdict == k for r in results) for k in ("pass", "warn", "fail", "n/a", "unknown")},
+        "summary": {k: sum(r.verdict == k for r in results) for k in VERDICTS},
     }
 
 

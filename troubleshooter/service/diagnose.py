@@ -136,37 +136,38 @@ def add_suspected(walk: eng.Walk, facts: eng.FactSource, profile: dict[str, Any]
     command that settles it. Never a root cause. Returns their ids."""
     trees = trees if trees is not None else eng.load_trees()
     have = {c.cause for c in walk.conclusions}
-    added = []
+    hyps = walk.state.hypotheses
+    added: dict[str, eng.Hypothesis] = {}
     for f in causes_mod.suspected(causes_mod.load(), facts.lookup, profile, ruled=have):
-        hyp_id = f.cause.id
-        if f.cause.node:
-            tree_id, _, nid = f.cause.node.partition(".")
-            hyp_id = trees[tree_id].nodes[nid].get("hypothesis", "") or hyp_id
-        why = f"possible: {f.signature.name}"
-        hyps = walk.state.hypotheses
-        known = [h for h in hyps.values() if h.id in (hyp_id, f.cause.id)]
+        ids = _hypothesis_ids(f.cause, trees)
+        known = [h for h in hyps.values() if h.id in ids]
         if any(h.state == "ruled-in" for h in known):
             continue
         for h in known:
             del hyps[h.id]
         title = known[0].title if known else f.cause.title
-        first = {k: v for k, v in hyps.items() if v.state == "suspected"}
-        first[f.cause.id] = eng.Hypothesis(f.cause.id, title, "causes", "suspected", why, f.cause.settle)
-        rest = {k: v for k, v in hyps.items() if k not in first}
+        added[f.cause.id] = eng.Hypothesis(f.cause.id, title, "causes", "suspected", f"possible: {f.signature.name}",
+                                           f.cause.settle)
+    if added:  # first in the list, before the tree's own
+        rest = dict(hyps)
         hyps.clear()
-        hyps.update({**first, **rest})
-        added.append(f.cause.id)
-    return added
+        hyps.update({**added, **rest})
+    return list(added)
+
+
+def _hypothesis_ids(cause: causes_mod.Cause, trees: dict[str, eng.Tree]) -> tuple[str, ...]:
+    """The hypotheses a cause answers: its own id, and its conclude node's hypothesis when it names one."""
+    if not cause.node:
+        return (cause.id,)
+    tree_id, _, nid = cause.node.partition(".")
+    return (trees[tree_id].nodes[nid].get("hypothesis", ""), cause.id)
 
 
 def _rule_in(walk: eng.Walk, f: causes_mod.Finding, trees: dict[str, eng.Tree], where: str = "") -> None:
     """The hypothesis a finding's cause answers (its own id, or its conclude node's hypothesis) is ruled in."""
-    hyp_id = ""
-    if f.cause.node:
-        tree_id, _, nid = f.cause.node.partition(".")
-        hyp_id = trees[tree_id].nodes[nid].get("hypothesis", "")
+    ids = _hypothesis_ids(f.cause, trees)
     for h in walk.hypotheses:
-        if h.id in (hyp_id, f.cause.id) and h.state != "ruled-in":
+        if h.id in ids and h.state != "ruled-in":
             h.state, h.evidence = "ruled-in", f"{f.signature.confidence}: {f.signature.name}{where}"
 
 

@@ -93,7 +93,6 @@ class Guide:
         # one thread drives the walk at a time: a walk screen left mid-probe (esc) and opened again waits for it
         self.driving = threading.RLock()
         self.ask_needs = False  # stop before a step whose needs the target lacks (the app asks for them)
-        self.completed = False  # the finished walk got what `diagnose` adds (service.diagnose.complete)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -127,7 +126,6 @@ class Guide:
         self.symptom = self.engine.tree(symptom_id)
         self.walk = self.engine.walk(symptom_id, self.facts)
         self.walk.stop_at_needs = self.ask_needs
-        self.completed = False
         self.verifications = []
         self.record_problem = ""
         if record:
@@ -211,12 +209,13 @@ class Guide:
             self.facts.ensure(["nvml", "nvidia-smi-q"], "target")
             self.set_profile(self.guess_profile())
             self._journal({"event": "profile", "profile": self.profile_id, "from": "the GPUs seen"})
+        was_done = self.walk.done
         step = self.walk.advance()
-        if self.walk.done and not self.completed:
-            # what `diagnose` adds to a finished walk, so the app and the CLI name the same causes
+        if self.walk.done and not was_done:
+            # the step that finished the walk: what `diagnose` adds to it, so the app and the CLI name the same
+            # causes (going back restores a state from before it, and finishing again adds it again)
             from troubleshooter.service.diagnose import complete
 
-            self.completed = True
             complete(self.walk, self.facts, self.engine.profile, self.engine.trees)
         if step is not None:
             self._journal({"event": "step", "step": step.as_dict()})
@@ -256,7 +255,6 @@ class Guide:
         if not any(s.kind == "ask" for s in self.walk.steps):
             return False
         self.walk.back_to_last_question()
-        self.completed = False  # the state it went back to is from before the walk finished
         self._journal({"event": "back", "answers": self.answers()})
         return True
 

@@ -121,7 +121,8 @@ def test_check_json_imports_neither_rich_nor_yaml_nor_pynvml_without_a_driver() 
         has_nvml = False
     probe = WRAPPER.replace('print("\\nTEXTUAL="', 'print("\\nRICH=" + str(any(m == "rich" or m.startswith("rich.") '
                             'for m in sys.modules)) + " PYNVML=" + str("pynvml" in sys.modules) + " YAML=" + '
-                            'str("yaml" in sys.modules), file=sys.stderr)\n'
+                            'str("yaml" in sys.modules) + " PARSERS=" + ",".join(sorted(m.rsplit(".", 1)[-1] for m in '
+                            'sys.modules if m.startswith("troubleshooter.parsers."))), file=sys.stderr)\n'
                             'print("\\nTEXTUAL="')
     for _ in range(2):  # the first run may fill the document cache (yaml parses the shipped files then)
         r = subprocess.run([sys.executable, "-c", probe, "check", "--json"], capture_output=True, text=True, cwd=ROOT,
@@ -133,6 +134,11 @@ def test_check_json_imports_neither_rich_nor_yaml_nor_pynvml_without_a_driver() 
     assert "YAML=False" in r.stderr, r.stderr[-500:]
     if not has_nvml:
         assert "PYNVML=False" in r.stderr, r.stderr[-500:]
+    # the parsers of the sources it runs (and what they import), not every kind a paste may be: importing all
+    # ~80 compiled ~550 regular expressions, ~70 ms of its ~290 ms on a 2-core VM (bench: check)
+    imported = set(r.stderr.split("PARSERS=", 1)[1].split()[0].split(","))
+    assert {"nvml_json", "numastat", "turbostat"} <= imported, imported
+    assert not imported & {"nvidia_container_cli", "slurm_conf", "ps", "srun", "k8s_pod"}, imported
 
 
 def test_nvml_file_lookup_never_misses_a_loadable_library(tmp_path, monkeypatch) -> None:
@@ -153,3 +159,22 @@ def test_nvml_file_lookup_never_misses_a_loadable_library(tmp_path, monkeypatch)
     monkeypatch.delenv("LD_LIBRARY_PATH")
     monkeypatch.setenv("LD_PRELOAD", "/somewhere/libx.so")
     assert nvml._library_maybe_present()
+
+
+def test_a_parser_is_found_by_kind_whatever_its_module() -> None:
+    """`parsers.get` imports the module named after the kind; a kind registered by a module of another name
+    (kernel_tracing registers funclatency and perf-script) is found all the same, and an unknown kind still names
+    every known one."""
+    code = ("from troubleshooter import parsers\n"
+            "import sys\n"
+            "assert parsers.get('nvml-json').kind == 'nvml-json'\n"
+            "assert 'troubleshooter.parsers.slurm_conf' not in sys.modules\n"
+            "assert parsers.get('funclatency').kind == 'funclatency'\n"
+            "try:\n"
+            "    parsers.get('no-such-kind')\n"
+            "except KeyError as exc:\n"
+            "    print(exc)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=_env(), timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "unknown kind 'no-such-kind'" in r.stdout and "slurm-conf" in r.stdout and "perf-script" in r.stdout

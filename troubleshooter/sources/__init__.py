@@ -35,15 +35,16 @@ def load_all() -> dict[str, Source]:
     global _loaded
     if not _loaded:
         from troubleshooter.model import combine as derived  # noqa: F401  (declares its facts)
-        from troubleshooter import parsers  # noqa: F401  (derived declares its facts)
+        from troubleshooter import parsers
 
-        parsers.load_all()
         for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
             if mod.name != "base" and not mod.name.startswith("_"):
                 importlib.import_module(f"{__name__}.{mod.name}")
-        for src in SOURCES.values():
-            if src.parser not in parsers.PARSERS:
-                raise ValueError(f"source {src.id!r} names unknown parser {src.parser!r}")
+        for src in SOURCES.values():  # the parsers of these sources only, not every kind a paste may be
+            try:
+                parsers.get(src.parser)
+            except KeyError:
+                raise ValueError(f"source {src.id!r} names unknown parser {src.parser!r}") from None
         _loaded = True
     return SOURCES
 

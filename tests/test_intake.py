@@ -288,3 +288,27 @@ def test_oh_my_zshs_default_prompt():
     assert [(b.command, b.kind, b.text) for b in blocks] == [
         ("cat /etc/slurm/cgroup.conf", "slurm-conf", "ConstrainCores=yes\n"),
         (None, None, "  ➜  Local:   http://localhost:5173/\n")]
+
+
+@pytest.mark.parametrize("line,command", [
+    ("user@gpu01:~$ nvidia-smi -L", "nvidia-smi -L"), ("[root@gpu3 ~]# ibstat", "ibstat"),
+    ("(venv) alice@box:/x$ env", "env"), ("sh-4.2$ lsmod", "lsmod"), ("bash-5.1# dmesg", "dmesg"),
+    ("zsh-5.8% ls", "ls"), ("➜  ~ nvidia-smi topo -m", "nvidia-smi topo -m"), ("➜  repo git:(main) ✗ env", "env")])
+def test_one_prompt_pattern_for_every_transcript_reader(line: str, command: str) -> None:
+    """intake, slurm-conf and nvidia-smi-status cut transcripts with the same prompts (parsers/_prompt.py); only
+    what stands alone differs: a lone '#' is a prompt in a transcript and a comment in a conf file."""
+    from troubleshooter.parsers._prompt import prompt
+
+    m = prompt("$#%", "command").match(line)
+    assert m is not None and m.group("cmd") == command
+    assert prompt("$", "space").match(line) and prompt("$", "command").match(line)
+    assert prompt("", "nothing").match(line[: -len(command)].rstrip())
+
+
+def test_a_lone_hash_is_a_prompt_only_where_asked() -> None:
+    from troubleshooter.parsers._prompt import prompt
+
+    assert prompt("$#%", "command").match("# ibstat")
+    assert not prompt("$", "space").match("# ConstrainDevices=yes")
+    assert prompt("$", "space").match("$ cat /etc/slurm/cgroup.conf")
+    assert not prompt("$#%", "nothing").match("$")  # a lone character with nothing after it is no prompt

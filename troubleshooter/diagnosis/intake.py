@@ -20,6 +20,8 @@ import dataclasses
 import re
 import shlex
 
+from troubleshooter.parsers._prompt import prompt
+
 # ---------------------------------------------------------------------------- cleaning
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)[\w+-]*\s*$")
@@ -82,14 +84,8 @@ def _dedent(lines: list[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- transcripts
-# A prompt: user@host:dir$ / root@host:/# / [user@host dir]$ / (venv) $ / bash's default "sh-4.2$" or "bash-5.1#" / a
-# bare "$ " or "# " / oh-my-zsh's default theme "➜  ~ " or "➜  repo git:(main) ✗ ", then a command.
-_ZSH = r"➜\s+(?:~\S*|/\S*|[\w.-]+)(?:\s+git:\([^)\s]*\))?(?:\s+✗)?"
-_PROMPT = re.compile(
-    r"^\s{0,4}(?:\((?P<label>[\w.-]+)\)\s*)?"
-    r"(?:(?P<who>[\w.-]+@(?P<host>[\w.-]+))(?::[^\s$#]*)?\s?[$#]|\[(?P<who2>[\w.-]+@(?P<host2>[\w.-]+))[^\]]*\][$#]|"
-    r"(?:ba)?sh-\d+(?:\.\d+)*[$#]|[$#%]|" + _ZSH + ")"
-    r"\s+(?P<cmd>\S.*)$")
+# A prompt and its command (parsers/_prompt.py says which prompts): "user@host:~$ nvidia-smi", "# ibstat"
+_PROMPT = prompt("$#%", "command")
 
 # command word (and, for some, a word that must follow) -> parser kind
 _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
@@ -330,8 +326,7 @@ _SECTION_BANNER = re.compile(r"^(?!.*NVSMI LOG)\s*(?:={3,}|-{3,}|#{3,}|\*{3,})[ 
 
 # "user@host:~$", "[root@gpu3 ~]#" (after an optional "(env)"), bash's default "sh-4.2$" or zsh's "➜  ~" with no
 # command after it
-_BARE_PROMPT = re.compile(r"^\s{0,4}(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#]|\[[\w.-]+@[\w.-]+[^\]]*\][$#]|"
-                          r"(?:ba)?sh-\d+(?:\.\d+)*[$#]|➜\s+(?:~\S*|/\S*)(?:\s+git:\([^)\s]*\))?(?:\s+✗)?)\s*$")
+_BARE_PROMPT = prompt("", "nothing")
 
 
 def split(text: str) -> list[Block]:

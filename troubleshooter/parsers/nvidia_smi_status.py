@@ -41,6 +41,7 @@ import re
 from typing import Any
 
 from troubleshooter.parsers import _srun
+from troubleshooter.parsers._prompt import prompt
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
@@ -87,8 +88,7 @@ _TASK = r"""^\s*["']?(?:(?P<label>\d{1,5}):\s+|(?:SLURM_)?(?:PROC_?ID|RANK|TASK_
 _TASK_GPU = re.compile(_TASK + r"""GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)["']?\s*$""", re.MULTILINE)
 _TASK_NONE = re.compile(_TASK + r"""No devices found\.?["']?\s*$""", re.MULTILINE)
 # a shell prompt and its command: "$ srun ...", "user@host:~$ srun ...", "(container) $ nvidia-smi -L", zsh's "➜  ~ "
-_SHELL = re.compile(r"^\s{0,4}(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#]|\[[\w.-]+@[\w.-]+[^\]]*\][$#]|"
-                    r"\$|➜\s+\S+)\s+(?P<cmd>\S.*)$")
+_SHELL = prompt("$", "command")
 
 
 def _detect(text: str) -> float:

@@ -37,6 +37,7 @@ import re
 import shlex
 from typing import Any
 
+from troubleshooter.parsers._prompt import prompt
 from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
 
 _CONSTRAINS = (("ConstrainDevices", "slurm.cgroup.constrain_devices"), ("ConstrainCores", "slurm.cgroup.constrain_cores"),
@@ -82,8 +83,7 @@ _TRUE, _FALSE = {"yes", "true", "1", "up", "y"}, {"no", "false", "0", "down", "n
 _SHOWS = re.compile(r"^.{0,120}?(?:^|\s)(?:sudo\s+)?(?P<cmd>cat|less|more|bat|head|tail|grep|egrep|zgrep)\b[^|;&]*?"
                     r"\s(?P<path>[\w./~${}-]*?\b(?P<file>cgroup|gres|slurm)\.conf)\s*$")
 # any other command after a prompt: the output after it is that command's
-_PROMPT = re.compile(r"^\s{0,4}(?:\([\w.-]+\)\s*)?(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#]|\[[\w.-]+@[\w.-]+[^\]]*\][$#]|"
-                     r"(?:ba|z)?sh-\d+(?:\.\d+)*[$#]|\$|➜\s+\S+(?:\s+git:\([^)]*\))?(?:\s+✗)?)\s")
+_PROMPT = prompt("$", "space")  # not a lone "#": that is a comment in a conf file
 _ROOT_CMD = re.compile(r"^#\s+(?:sudo|srun|ssh|ls|echo|nvidia-smi|scontrol|systemctl|cat|grep)\s")
 # the file is not there to show: "cat: /etc/slurm/cgroup.conf: No such file or directory"
 _NOT_SHOWN = re.compile(r"^\s*(?:/\S*/)?(?:sudo: )?(?:cat|less|more|bat|head|tail|grep|egrep|zgrep): .*?: "

@@ -56,7 +56,10 @@ def load_cases() -> list[Case]:
         doc = yaml.safe_load((d / "case.yaml").read_text())
         src = doc.get("source") or {}
         ref = f"{src.get('repo')}#{src.get('issue')}" if src.get("repo") else (src.get("url") or "")
-        out.append(Case(doc["id"], d, str(doc["expected_cause"]), bool(doc.get("in_domain")), str(doc.get("area", "")),
+        expected = doc["expected_cause"]
+        if expected is None:  # set P's brief asked for null: no cause, "none" when healthy, else out of domain
+            expected = "none" if doc.get("in_domain") else "out-of-domain"
+        out.append(Case(doc["id"], d, str(expected), bool(doc.get("in_domain")), str(doc.get("area", "")),
                         doc.get("symptom"), [(f.get("side", "target"), d / f["name"]) for f in doc["files"]], ref))
     return out
 

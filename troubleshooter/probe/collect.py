@@ -141,7 +141,7 @@ class _Failed:
 def parse_one(sid: str, ev: Evidence) -> dict | _Failed | None:
     """The parsed values of one evidence (the only place its text is parsed), or why there are none; ``None``
     when ``sid`` is no known source."""
-    src = sources.load_all().get(sid)
+    src = sources.load_own().get(sid)
     if src is None:
         return None
     if not ev.ok:
@@ -240,6 +240,6 @@ def collect(
     srcs = select(ids, measure=measure)
     if not target.is_live:
         srcs = [s for s in srcs if not s.active] + [s for s in srcs if s.active]
-    evidence = run_sources(target, srcs, params, on_event=on_event, cancel=cancel, while_waiting=sources.load_all)
+    evidence = run_sources(target, srcs, params, on_event=on_event, cancel=cancel, while_waiting=sources.load_own)
     facts = facts_from(evidence, side=side, target_label=target.label)
     return Collection(target, evidence, facts, time.monotonic() - t0)

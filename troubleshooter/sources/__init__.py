@@ -11,9 +11,10 @@ import pkgutil
 
 from troubleshooter.sources.base import SOURCES, Params, Source, source
 
-__all__ = ["SOURCES", "Params", "Source", "source", "load_all", "load_defs", "get", "producers_of"]
+__all__ = ["SOURCES", "Params", "Source", "source", "load_all", "load_own", "load_defs", "get", "producers_of"]
 
 _loaded = False
+_own_loaded = False
 _defs_loaded = False
 
 
@@ -31,20 +32,32 @@ def load_defs() -> dict[str, Source]:
     return SOURCES
 
 
-def load_all() -> dict[str, Source]:
-    global _loaded
-    if not _loaded:
-        from troubleshooter.model import combine as derived  # noqa: F401  (declares its facts)
+def load_own() -> dict[str, Source]:
+    """The sources with their own parsers imported, not every kind a paste may be (a sweep needs ~35 of ~80; each
+    parser compiles its regular expressions at import: all of them was ~70 ms of `check`'s ~290 ms on a 2-core VM).
+    The fact registry then holds these parsers' facts only: :func:`load_all` where every fact name must be known."""
+    global _own_loaded
+    if not _own_loaded and not _loaded:
         from troubleshooter import parsers
 
-        for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-            if mod.name != "base" and not mod.name.startswith("_"):
-                importlib.import_module(f"{__name__}.{mod.name}")
-        for src in SOURCES.values():  # the parsers of these sources only, not every kind a paste may be
+        load_defs()
+        for src in SOURCES.values():
             try:
                 parsers.get(src.parser)
             except KeyError:
                 raise ValueError(f"source {src.id!r} names unknown parser {src.parser!r}") from None
+        _own_loaded = True
+    return SOURCES
+
+
+def load_all() -> dict[str, Source]:
+    """The sources, with every parser imported (the whole fact registry: linting, listing facts, pasted files)."""
+    global _loaded
+    if not _loaded:
+        from troubleshooter import parsers
+
+        load_own()
+        parsers.load_all()
         _loaded = True
     return SOURCES
 
@@ -63,7 +76,7 @@ def producers_of(fact_name: str) -> list[str]:
     from troubleshooter import parsers
 
     out = []
-    for src in load_all().values():
+    for src in load_own().values():  # a source's own parser is all that says what it produces
         p = parsers.PARSERS[src.parser]
         if any(f == fact_name or ("*" in f and fnmatch.fnmatchcase(fact_name, f)) for f in p.facts):
             out.append(src.id)

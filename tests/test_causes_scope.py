@@ -492,3 +492,18 @@ def test_tasks_of_a_pyxis_step_with_gpus_per_task_that_see_no_gpu(tmp_path) -> N
     bare.write_text(launched.read_text().replace(" --container-image nvcr.io#nvidia/pytorch:22.02-py3", ""))
     assert _found([str(bare)]) == []
     assert _found(["nvidia-smi-status/deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt"]) == []
+
+
+def test_a_peer_the_ofi_plugin_cannot_reach_is_no_plugin_failure() -> None:
+    """aws-ofi-nccl failing to insert a peer's EFA address while connecting (aws/aws-ofi-nccl#663: the security group
+    lacked its self-referencing outbound rule) was read as the plugin failing (net-plugin-failed, set P's one wrong
+    cause as it arrived). The plugin works; the peer is unreachable: a possible efa-peers-unreachable, with the
+    commands that decide it, since the same message was reported with the rules in place."""
+    spec = ["job:torch-distributed/awsofi663-ofi-av-insert-remote-address-rank1.txt"]
+    assert _found(spec) == []
+    ef = EvidenceFacts.from_specs([f"job:{DATA / spec[0].split(':', 1)[1]}"])
+    assert [(f.cause.id, f.signature.confidence) for f in causes.suspected(causes.load(), ef.lookup)] == [
+        ("efa-peers-unreachable", "possible")]
+    # a plugin that fails while it sets itself up (aws/aws-ofi-nccl#241: built against another Libfabric) still has
+    init = Path(__file__).parent / "realworld/cases/a-awsofi241-plugin-libfabric-mismatch/nccl-warn.txt"
+    assert ("net-plugin-failed", "likely") in _found([str(init)])

@@ -507,3 +507,13 @@ def test_a_peer_the_ofi_plugin_cannot_reach_is_no_plugin_failure() -> None:
     # a plugin that fails while it sets itself up (aws/aws-ofi-nccl#241: built against another Libfabric) still has
     init = Path(__file__).parent / "realworld/cases/a-awsofi241-plugin-libfabric-mismatch/nccl-warn.txt"
     assert ("net-plugin-failed", "likely") in _found([str(init)])
+
+
+def test_peer_mappings_exhausted_and_peer_access_unsupported_are_different_causes() -> None:
+    """CUDA's 'peer mapping resources exhausted' (711: more than eight peers per GPU, NVIDIA/nccl#241) is
+    cuda-p2p-peer-limit-exhausted; 'peer access is not supported' (217: GPUs without P2P) is not that cause."""
+    assert _found(["cuda-errors/nccl241-enable-peer-access-peer-mapping-resources-exhausted.txt"]) == [
+        ("cuda-p2p-peer-limit-exhausted", "confirmed")]
+    unsupported = Path(__file__).parent / "realworld/cases/p-trtllm1625-ood-custom-allreduce-no-p2p-4090d"
+    found = _found([str(p) for p in sorted(unsupported.glob("*.txt"))])
+    assert "cuda-p2p-peer-limit-exhausted" not in [c for c, _ in found]

@@ -26,6 +26,14 @@ def test_pytorch_and_bandwidthtest_802_system_not_ready():
     assert "nccl.errors" not in f
 
 
+def test_peer_mapping_resources_exhausted_711():
+    """NVIDIA/nccl#241: a peer-access test on a 10-GPU node whose X server held the peer mappings."""
+    f = parse(load("cuda-errors/nccl241-enable-peer-access-peer-mapping-resources-exhausted.txt"))
+    assert f["cuda.errors"] == ["CUDA failure test.cu:20 'peer mapping resources exhausted'"]
+    assert f["cuda.error_codes"] == ["cudaErrorTooManyPeers"]
+    assert f["cuda.error_numbers"] == [711]
+
+
 def test_gpu_burn_h100_not_ready_and_os_call_failed():
     f = parse(load("cuda-errors/gpu-burn-h100-hbm3-system-not-yet-initialized-os-call-failed.txt"))
     assert f["cuda.errors"] == ["what(): Error (gpu_burn-drv.cpp:298): system not yet initialized",

@@ -65,6 +65,7 @@ RUNTIME_ERRORS: dict[str, tuple[int, str]] = {
     "cudaErrorIllegalAddress": (700, "an illegal memory access was encountered"),
     "cudaErrorLaunchTimeout": (702, "the launch timed out and was terminated"),
     "cudaErrorAssert": (710, "device-side assert triggered"),
+    "cudaErrorTooManyPeers": (711, "peer mapping resources exhausted"),
     "cudaErrorLaunchFailure": (719, "unspecified launch failure"),
     "cudaErrorNotSupported": (801, "operation not supported"),
     "cudaErrorSystemNotReady": (802, "system not yet initialized"),
@@ -89,6 +90,7 @@ DRIVER_NAMES = {
     "CUDA_ERROR_ILLEGAL_ADDRESS": "cudaErrorIllegalAddress",
     "CUDA_ERROR_LAUNCH_TIMEOUT": "cudaErrorLaunchTimeout",
     "CUDA_ERROR_ASSERT": "cudaErrorAssert",
+    "CUDA_ERROR_TOO_MANY_PEERS": "cudaErrorTooManyPeers",
     "CUDA_ERROR_LAUNCH_FAILED": "cudaErrorLaunchFailure",
     "CUDA_ERROR_NOT_SUPPORTED": "cudaErrorNotSupported",
     "CUDA_ERROR_SYSTEM_NOT_READY": "cudaErrorSystemNotReady",
@@ -105,7 +107,7 @@ _MESSAGE_LOW = {name: RUNTIME_ERRORS[name][1].lower() for name in RUNTIME_ERRORS
 # Every error line holds one of these (lower case): lines without any are skipped before the expressions run.
 _KEYS = ("cuda", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",
          "illegal memory access", "launch failure", "device-side assert", "launch timed out", "invalid device",
-         "peer access", "busy or unavailable", "stub library", "display driver")
+         "peer access", "peer mapping", "busy or unavailable", "stub library", "display driver")
 
 _RUNTIME_NAME = re.compile(r"\b(cudaError[A-Z][A-Za-z0-9]+)")
 _DRIVER_NAME = re.compile(r"\b(?:CUDA_)?(ERROR_[A-Z][A-Z_]+)\b")

@@ -517,3 +517,14 @@ def test_peer_mappings_exhausted_and_peer_access_unsupported_are_different_cause
     unsupported = Path(__file__).parent / "realworld/cases/p-trtllm1625-ood-custom-allreduce-no-p2p-4090d"
     found = _found([str(p) for p in sorted(unsupported.glob("*.txt"))])
     assert "cuda-p2p-peer-limit-exhausted" not in [c for c, _ in found]
+
+
+def test_an_infiniband_adapter_without_an_rdma_device() -> None:
+    """Azure/azhpc-images#51: lspci lists a ConnectX-3 Pro VF and ibstatus finds no /sys/class/infiniband: no
+    driver serves the adapter (MOFED 5.1+ dropped ConnectX-3). Where the driver says the firmware is the reason
+    (trinity#219), that cause supersedes this one in the report; an adapter alone, or an Ethernet NIC, says nothing."""
+    both = ["lspci/azhpcimages51-nc24rsv3-v100-connectx3-pro-vf.txt", "ibstatus/azhpcimages51-sys-files-not-found-connectx3-pro-vf.txt"]
+    assert _found(both) == [("hca-without-rdma-device", "likely")]
+    assert _found(both[:1]) == []
+    assert _found(["lspci/cx6dx-grep-net-3fs283.txt", both[1]]) == []
+    assert "hca-without-rdma-device" in next(c for c in causes.load() if c.id == "hca-firmware-outdated").supersedes

@@ -114,3 +114,14 @@ def test_unknown_header_type_7f_on_a_device_that_is_not_a_gpu():
     assert f["pci.gpus_unreadable"] == []
     # a healthy listing: nothing unreadable
     assert parse("acsctl-grep-redirect-on-bios-nccl523-cut.txt").get("pci.gpus_unreadable", []) == []
+
+
+def test_connectx3_pro_virtual_function_is_an_infiniband_adapter():
+    """Azure/azhpc-images#51: the model of '[ConnectX-3/ConnectX-3 Pro Virtual Function]' is the pair's first, and a
+    'Network controller' of Mellanox is an adapter an RDMA driver should serve (Ethernet controllers are not)."""
+    f = parsers.run("lspci", load("lspci/azhpcimages51-nc24rsv3-v100-connectx3-pro-vf.txt"))
+    assert f["pci.nic_models"] == ["ConnectX-3"]
+    assert f["pci.ib_nics"] == [{"bdf": "86fc:00:02.0", "class": "Network controller", "model": "ConnectX-3"}]
+    assert f["pci.gpu_names"] == ["Tesla V100 PCIe 16GB"]
+    dx = parsers.run("lspci", load("lspci/cx6dx-grep-net-3fs283.txt"))
+    assert dx["pci.nic_models"] == ["ConnectX-6 Dx"] and dx["pci.ib_nics"] == []

@@ -40,6 +40,8 @@ FACTS = [
     ("pci.devices", "list", "", "devices listed: {bdf, class, name} (vendor:device ids kept in the name when -nn was used)"),
     ("pci.nic_models", "list", "", "RDMA NIC models named in the device list (ConnectX-6, ConnectX-7, BlueField-3 ...), distinct, in order"),
     ("pci.gpu_names", "list", "", "sorted distinct NVIDIA GPU names in the listing"),
+    ("pci.ib_nics", "list", "", "Mellanox/NVIDIA adapters listed as an 'Infiniband controller' or 'Network controller' (not "
+     "'Ethernet controller'; ConnectX-3 virtual functions show so): {bdf, class, model}; an RDMA driver should serve each"),
     ("pci.unreadable", "list", "", "devices whose configuration space reads as all ones ('(rev ff)', '!!! Unknown header type 7f'): listed by the kernel, no longer answering on the bus; {bdf, name}"),
     ("pci.gpus_unreadable", "list", "", "NVIDIA GPUs (VGA or 3D controller functions) among pci.unreadable, by bus address: a GPU that has fallen off the bus"),
     ("pci.links", "list", "", "PCIe links shown (LnkSta, with LnkCap when printed): {bdf, name, speed_gts, speed_max_gts, width, width_max} (bdf and name empty for bare link lines)"),
@@ -57,13 +59,15 @@ _BARE = re.compile(r"^\s*((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-
 _ACS = re.compile(r"^\s*ACSCtl:\s*(.*)$")
 _LNKCAP = re.compile(r"LnkCap:\s*(?:Port #\d+,\s*)?Speed ([\d.]+)GT/s(?:\s*\(\w+\))?,\s*Width x(\d+)")
 _LNKSTA = re.compile(r"LnkSta:\s*Speed ([\d.]+)GT/s(?:\s*\(\w+\))?,\s*Width x(\d+)")
-_MODEL = re.compile(r"\[((?:ConnectX|BlueField)-?\s?\d+\w*(?:\s?(?:Dx|Lx|Ex|VPI))?)\]", re.IGNORECASE)
+# "[ConnectX-6 Dx]", and the first of a family pair: "[ConnectX-3/ConnectX-3 Pro Virtual Function]" is ConnectX-3
+_MODEL = re.compile(r"\[((?:ConnectX|BlueField)-?\s?\d+\w*(?:\s?(?:Dx|Lx|Ex|VPI))?)(?:\]|/[^\]]*\])", re.IGNORECASE)
 # Mellanox part numbers -> model, for lists that print no bracket (older pci.ids)
-_PARTS = {"MT27700": "ConnectX-4", "MT27710": "ConnectX-4 Lx", "MT27800": "ConnectX-5", "MT28800": "ConnectX-5 Ex",
+_PARTS = {"MT27500": "ConnectX-3", "MT27520": "ConnectX-3 Pro", "MT27700": "ConnectX-4", "MT27710": "ConnectX-4 Lx", "MT27800": "ConnectX-5", "MT28800": "ConnectX-5 Ex",
           "MT28908": "ConnectX-6", "MT2892": "ConnectX-6 Dx", "MT28841": "ConnectX-6", "MT2894": "ConnectX-6 Lx",
           "MT2910": "ConnectX-7", "MT2914": "ConnectX-8", "MT42822": "BlueField-2", "MT43244": "BlueField-3"}
 _REV_FF = re.compile(r"\(rev ff\)")  # the revision byte of a function that reads all ones
 _NIC_CLASS = re.compile(r"ethernet|infiniband|network", re.IGNORECASE)
+_IB_CLASS = re.compile(r"^(?:infiniband|network) controller$", re.IGNORECASE)
 
 
 def _detect(text: str) -> float:
@@ -143,6 +147,7 @@ def parse(text: str) -> dict[str, Any]:
     if not devices and not acs and not links:
         raise ParseError("no device line (BB:DD.F class: name), ACSCtl or LnkSta line: this is not lspci output")
     models: list[str] = []
+    ib_nics: list[dict[str, str]] = []
     gpus: set[str] = set()
     for d in devices:
         if _NIC_CLASS.search(d["class"]):
@@ -150,6 +155,8 @@ def parse(text: str) -> dict[str, Any]:
             model = mm.group(1) if mm else next((v for k, v in _PARTS.items() if k in d["name"]), None)
             if model and model not in models:
                 models.append(model)
+            if _IB_CLASS.search(d["class"]) and re.search(r"Mellanox|NVIDIA", d["name"]):
+                ib_nics.append({"bdf": d["bdf"], "class": d["class"], "model": model or ""})
         if "NVIDIA" in d["name"] and ("3D controller" in d["class"] or "VGA" in d["class"]):
             gm = re.search(r"\[([^\]]+)\]", d["name"])
             gpus.add(gm.group(1) if gm else d["name"])
@@ -162,7 +169,7 @@ def parse(text: str) -> dict[str, Any]:
                                       if "speed_max_gts" in ln and ln["speed_gts"] < ln["speed_max_gts"]],
     }
     if listed:
-        facts.update({"pci.devices": devices, "pci.nic_models": models, "pci.gpu_names": sorted(gpus)})
+        facts.update({"pci.devices": devices, "pci.nic_models": models, "pci.gpu_names": sorted(gpus), "pci.ib_nics": ib_nics})
         names = {d["bdf"]: d for d in devices}
         facts["pci.unreadable"] = [{"bdf": b, "name": names[b]["name"] if b in names else ""} for b in dead]
         facts["pci.gpus_unreadable"] = [b for b in dead if b in names and "NVIDIA" in names[b]["name"]

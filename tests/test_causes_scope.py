@@ -528,3 +528,13 @@ def test_an_infiniband_adapter_without_an_rdma_device() -> None:
     assert _found(both[:1]) == []
     assert _found(["lspci/cx6dx-grep-net-3fs283.txt", both[1]]) == []
     assert "hca-without-rdma-device" in next(c for c in causes.load() if c.id == "hca-firmware-outdated").supersedes
+
+
+def test_one_rank_per_host_yet_connected_through_p2p_is_one_hostname_for_two_nodes() -> None:
+    """horovod/horovod#110: two machines named 'mtk', one rank each (the mpirun line), and NCCL connects rank 0 to
+    rank 1 via P2P/IPC, which only ranks of one machine can use. The NCCL lines alone, or eight ranks per host with
+    P2P inside each (the h200 transcript), say nothing of hostnames."""
+    line, nccl = "mpirun/horovod110-two-hosts-one-rank-each.txt", "nccl-debug/horovod110-two-hosts-named-mtk-0-1-via-p2p-ipc.txt"
+    assert _found([line, nccl]) == [("duplicate-hostname-across-nodes", "likely")]
+    assert _found([nccl]) == []
+    assert "duplicate-hostname-across-nodes" not in [c for c, _ in _found(["nccl-tests/h200-baremetal-vs-kvm-vm-passthrough-collapse.txt"])]

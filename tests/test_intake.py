@@ -182,8 +182,10 @@ def test_a_config_grep_that_printed_nothing_says_the_option_is_not_set(tmp_path)
 def test_a_launch_command_continued_with_backslashes_is_one_command():
     blocks = intake.split("$  mpirun   \\\n      -np 16  \\\n      -x NCCL_DEBUG=INFO \\\n      ../build/all_reduce_perf  \\\n"
                           "      -b 16 -e 4G -f 4 -g 1 \n\n# nThread 1 nGpus 1 minBytes 16\n")
-    assert [(b.kind, b.text.strip()) for b in blocks] == [("env", "NCCL_DEBUG=INFO"), ("nccl-tests", "# nThread 1 nGpus 1 minBytes 16")]
-    assert blocks[1].command.split() == ["mpirun", "-np", "16", "-x", "NCCL_DEBUG=INFO", "../build/all_reduce_perf",
+    assert [(b.kind, b.text.strip()) for b in blocks] == [
+        ("env", "NCCL_DEBUG=INFO"), ("mpirun", "mpirun -np 16 -x NCCL_DEBUG=INFO ../build/all_reduce_perf -b 16 -e 4G -f 4 -g 1"),
+        ("nccl-tests", "# nThread 1 nGpus 1 minBytes 16")]
+    assert blocks[2].command.split() == ["mpirun", "-np", "16", "-x", "NCCL_DEBUG=INFO", "../build/all_reduce_perf",
                                          "-b", "16", "-e", "4G", "-f", "4", "-g", "1"]
 
 

@@ -103,9 +103,10 @@ def test_kind_override_and_several_files_of_one_kind(tmp_path):
     facts = EvidenceFacts.from_specs([f"nccl-tests={a}", str(b)])
     kinds = [(f.path.name, f.kind, f.how) for f in facts.files]
     assert not [f for f in facts.files if f.error]  # a prompt alone (cd ~/nccl-tests) is not an unreadable output
-    # the variables each mpirun passes with -x are the environment of its run, whatever kind the file was named
-    assert [k for n, k, _ in kinds if n == a.name] == ["env", "nccl-tests", "env"]
-    assert [k for n, k, _ in kinds if n == b.name] == ["env", "nccl-tests", "env", "env"]
+    # the variables each mpirun passes with -x are the environment of its run, and its line where it places the
+    # ranks, whatever kind the file was named
+    assert [k for n, k, _ in kinds if n == a.name] == ["env", "mpirun", "nccl-tests", "env", "mpirun"]
+    assert [k for n, k, _ in kinds if n == b.name] == ["env", "mpirun", "nccl-tests", "env", "mpirun", "env", "mpirun"]
     assert {f.how for f in facts.files if f.path == a and f.kind == "nccl-tests"} == {"named"}
     # each paste holds several runs, each after its own mpirun line: read together as one output (the first
     # block's place kept), so no run's numbers are dropped

@@ -252,6 +252,8 @@ def leading_assignments(command: str) -> tuple[list[str], str]:
 _DOCKER_RUN = re.compile(r"\b(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
 # srun as the command (after sudo, env, time ...), not a word of another command's arguments
 _SRUN = re.compile(r"^(?:(?:sudo|time|env|nohup|[A-Za-z_]\w*=\S*)\s+)*(?:\S*/)?srun\s")
+# mpirun/mpiexec as the command: where it places its ranks (the mpirun kind), whatever program it starts
+_MPIRUN = re.compile(r"^(?:(?:sudo|time|env|nohup|[A-Za-z_]\w*=\S*)\s+)*(?:\S*/)?(?:mpirun|mpiexec|orterun|prterun)\s")
 _DOCKER_RUN_LINE = re.compile(r"^\s*(?:sudo\s+)?(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\s")
 
 
@@ -367,7 +369,7 @@ def split(text: str) -> list[Block]:
         if m:
             full, used = continued(m.group("cmd").strip(), idx)
             assigns, rest = leading_assignments(full)
-            if tool_of(rest) is not None or _DOCKER_RUN.search(rest) or _SRUN.search(rest):
+            if tool_of(rest) is not None or _DOCKER_RUN.search(rest) or _SRUN.search(rest) or _MPIRUN.search(rest):
                 cmd, host = full, m.group("host") or m.group("host2")
         elif _DOCKER_RUN_LINE.match(ln):  # a container's launch line pasted without its prompt
             cmd, used = continued(ln.strip(), idx)
@@ -375,7 +377,7 @@ def split(text: str) -> list[Block]:
         else:  # a launch line pasted without its prompt: VAR=value ... tool args, or mpirun -x VAR=value ... tool
             full, used = continued(ln.strip(), idx)
             assigns, rest = leading_assignments(full)
-            if (assigns or launcher_env(full)) and tool_of(rest) is not None:
+            if ((assigns or launcher_env(full)) and tool_of(rest) is not None) or _MPIRUN.search(rest):
                 cmd = full
             else:
                 used = 0
@@ -401,6 +403,8 @@ def split(text: str) -> list[Block]:
                 blocks.append(Block(rest + "\n", i, cmd, "docker-run", "container", of_command=True))
             elif _SRUN.search(rest):  # what the step asked Slurm for (GPUs, a pyxis container), as its own block
                 blocks.append(Block(rest + "\n", i, cmd, "srun", side, of_command=True))
+            elif _MPIRUN.search(rest):  # how many ranks on which hosts, as its own block
+                blocks.append(Block(rest + "\n", i, cmd, "mpirun", side, of_command=True))
             cur = Block("", i + used + 1, cmd, tool_of(rest), side)
             buf = []
             start = i + used + 1

@@ -30,7 +30,7 @@ declare("derived", [
     ("nccl.socket_ifname_selects_none", "bool", "", "NCCL_SOCKET_IFNAME is set but selects no interface with an address here (NCCL: 'no socket interface found')"),
     ("container.image_plain_cuda", "bool", "", "the job's container image is NVIDIA's plain CUDA image (nvidia/cuda base, runtime or devel), which ships no RDMA userspace (libibverbs, the mlx5 provider): NCCL in it cannot use IB or RoCE until they are installed"),
     ("packages.nccl_versions_differ", "list", "", "NCCL packages whose version differs between two package listings of one side or of two nodes ('nvidia-nccl-cu12: 2.20.5 in a.txt, 2.19.3 in b.txt'): nodes of one job that load different NCCL releases (a host and the job's container are not compared: their NCCLs differ by design)"),
-    ("job.multi_node", "bool", "", "the job spans more than one node: nccl-tests' ranks on several hosts, NCCL log lines from several hosts, or SLURM_JOB_NUM_NODES above 1; false for one host in nccl-tests' rank list or one Slurm node; absent when nothing says"),
+    ("job.multi_node", "bool", "", "the job spans more than one node: nccl-tests' ranks on several hosts, NCCL log lines from several hosts, SLURM_JOB_NUM_NODES above 1, or an mpirun line naming several hosts; false for one host in nccl-tests' rank list or one Slurm node; absent when nothing says"),
     ("rdma.expected", "bool", "", "something says the node has or the job wants InfiniBand/RoCE: NCCL_IB_HCA or NCCL_IB_DISABLE=0 set, RDMA devices listed (ibstat, sysfs), an IPoIB interface (ib0) among NCCL's sockets, RDMA devices given to the container, or IB in NCCL's log; absent when nothing does (a workstation's 'Failed to open libibverbs' is not a fault)"),
     ("gdr.peermem_loaded", "bool", "", "a peer-memory module for GPUDirect RDMA (nvidia_peermem, or the older nv_peer_mem) is loaded: from lsmod's rows; false when the whole lsmod shows neither, when a 'lsmod | grep' for an installed peer module printed nothing, or when greps cover both names"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
@@ -314,6 +314,8 @@ def _scope(fs: FactSet) -> None:
             multi, why = True, f"NCCL log lines from {len(hosts)} hosts"
         elif isinstance(slurm, (int, float)):
             multi, why = slurm > 1, f"SLURM_JOB_NUM_NODES={int(slurm)}"
+        elif isinstance(mpi := fs.get_value("mpi.launch.hosts"), list) and len(mpi) > 1:
+            multi, why = True, f"the mpirun line places ranks on {len(mpi)} hosts"
         if multi is not None:
             fs.add(Fact("job.multi_node", multi, "", f"inferred: {why}", "", 0.0))
     if "rdma.expected" not in fs:

@@ -538,3 +538,14 @@ def test_one_rank_per_host_yet_connected_through_p2p_is_one_hostname_for_two_nod
     assert _found([line, nccl]) == [("duplicate-hostname-across-nodes", "likely")]
     assert _found([nccl]) == []
     assert "duplicate-hostname-across-nodes" not in [c for c, _ in _found(["nccl-tests/h200-baremetal-vs-kvm-vm-passthrough-collapse.txt"])]
+
+
+def test_a_pyxis_step_given_gpus_whose_container_finds_no_driver() -> None:
+    """NVIDIA/enroot#205: srun --gpus=2 --container-image=<a plain image>, and PyTorch in the container finds no
+    driver: enroot's hook gave the container nothing (no NVIDIA_VISIBLE_DEVICES in the image). The no-driver words
+    alone are only a possible gpu-driver-not-loaded (a host without its driver prints them too)."""
+    step, torch = "job:srun/enroot205-gpus-2-container-image-pty.txt", "container:cuda-errors/enroot205-torch-found-no-nvidia-driver-in-container.txt"
+    assert _found([step, torch]) == [("container-nvidia-visible-devices-unset", "likely")]
+    assert _found([torch]) == []
+    ef = EvidenceFacts.from_specs([f"{s.split(':', 1)[0]}:{DATA / s.split(':', 1)[1]}" for s in [torch]])
+    assert [f.cause.id for f in causes.suspected(causes.load(), ef.lookup)] == ["gpu-driver-not-loaded"]

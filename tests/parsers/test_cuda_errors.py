@@ -34,6 +34,15 @@ def test_peer_mapping_resources_exhausted_711():
     assert f["cuda.error_numbers"] == [711]
 
 
+def test_pytorch_found_no_nvidia_driver_is_no_driver_not_an_old_one():
+    """NVIDIA/enroot#205: PyTorch's words when CUDA finds no driver version at all; no error code (an old driver,
+    cudaErrorInsufficientDriver, is another cause)."""
+    f = parse(load("cuda-errors/enroot205-torch-found-no-nvidia-driver-in-container.txt"))
+    assert f["cuda.no_driver"] is True
+    assert f["cuda.error_codes"] == [] and f["cuda.error_numbers"] == []
+    assert "cuda.no_driver" not in parse(load("cuda-errors/nccl241-enable-peer-access-peer-mapping-resources-exhausted.txt"))
+
+
 def test_gpu_burn_h100_not_ready_and_os_call_failed():
     f = parse(load("cuda-errors/gpu-burn-h100-hbm3-system-not-yet-initialized-os-call-failed.txt"))
     assert f["cuda.errors"] == ["what(): Error (gpu_burn-drv.cpp:298): system not yet initialized",

@@ -377,7 +377,7 @@ def split(text: str) -> list[Block]:
         else:  # a launch line pasted without its prompt: VAR=value ... tool args, or mpirun -x VAR=value ... tool
             full, used = continued(ln.strip(), idx)
             assigns, rest = leading_assignments(full)
-            if ((assigns or launcher_env(full)) and tool_of(rest) is not None) or _MPIRUN.search(rest):
+            if ((assigns or launcher_env(full)) and tool_of(rest) is not None) or _MPIRUN.search(rest) or _SRUN.search(rest):
                 cmd = full
             else:
                 used = 0

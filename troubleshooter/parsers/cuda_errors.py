@@ -40,6 +40,9 @@ FACTS = [
     ("cuda.errors", "list", "", f"distinct CUDA error lines (at most {MAX_MESSAGES}, each clipped to {MAX_TEXT} characters)"),
     ("cuda.error_codes", "list", "", "sorted distinct cudaError_t names named or implied by the messages (cudaErrorSystemNotReady, cudaErrorNoDevice, ...)"),
     ("cuda.error_numbers", "list", "", "sorted distinct CUDA error numbers (802, 804, 35, 100, 3, ...) printed or implied by the names"),
+    ("cuda.no_driver", "bool", "", "the process found no NVIDIA driver at all (PyTorch's 'Found no NVIDIA driver on your "
+     "system': CUDA's insufficient-driver error with no driver version, i.e. no libcuda where it ran); absent when the "
+     "text does not say"),
     ("cuda.system_not_ready", "bool", "", "'system not yet initialized' (802): on an NVSwitch system the fabric manager is not running"),
     ("cuda.nvls_failed", "bool", "", "NCCL's NVLink SHARP (NVLS) multicast set-up failed ('Failed to bind NVLink SHARP (NVLS) "
      "Multicast memory of size N: CUDA error 401 ...'); absent when the text does not say"),
@@ -107,7 +110,10 @@ _MESSAGE_LOW = {name: RUNTIME_ERRORS[name][1].lower() for name in RUNTIME_ERRORS
 # Every error line holds one of these (lower case): lines without any are skipped before the expressions run.
 _KEYS = ("cuda", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",
          "illegal memory access", "launch failure", "device-side assert", "launch timed out", "invalid device",
-         "peer access", "peer mapping", "busy or unavailable", "stub library", "display driver")
+         "peer access", "peer mapping", "busy or unavailable", "stub library", "display driver", "no nvidia driver")
+# PyTorch's words for cudaErrorInsufficientDriver when the driver version is 0 (no libcuda): no driver at all, not an
+# old one (c10/cuda/CUDAFunctions.cpp), so it names no error code
+_NO_DRIVER = re.compile(r"Found no NVIDIA driver on your system")
 
 _RUNTIME_NAME = re.compile(r"\b(cudaError[A-Z][A-Za-z0-9]+)")
 _DRIVER_NAME = re.compile(r"\b(?:CUDA_)?(ERROR_[A-Z][A-Z_]+)\b")
@@ -142,7 +148,7 @@ def _line_kind(line: str) -> str | None:
         return "cuda"
     if any(_MESSAGE_LOW[name] in low for name in _DISTINCT):
         return "cuda"
-    if _CUDA_MARKER.search(line):
+    if _CUDA_MARKER.search(line) or _NO_DRIVER.search(line):
         return "cuda"
     return None
 
@@ -252,6 +258,8 @@ def parse(text: str) -> dict[str, Any]:
     }
     if _NVLS.search(text):
         facts["cuda.nvls_failed"] = True
+    if any(_NO_DRIVER.search(line) for line in cuda_lines):
+        facts["cuda.no_driver"] = True
     if nccl_lines:
         facts["nccl.errors"] = nccl_lines
         for line in nccl_lines:  # PyTorch's "NCCL error in: ..., NCCL version 2.21.5"

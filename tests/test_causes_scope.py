@@ -535,6 +535,12 @@ def test_slurm_built_without_nvml() -> None:
         ("slurm-built-without-nvml", "likely")]
 
 
+def test_a_gpu_less_hosts_build_without_nvml_is_no_fault() -> None:
+    # NVIDIA/deepops#1295: Slurm's configure on a master without GPUs finds no NVML, as it should
+    rel = "configure-log/deepops1295-slurm-configure-no-nvml-gpuless-master.txt"
+    assert _found([rel]) == [] and _suspected([rel]) == []
+
+
 def test_a_slurm_without_the_nvml_plugin_is_a_fault_only_where_gres_conf_autodetects(tmp_path) -> None:
     listing = tmp_path / "rpm.txt"
     listing.write_text("$ rpm -ql slurm | grep gpu\n/usr/lib64/slurm/gpu_generic.so\n/usr/lib64/slurm/gres_gpu.so\n")

@@ -104,7 +104,7 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "nvidia-container-cli/requirement-other-": "nvidia-container-cli",
                  "nvidia-container-cli/unknown-device-": "nvidia-container-cli",
                  "slurm-conf": "slurm-conf", "dev-nvidia": "dev-nvidia",
-                 "slurm-log": "slurm-log", "slurm-plugins": "slurm-plugins"}
+                 "slurm-log": "slurm-log", "slurm-plugins": "slurm-plugins", "configure-log": "configure-log"}
 
 
 def _expected(path: Path) -> str | None:

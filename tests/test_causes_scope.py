@@ -549,3 +549,63 @@ def test_a_pyxis_step_given_gpus_whose_container_finds_no_driver() -> None:
     assert _found([torch]) == []
     ef = EvidenceFacts.from_specs([f"{s.split(':', 1)[0]}:{DATA / s.split(':', 1)[1]}" for s in [torch]])
     assert [f.cause.id for f in causes.suspected(causes.load(), ef.lookup)] == ["gpu-driver-not-loaded"]
+
+
+def test_slurmd_refusing_gres_conf_or_disagreeing_with_it() -> None:
+    # slurmd's own words that gres.conf is unreadable: confirmed; gres.conf alone with the duplicate records: likely
+    assert _found(["node2:slurm-log/magiccastle27-slurmd-fatal-gres-conf-duplicate-records.txt"]) == [
+        ("slurm-gres-config-mismatch", "confirmed")]
+    assert _found(["slurm-conf/magiccastle27-gres-conf-autodetect-plus-bare-name-gpu.txt"]) == [
+        ("slurm-gres-config-mismatch", "likely")]
+    # slurmd saying the autodetected GPUs and the configured ones disagree
+    assert _found(["slurm-log/deepops1214-slurmd-log-mig-autodetected-gpus-ignored.txt"]) == [
+        ("slurm-gres-config-mismatch", "likely")]
+    assert _found(["slurm-log/slinky57-slurmd-rsmi-config-only-gpu-discarded.txt"]) == [
+        ("slurm-gres-config-mismatch", "likely")]
+    # GPUs detected, nothing wrong; a gres.conf with File= lines; a missing plugin that is no GPU one
+    assert _found(["slurm-log/oke-gb200-slurmd-nvml-detected-healthy.txt"]) == []
+    assert _found(["slurm-conf/deepops1195-gres-conf-eight-gpus-cpus-affinity.txt"]) == []
+
+
+def _suspected(specs: list[str]) -> list[str]:
+    sources.load_all()
+    ef = EvidenceFacts.from_specs([str(DATA / s) for s in specs])
+    return [f.cause.id for f in causes.suspected(causes.load(), ef.lookup)]
+
+
+def test_a_gpu_count_below_the_configured_one_is_possible_not_found() -> None:
+    # (3 < 4) after a MIG re-partition, or a GPU gone from the bus: the log does not say which (nvidia-smi -L does)
+    count = "slurm-log/magiccastle361-slurmctld-gres-count-changed-inval.txt"
+    assert _found([count]) == []
+    assert _suspected([count]) == ["slurm-gres-config-mismatch"]
+    # a device file gres.conf names and the node lacks: no such GPU, or no driver to make it
+    assert _suspected(["slurm-log/bibigrid705-slurmd-journal-cant-stat-dev-nvidia0.txt"]) == ["slurm-gres-config-mismatch"]
+
+
+def test_slurm_built_without_nvml() -> None:
+    # slurmd's own words: confirmed (and the 0 < 4 it causes is not also a suspected configuration mismatch)
+    not_built = "slurm-log/oke-gb200-slurmd-nvml-not-built-count-zero.txt"
+    assert _found([not_built]) == [("slurm-built-without-nvml", "confirmed")]
+    assert _suspected([not_built]) == []
+    # one version of the package has gpu_nvml.so, the next lacks it: likely
+    assert _found(["slurm-plugins/ohpc1910-rpm-ql-grep-gpu-working-and-failing.txt"]) == [
+        ("slurm-built-without-nvml", "likely")]
+
+
+def test_a_gpu_less_hosts_build_without_nvml_is_no_fault() -> None:
+    # NVIDIA/deepops#1295: Slurm's configure on a master without GPUs finds no NVML, as it should
+    rel = "configure-log/deepops1295-slurm-configure-no-nvml-gpuless-master.txt"
+    assert _found([rel]) == [] and _suspected([rel]) == []
+
+
+def test_a_slurm_without_the_nvml_plugin_is_a_fault_only_where_gres_conf_autodetects(tmp_path) -> None:
+    listing = tmp_path / "rpm.txt"
+    listing.write_text("$ rpm -ql slurm | grep gpu\n/usr/lib64/slurm/gpu_generic.so\n/usr/lib64/slurm/gres_gpu.so\n")
+    assert _found([str(listing)]) == []
+    assert _suspected([str(listing)]) == ["slurm-built-without-nvml"]
+    gres = tmp_path / "gres.txt"
+    gres.write_text("$ cat /etc/slurm/gres.conf\nAutoDetect=nvml\n")
+    assert _found([str(listing), str(gres)]) == [("slurm-built-without-nvml", "confirmed")]
+    listed = tmp_path / "gres-files.txt"
+    listed.write_text("$ cat /etc/slurm/gres.conf\nName=gpu File=/dev/nvidia[0-3]\n")
+    assert _found([str(listing), str(listed)]) == []

@@ -103,7 +103,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "nvidia-container-cli/requirement-cuda-vitisai103": "nvidia-container-cli",
                  "nvidia-container-cli/requirement-other-": "nvidia-container-cli",
                  "nvidia-container-cli/unknown-device-": "nvidia-container-cli",
-                 "slurm-conf": "slurm-conf", "dev-nvidia": "dev-nvidia"}
+                 "slurm-conf": "slurm-conf", "dev-nvidia": "dev-nvidia",
+                 "slurm-log": "slurm-log", "slurm-plugins": "slurm-plugins", "configure-log": "configure-log"}
 
 
 def _expected(path: Path) -> str | None:

@@ -110,3 +110,16 @@ def test_other_text_is_refused(text: str) -> None:
 def test_gpu_lines_for_several_nodes_give_no_count_for_one() -> None:
     f = parsers.run("slurm-conf", "NodeName=a Name=gpu File=/dev/nvidia[0-7]\nNodeName=b Name=gpu File=/dev/nvidia[0-3]\n")
     assert f["slurm.gres.gpus"] is True and "slurm.gres.gpu_count" not in f
+
+
+def test_autodetect_beside_bare_gpu_lines_is_a_duplicate_slurmd_refuses() -> None:
+    # ComputeCanada/puppet-magic_castle#27: slurmd exits 'fatal: gres.conf duplicate records for gpu'
+    f = parsers.run("slurm-conf", load("slurm-conf/magiccastle27-gres-conf-autodetect-plus-bare-name-gpu.txt"))
+    assert f["slurm.gres.autodetect"] == "nvml" and f["slurm.gres.duplicate_records"] is True
+    assert f["slurm.gres.gpus"] is True and "slurm.gres.gpu_count" not in f
+    # GPU lines with File= (or with Type=) are records slurmd tells apart; one bare line is no duplicate
+    for text in (load(DEEPOPS_GRES), "AutoDetect=nvml\nName=gpu Type=a100\nName=gpu Type=v100\n",
+                 "AutoDetect=nvml\nName=gpu\n",
+                 # bare lines for different nodes are not duplicates of each other
+                 "NodeName=a Name=gpu Count=2\nNodeName=b Name=gpu Count=4\n"):
+        assert "slurm.gres.duplicate_records" not in parsers.run("slurm-conf", text)

@@ -139,6 +139,10 @@ class EvidenceFacts(FactSource):
         if differ:
             self.factsets["target"].add(Fact("packages.nccl_versions_differ", differ, "", "inferred: the package "
                                              "listings compared", "", 0.0))
+        dropped = _nvml_dropped(files)
+        if dropped:
+            self.factsets["target"].add(Fact("slurm.plugins.nvml_dropped", dropped, "", "inferred: the Slurm "
+                                             "packages' file lists compared", "", 0.0))
         registry = sources.load_all()
         for side, fs in self.factsets.items():
             have = self.kinds_by_side.get(side, {})
@@ -288,6 +292,20 @@ def _listings_differ(files: list[PastedFile]) -> list[str]:
     return out
 
 
+def _nvml_dropped(files: list[PastedFile]) -> list[str]:
+    """Versions of one Slurm package whose file lists differ in gpu_nvml.so (``rpm -ql slurm-ohpc-22.05.2...``
+    has it, ``rpm -ql slurm-ohpc-22.05.10...`` does not): a rebuild or an upgrade that dropped NVML."""
+    lists = [(f, f.facts["slurm.plugins.package"]) for f in files if f.kind == "slurm-plugins" and not f.error
+             and "slurm.plugins.gpu_nvml" in f.facts and re.match(r".+?-\d", f.facts.get("slurm.plugins.package", ""))]
+    out: list[str] = []
+    for a, pa in lists:
+        name = re.match(r"(.+?)-\d", pa).group(1)  # type: ignore[union-attr]
+        for b, pb in lists:
+            if a.facts["slurm.plugins.gpu_nvml"] and not b.facts["slurm.plugins.gpu_nvml"] and pb.startswith(name + "-"):
+                add_clipped(out, f"{name}: gpu_nvml.so in {pa}, not in {pb} ({b.path.name})")
+    return out
+
+
 _SHELL_ERROR = re.compile(r"^-?(?:ba|z|da)?sh: (?:line \d+: )?[^\n:]+: (?:command not found|No such file or directory|"
                           r"Permission denied)\s*$|^sudo: [^\n]+: command not found\s*$")
 _QUERY_GPU = re.compile(r"--query-gpu[= ]([\w.,]+)")
@@ -401,8 +419,8 @@ _EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
 #: the binary ("./build/all_reduce_perf"), fi_info the provider asked for ("-p efa"), which its "-61" does not say;
 #: slurm-conf which file it prints (cgroup.conf, gres.conf) and whether whole (cat) or in part (grep);
 #: nvidia-smi-status how srun launched the tasks whose GPU listings it reads (--gpus-per-task, a pyxis container);
-#: /proc/PID/limits the process whose limits they are
-_READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "slurm-conf", "nvidia-smi-status", "limits"})
+#: /proc/PID/limits the process whose limits they are; slurm-plugins which package it lists and through which grep
+_READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "slurm-conf", "nvidia-smi-status", "limits", "slurm-plugins"})
 
 
 def _as_read(kind: str | None, b: intake.Block, text: str) -> str:

@@ -30,6 +30,7 @@ declare("derived", [
     ("nccl.socket_ifname_selects_none", "bool", "", "NCCL_SOCKET_IFNAME is set but selects no interface with an address here (NCCL: 'no socket interface found')"),
     ("container.image_plain_cuda", "bool", "", "the job's container image is NVIDIA's plain CUDA image (nvidia/cuda base, runtime or devel), which ships no RDMA userspace (libibverbs, the mlx5 provider): NCCL in it cannot use IB or RoCE until they are installed"),
     ("packages.nccl_versions_differ", "list", "", "NCCL packages whose version differs between two package listings of one side or of two nodes ('nvidia-nccl-cu12: 2.20.5 in a.txt, 2.19.3 in b.txt'): nodes of one job that load different NCCL releases (a host and the job's container are not compared: their NCCLs differ by design)"),
+    ("slurm.plugins.nvml_dropped", "list", "", "builds of one Slurm package that differ in the NVML plugin: one version's file list has gpu_nvml.so, another's (of one side, or of two nodes) lacks it ('slurm-ohpc: gpu_nvml.so in 22.05.2-14.103..., not in 22.05.10-2.1...'): an upgrade or a rebuild that dropped NVML autodetection"),
     ("job.multi_node", "bool", "", "the job spans more than one node: nccl-tests' ranks on several hosts, NCCL log lines from several hosts, SLURM_JOB_NUM_NODES above 1, or an mpirun line naming several hosts; false for one host in nccl-tests' rank list or one Slurm node; absent when nothing says"),
     ("rdma.expected", "bool", "", "something says the node has or the job wants InfiniBand/RoCE: NCCL_IB_HCA or NCCL_IB_DISABLE=0 set, RDMA devices listed (ibstat, sysfs), an IPoIB interface (ib0) among NCCL's sockets, RDMA devices given to the container, or IB in NCCL's log; absent when nothing does (a workstation's 'Failed to open libibverbs' is not a fault)"),
     ("gdr.peermem_loaded", "bool", "", "a peer-memory module for GPUDirect RDMA (nvidia_peermem, or the older nv_peer_mem) is loaded: from lsmod's rows; false when the whole lsmod shows neither, when a 'lsmod | grep' for an installed peer module printed nothing, or when greps cover both names"),
@@ -48,6 +49,7 @@ _UCX_ENOMEM = re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr|register)[^']{0,200}(Cannot 
 _ENOMEM = {"ucx.errors": _UCX_ENOMEM, "ucx.warnings": _UCX_ENOMEM, "nccl.warnings": _VERBS_ENOMEM,
            "rdma.verbs_errors": _VERBS_ENOMEM}
 READS["rdma.enomem"] = tuple(_ENOMEM)
+READS["slurm.plugins.nvml_dropped"] = ("slurm.plugins.gpu_nvml", "slurm.plugins.package")
 
 NCCL_DEFAULTS = {"NCCL_IB_QPS_PER_CONNECTION": "1"}
 

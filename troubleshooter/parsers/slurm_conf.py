@@ -69,6 +69,9 @@ FACTS = [
      "no_gpu_env: which variables Slurm sets for the job's GPUs)"),
     ("slurm.gres.autodetect", "string", "", "gres.conf's AutoDetect (nvml, nvidia, rsmi, oneapi, off); absent when not "
      "set"),
+    ("slurm.gres.duplicate_records", "bool", "", "gres.conf holds two or more GPU records for the same nodes with "
+     "neither File= nor Type= (bare 'Name=gpu' lines, as beside AutoDetect=nvml): slurmd refuses it, 'fatal: "
+     "gres.conf duplicate records for gpu'; absent otherwise"),
 ]
 
 _CGROUP_KEYS = frozenset({
@@ -174,6 +177,7 @@ def parse(text: str) -> dict[str, Any]:
     autodetect = None
     count: int | None = 0
     nodes: set[str] = set()  # the NodeName= of the GPU lines ('' where a line names none: this node)
+    bare: dict[str, list[bool]] = {}  # NodeName= -> for each GPU record, whether it has neither File= nor Type=
     for raw in text.split("\n"):
         if len(raw) > 4000:
             continue
@@ -221,6 +225,8 @@ def parse(text: str) -> dict[str, Any]:
                 continue
             add_clipped(gpu_lines, s, 64)
             nodes.add(d.get("nodename", "").lower())
+            bare.setdefault(d.get("nodename", "").lower(), []).append(
+                not any(d.get(k) for k in ("file", "files", "multiplefiles", "type")))
             if d.get("autodetect"):
                 autodetect = d["autodetect"].lower()
             if d.get("file"):
@@ -262,4 +268,7 @@ def parse(text: str) -> dict[str, Any]:
             facts["slurm.gres.gpu_flags"] = flags
         if autodetect:
             facts["slurm.gres.autodetect"] = autodetect
+        if any(len(r) > 1 and all(r) for r in bare.values()):
+            # slurmd's check (src/interfaces/gres.c): records with no File and no Type, more than one, are duplicates
+            facts["slurm.gres.duplicate_records"] = True
     return facts

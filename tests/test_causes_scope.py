@@ -492,3 +492,16 @@ def test_tasks_of_a_pyxis_step_with_gpus_per_task_that_see_no_gpu(tmp_path) -> N
     bare.write_text(launched.read_text().replace(" --container-image nvcr.io#nvidia/pytorch:22.02-py3", ""))
     assert _found([str(bare)]) == []
     assert _found(["nvidia-smi-status/deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt"]) == []
+
+
+def test_the_fabric_managers_own_words_that_it_did_not_start() -> None:
+    fm = "fabric-manager-not-running"
+    for rel in ("canvos700-b200-fm-precheck-ib-umad-not-loaded-journal.txt", "b200-al2-fm-ib-umad-not-loaded-quoted.txt",
+                "b300-nvlsm-package-missing-quoted.txt", "talosext511-fm-config-item-invalid-node-ip.txt",
+                "pytorch129749-fm-version-mismatch-quoted-bare.txt", "p5e-fm-version-mismatch-wrapped-quoted.txt",
+                "h200-fm-version-mismatch-start-script-failed-journal.txt"):
+        assert _found([f"host:systemctl-status/{rel}"]) == [(fm, "confirmed")], rel
+    # nvlsm's words, not the fabric manager's: likely
+    assert _found(["host:systemctl-status/siderolabs-docs581-talos-nvlsm-ib-umad-not-loaded.txt"]) == [(fm, "likely")]
+    # a running fabric manager says nothing of the kind
+    assert _found(["host:systemctl-status/rhelai-h100-fm-active-running.txt"]) == []

@@ -505,3 +505,13 @@ def test_the_fabric_managers_own_words_that_it_did_not_start() -> None:
     assert _found(["host:systemctl-status/siderolabs-docs581-talos-nvlsm-ib-umad-not-loaded.txt"]) == [(fm, "likely")]
     # a running fabric manager says nothing of the kind
     assert _found(["host:systemctl-status/rhelai-h100-fm-active-running.txt"]) == []
+
+
+def test_a_kernel_module_of_the_wrong_flavor_for_the_gpu() -> None:
+    k = "nvidia-kmod-flavor-mismatch"
+    for rel in ("eksami2769-g7-blackwell-proprietary-kmod-requires-open.txt",
+                "rtx50-laptop-proprietary-580-requires-open-dmesg-grep.txt", "ogkm696-pascal-open-kmod-no-gsp.txt",
+                "negativo17-158-gt1030-open-kmod-560-journal.txt"):
+        assert _found([f"host:dmesg/{rel}"]) == [(k, "confirmed")], rel
+    # the open module loaded on a GPU it drives: no flavor fault (that log's cause is the GPU off the bus)
+    assert k not in [c for c, _ in _found(["host:dmesg/gpu-fallen-off-bus-multiline-no-xid-nvsentinel.txt"])]

@@ -515,3 +515,10 @@ def test_a_kernel_module_of_the_wrong_flavor_for_the_gpu() -> None:
         assert _found([f"host:dmesg/{rel}"]) == [(k, "confirmed")], rel
     # the open module loaded on a GPU it drives: no flavor fault (that log's cause is the GPU off the bus)
     assert k not in [c for c, _ in _found(["host:dmesg/gpu-fallen-off-bus-multiline-no-xid-nvsentinel.txt"])]
+
+
+def test_the_driver_asking_for_a_gpu_reset() -> None:
+    for rel in ("vllm8847-gpu-reset-status-reset-required-yes.txt", "rtx3090-i2-q-reset-required-yes-not-ready-key-lines.txt",
+                "sichek-h200-570-recovery-action-reset-reset-status-deprecated.txt"):
+        assert _found([f"host:nvidia-smi-q-fragments/{rel}"]) == [("gpu-errors", "confirmed")], rel
+    assert _found(["host:nvidia-smi-q-fragments/sichek-h200-570-recovery-action-none-reset-status-deprecated.txt"]) == []

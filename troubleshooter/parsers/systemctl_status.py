@@ -105,7 +105,8 @@ def _joined(lines: list[str]) -> list[str]:
     'don't match with driver version Y')."""
     out: list[str] = []
     for ln in lines:
-        if (out and re.search(r"driver interface version \S+\s*$", out[-1])
+        if (out and "match with" in ln and "interface version" in out[-1] and len(out[-1]) < 4000
+                and re.search(r"driver interface version \S+\s*$", out[-1])
                 and re.match(r"\s*(?:doesn't|does not|don't|do not) match with", ln)):
             out[-1] = out[-1].rstrip() + " " + ln.strip()
             continue

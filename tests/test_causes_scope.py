@@ -609,3 +609,33 @@ def test_a_slurm_without_the_nvml_plugin_is_a_fault_only_where_gres_conf_autodet
     listed = tmp_path / "gres-files.txt"
     listed.write_text("$ cat /etc/slurm/gres.conf\nName=gpu File=/dev/nvidia[0-3]\n")
     assert _found([str(listing), str(listed)]) == []
+
+
+def test_the_fabric_managers_own_words_that_it_did_not_start() -> None:
+    fm = "fabric-manager-not-running"
+    for rel in ("canvos700-b200-fm-precheck-ib-umad-not-loaded-journal.txt", "b200-al2-fm-ib-umad-not-loaded-quoted.txt",
+                "b300-nvlsm-package-missing-quoted.txt", "talosext511-fm-config-item-invalid-node-ip.txt",
+                "pytorch129749-fm-version-mismatch-quoted-bare.txt", "p5e-fm-version-mismatch-wrapped-quoted.txt",
+                "h200-fm-version-mismatch-start-script-failed-journal.txt"):
+        assert _found([f"host:systemctl-status/{rel}"]) == [(fm, "confirmed")], rel
+    # nvlsm's words, not the fabric manager's: likely
+    assert _found(["host:systemctl-status/siderolabs-docs581-talos-nvlsm-ib-umad-not-loaded.txt"]) == [(fm, "likely")]
+    # a running fabric manager says nothing of the kind
+    assert _found(["host:systemctl-status/rhelai-h100-fm-active-running.txt"]) == []
+
+
+def test_a_kernel_module_of_the_wrong_flavor_for_the_gpu() -> None:
+    k = "nvidia-kmod-flavor-mismatch"
+    for rel in ("eksami2769-g7-blackwell-proprietary-kmod-requires-open.txt",
+                "rtx50-laptop-proprietary-580-requires-open-dmesg-grep.txt", "ogkm696-pascal-open-kmod-no-gsp.txt",
+                "negativo17-158-gt1030-open-kmod-560-journal.txt"):
+        assert _found([f"host:dmesg/{rel}"]) == [(k, "confirmed")], rel
+    # the open module loaded on a GPU it drives: no flavor fault (that log's cause is the GPU off the bus)
+    assert k not in [c for c, _ in _found(["host:dmesg/gpu-fallen-off-bus-multiline-no-xid-nvsentinel.txt"])]
+
+
+def test_the_driver_asking_for_a_gpu_reset() -> None:
+    for rel in ("vllm8847-gpu-reset-status-reset-required-yes.txt", "rtx3090-i2-q-reset-required-yes-not-ready-key-lines.txt",
+                "sichek-h200-570-recovery-action-reset-reset-status-deprecated.txt"):
+        assert _found([f"host:nvidia-smi-q-fragments/{rel}"]) == [("gpu-errors", "confirmed")], rel
+    assert _found(["host:nvidia-smi-q-fragments/sichek-h200-570-recovery-action-none-reset-status-deprecated.txt"]) == []

@@ -216,3 +216,29 @@ def test_a_nonfatal_nvlink_xid_that_a_follow_on_names_as_its_cause_is_not_counte
     follow = "NVRM: Xid (PCI:0018:01:00): 45, pid=876767, name=python3, Ch 00000001 caused by previous Xid 145"
     assert parsers.run("dmesg", lines + "\n")["dmesg.xid_nonfatal_codes"] == [145]
     assert "dmesg.xid_nonfatal_codes" not in parsers.run("dmesg", lines + "\n" + follow + "\n")
+
+
+def test_the_proprietary_module_refusing_a_gpu_that_needs_the_open_one() -> None:
+    # amazon-eks-ami#2769: three NVRM lines quoted alone (g7, RTX PRO 4500 Blackwell Server Edition)
+    f = parsers.run("dmesg", load("dmesg/eksami2769-g7-blackwell-proprietary-kmod-requires-open.txt"))
+    assert f["dmesg.kmod_flavor_refused"] == [{"gpu": "0000:57:00.0", "pci_id": "10de:2c3a", "needs": "open"}]
+    assert f["dmesg.kmod_flavor_needed"] == ["open"]
+    # dmesg with times: the reason on an indented continuation line, the same GPU refused at every probe
+    g = parsers.run("dmesg", load("dmesg/rtx50-laptop-proprietary-580-requires-open-dmesg-grep.txt"))
+    assert g["dmesg.kmod_flavor_refused"] == [{"gpu": "0000:02:00.0", "pci_id": "10de:2c58", "needs": "open"}]
+    assert g["dmesg.nvidia_module_flavor"] == "proprietary" and g["dmesg.nvidia_driver_version"] == "580.105.08"
+
+
+def test_the_open_module_refusing_a_gpu_without_a_gsp() -> None:
+    f = parsers.run("dmesg", load("dmesg/ogkm696-pascal-open-kmod-no-gsp.txt"))
+    assert f["dmesg.kmod_flavor_refused"] == [{"gpu": "0000:02:00.0", "pci_id": "10de:1b82", "needs": "proprietary"}]
+    # the journal's "kernel:" prefix, the continuation lines indented without a time
+    g = parsers.run("dmesg", load("dmesg/negativo17-158-gt1030-open-kmod-560-journal.txt"))
+    assert g["dmesg.kmod_flavor_refused"] == [{"gpu": "0000:09:00.0", "pci_id": "10de:1d01", "needs": "proprietary"}]
+    assert g["dmesg.kmod_flavor_needed"] == ["proprietary"]
+
+
+def test_the_open_modules_banner_with_no_refusal() -> None:
+    f = parsers.run("dmesg", load("dmesg/gpu-fallen-off-bus-multiline-no-xid-nvsentinel.txt"))
+    assert f["dmesg.nvidia_module_flavor"] == "open"
+    assert "dmesg.kmod_flavor_refused" not in f and "dmesg.kmod_flavor_needed" not in f

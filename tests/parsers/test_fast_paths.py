@@ -56,6 +56,16 @@ def _outcome(func, text: str):
         return ("error", str(exc))
 
 
+#: facts of nvidia-smi -q sections the parser learnt after its reference copy was taken (the driver's GPU Reset Status
+#: / GPU Recovery Action): checked by their own tests, left out of the comparison with the copy
+NSQ_LATER_FACTS = ("gpu.recovery_actions", "gpu.recovery_needed")
+
+
+def _nsq_parse(text: str) -> dict:
+    facts = nvidia_smi_q.parse(text)
+    return {k: v for k, v in facts.items() if k not in NSQ_LATER_FACTS}
+
+
 def test_the_corpus_is_there() -> None:
     assert len(NSQ) >= 7 and any("practice" in name for name, _ in NSQ)
     assert len(TURBO) >= 6
@@ -63,9 +73,9 @@ def test_the_corpus_is_there() -> None:
 
 @pytest.mark.parametrize("name,text", NSQ, ids=[n for n, _ in NSQ])
 def test_nvidia_smi_q_same_as_before(name: str, text: str) -> None:
-    assert _outcome(nvidia_smi_q.parse, text) == _outcome(nvidia_smi_q_reference.parse, text)
+    assert _outcome(_nsq_parse, text) == _outcome(nvidia_smi_q_reference.parse, text)
     with_blanks = text + "\n" * 300
-    assert _outcome(nvidia_smi_q.parse, with_blanks) == _outcome(nvidia_smi_q_reference.parse, with_blanks)
+    assert _outcome(_nsq_parse, with_blanks) == _outcome(nvidia_smi_q_reference.parse, with_blanks)
 
 
 @pytest.mark.parametrize("name,text", TURBO, ids=[n for n, _ in TURBO])
@@ -137,7 +147,7 @@ def _mutate(text: str, edits) -> str:
 @given(st.sampled_from(NSQ), _EDITS)
 def test_nvidia_smi_q_same_as_before_on_mangled_reports(sample, edits) -> None:
     text = _mutate(sample[1], edits)
-    assert _outcome(nvidia_smi_q.parse, text) == _outcome(nvidia_smi_q_reference.parse, text)
+    assert _outcome(_nsq_parse, text) == _outcome(nvidia_smi_q_reference.parse, text)
 
 
 @settings(max_examples=150, deadline=None)
@@ -292,7 +302,8 @@ def test_dmesg_same_as_before() -> None:
     texts = _dmesg_texts()
     assert len(texts) > 300
     new = {"dmesg.fabric_out_of_sync", "dmesg.fabric_manager_absent", "dmesg.hca_fw_outdated",  # learnt after the copy
-           "dmesg.sxid_events", "dmesg.sxid_codes", "dmesg.sxid_fatal_codes", "dmesg.xid_nonfatal_codes"}
+           "dmesg.sxid_events", "dmesg.sxid_codes", "dmesg.sxid_fatal_codes", "dmesg.xid_nonfatal_codes",
+           "dmesg.nvidia_module_flavor", "dmesg.kmod_flavor_refused", "dmesg.kmod_flavor_needed"}
     for name, text in texts:
         # NVSwitch lines, Talos' prefix and a follow-on Xid naming its cause (its code joins xid_codes): learnt after
         # the copy, and read by the parser's own tests

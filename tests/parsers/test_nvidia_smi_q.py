@@ -324,3 +324,44 @@ def test_a_vgpu_guests_license_section_alone():
 def test_no_vgpu_section_no_license_facts():
     f = parsers.run("nvidia-smi-q", load("nvidia-smi-q-fragments/q-d-performance-driver495-one-gpu-idle-active.txt"))
     assert "gpu.vgpu_license" not in f and "gpu.vgpu_unlicensed" not in f
+
+
+def test_the_drivers_reset_status_quoted_alone():
+    """nvidia-smi -q's 'GPU Reset Status' section quoted alone, indented as in the report (vllm-project/vllm#8847)."""
+    text = load("nvidia-smi-q-fragments/vllm8847-gpu-reset-status-reset-required-yes.txt")
+    assert parsers.detect(text) == "nvidia-smi-q"
+    f = parsers.run("nvidia-smi-q", text)
+    assert f["gpu.recovery_actions"] == {"0": "Reset"} and f["gpu.recovery_needed"] == [0]
+    # the same section with Drain and Reset Recommended: Yes
+    g = parsers.run("nvidia-smi-q", text.replace("Recommended       : No", "Recommended       : Yes"))
+    assert g["gpu.recovery_actions"] == {"0": "Drain and Reset"}
+
+
+def test_the_reset_status_among_key_lines_a_person_picked_from_the_report():
+    """A hand-over note's selection of `nvidia-smi -i 2 -q`: the Reset Status section, then single lines at the margin
+    ('Fan Speed : System is not in ready state') that are no section read here and no reason to refuse the rest."""
+    f = parsers.run("nvidia-smi-q", load("nvidia-smi-q-fragments/rtx3090-i2-q-reset-required-yes-not-ready-key-lines.txt"))
+    assert f["gpu.recovery_actions"] == {"0": "Reset"} and f["gpu.recovery_needed"] == [0]
+    assert f["gpu.devices"][0]["perf_state"] == "P0"
+
+
+def test_the_recovery_action_of_driver_570_and_the_deprecated_reset_status():
+    f = parsers.run("nvidia-smi-q", load("nvidia-smi-q-fragments/sichek-h200-570-recovery-action-reset-reset-status-deprecated.txt"))
+    assert f["gpu.recovery_actions"] == {"0": "Reset"} and f["gpu.recovery_needed"] == [0]
+    g = parsers.run("nvidia-smi-q", load("nvidia-smi-q-fragments/sichek-h200-570-recovery-action-none-reset-status-deprecated.txt"))
+    assert g["gpu.recovery_actions"] == {"0": "None"} and g["gpu.recovery_needed"] == []
+
+
+def test_full_reports_whose_gpus_need_no_recovery():
+    assert parse(load(A40))["gpu.recovery_actions"] == {"0": "None"}  # Reset Required: No, Drain and Reset: No
+    f = parse(load(RTX))  # driver 580: 'GPU Recovery Action : None'
+    assert f["gpu.recovery_actions"] == {"0": "None"} and f["gpu.recovery_needed"] == []
+
+
+@pytest.mark.parametrize("text", [
+    "GPU Reset Status\n",
+    "Fan Speed                             : System is not in ready state\n",  # a padded line, no section read here
+])
+def test_a_reset_status_header_or_padded_lines_alone_are_refused(text):
+    with pytest.raises(ParseError):
+        parse(text)

@@ -226,6 +226,9 @@ def test_nvml_json_and_nvidia_smi_q_give_the_same_facts(monkeypatch):
     from_q = parsers.run("nvidia-smi-q", load(RTX5080))
     # NVML answers "not supported" for the GPU's first NVLink; nvidia-smi -q says nothing of NVLink
     assert from_nvml.pop("gpu.nvlink_present") is False and "gpu.nvlink_present" not in from_q
+    # the report's 'GPU Recovery Action : None'; the nvml source does not ask NVML for the recovery action
+    assert from_q.pop("gpu.recovery_actions") == {"0": "None"} and from_q.pop("gpu.recovery_needed") == []
+    assert "gpu.recovery_actions" not in from_nvml
     assert from_nvml == from_q
     assert from_nvml["gpu.pcie_degraded"] == [{"index": 0, "gen": 1, "gen_max": 5, "width": 8, "width_max": 16}]
     assert from_nvml["gpu.persistence_off"] == [0]

@@ -26,6 +26,23 @@ through it stalls until the GPUs and switches are reset; the code's thousands sa
 lacks the boot lines (the ring buffer wraps; excerpts are partial), only on an explicit "disabled" line;
 counts and ``fallen_off_bus`` describe what the text shows (0 / false when it shows none).
 
+The NVIDIA driver comes in two kernel-module flavors, and refuses a GPU the loaded one cannot drive, naming the GPU
+on one line and the reason on the next (NVIDIA/open-gpu-kernel-modules#696 and #322, awslabs/amazon-eks-ami#2769)::
+
+    NVRM: The NVIDIA GPU 0000:57:00.0 (PCI ID: 10de:2c3a)
+    NVRM: installed in this system requires use of the NVIDIA open kernel modules.
+    NVRM: GPU 0000:57:00.0: RmInitAdapter failed! (0x22:0x56:897)
+
+(the proprietary module on a Blackwell GPU), and the open module on a GPU without a GSP (Maxwell, Pascal, Volta)::
+
+    NVRM: The NVIDIA GPU 0000:02:00.0 (PCI ID: 10de:1b82)
+    NVRM: installed in this system is not supported by open
+    NVRM: nvidia.ko because it does not include the required GPU
+    NVRM: System Processor (GSP).
+
+``dmesg.kmod_flavor_refused`` lists them; the load banner says which flavor is loaded ("NVIDIA UNIX Open Kernel
+Module" for the open one).
+
 >>> f = parse("[ 5.1] NVRM: Xid (PCI:0000:cb:00): 79, pid=1, name=x, GPU has fallen off the bus.\\n")
 >>> f["dmesg.xid_codes"], f["dmesg.fallen_off_bus"]
 ([79], True)
@@ -64,6 +81,12 @@ FACTS = [
     ("dmesg.fabric_manager_absent", "bool", "", "the driver says no fabric manager is present (NV_ERR_FABRIC_MANAGER_NOT_PRESENT); "
      "absent when the log does not say"),
     ("dmesg.nvidia_driver_version", "string", "", "NVIDIA kernel module version from its load banner"),
+    ("dmesg.nvidia_module_flavor", "string", "", "the loaded NVIDIA kernel module's flavor from its load banner: 'open' "
+     "(NVIDIA UNIX Open Kernel Module) or 'proprietary'"),
+    ("dmesg.kmod_flavor_refused", "list", "", "GPUs the loaded NVIDIA kernel module refused because they need the other "
+     "flavor: {gpu (PCI address), pci_id (10de:xxxx), needs: 'open' (Blackwell and later: 'requires use of the NVIDIA "
+     "open kernel modules') or 'proprietary' (no GSP: 'not supported by open nvidia.ko')}; absent when the log does not say"),
+    ("dmesg.kmod_flavor_needed", "list", "", "the flavors those refused GPUs need ('open', 'proprietary'), sorted"),
     ("dmesg.suppressed_callbacks", "number", "count", "messages the kernel rate-limited away (sum of 'N callbacks suppressed')"),
     ("dmesg.kernel_cmdline", "string", "", "the boot command line from 'Kernel command line:' (or the early 'Command line:')"),
     ("dmesg.kernel_version", "string", "", "release from the 'Linux version' banner"),
@@ -125,6 +148,11 @@ _SUPPRESSED = re.compile(r"(\d+) callbacks suppressed")
 _CMDLINE = re.compile(r"\bKernel command line:\s*(.*)$")
 _EARLY_CMDLINE = re.compile(r"^Command line:\s*(.*)$")
 _NV_VERSION = re.compile(r"NVRM: loading NVIDIA .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)")
+# drivers/nvidia's probe: the GPU on one line, why the loaded flavor cannot drive it on the next ones
+_FLAVOR_GPU = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s*\(PCI ID: "
+                         r"([0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
+_NEEDS_OPEN = re.compile(r"requires use of the NVIDIA open kernel modules", re.IGNORECASE)
+_NEEDS_PROPRIETARY = re.compile(r"installed in this system is not supported by open\b")
 _LINUX_VERSION = re.compile(r"^Linux version (\S+)")
 # mlx4_en/mlx4_core and mlx5_core when the adapter's firmware predates the driver (drivers/net/ethernet/mellanox)
 _HCA_FW_OLD = re.compile(r"please upgrade to later FW version|Installed FW has unsupported command interface revision|"
@@ -215,6 +243,9 @@ def parse(text: str) -> dict[str, object]:
     fallback = False
     cmdline = early_cmdline = nv_version = linux_version = None
     fw_old: list[str] = []
+    flavor: str | None = None
+    refused: list[dict[str, str]] = []
+    gpu_named: tuple[str, str] | None = None  # the GPU the last 'The NVIDIA GPU ... (PCI ID: ...)' named
     sxids: list[dict[str, object]] = []
     sxid_codes: set[int] = set()
     sxid_fatal: set[int] = set()
@@ -294,6 +325,11 @@ def parse(text: str) -> dict[str, object]:
         nv = _NV_VERSION.search(msg) if "NVRM: loading NVIDIA " in msg else None
         if nv:
             nv_version = nv.group(1)
+            flavor = "open" if "Open Kernel Module" in msg else "proprietary"
+        if "NVRM" in msg and ("PCI ID" in msg or "kernel modules" in msg or "supported by open" in msg):
+            _flavor_refusal(msg, refused, gpu_named)
+            g = _FLAVOR_GPU.search(msg)
+            gpu_named = (g.group(1), g.group(2).lower()) if g else gpu_named
         if ("FW" in msg or "firmware's" in msg) and _HCA_FW_OLD.search(msg):
             add_clipped(fw_old, msg, 10)
         lv = _LINUX_VERSION.match(msg) if msg.startswith("Linux version ") else None
@@ -339,6 +375,11 @@ def parse(text: str) -> dict[str, object]:
         facts["dmesg.kernel_cmdline"] = cmdline if cmdline is not None else early_cmdline
     if nv_version:
         facts["dmesg.nvidia_driver_version"] = nv_version
+    if flavor:
+        facts["dmesg.nvidia_module_flavor"] = flavor
+    if refused:
+        facts["dmesg.kmod_flavor_refused"] = refused
+        facts["dmesg.kmod_flavor_needed"] = sorted({r["needs"] for r in refused})
     if linux_version:
         facts["dmesg.kernel_version"] = linux_version
     if fw_old:
@@ -347,6 +388,19 @@ def parse(text: str) -> dict[str, object]:
     facts["dmesg.sxid_codes"] = sorted(sxid_codes)
     facts["dmesg.sxid_fatal_codes"] = sorted(sxid_fatal)
     return facts
+
+
+def _flavor_refusal(msg: str, refused: list[dict[str, str]], named: tuple[str, str] | None) -> None:
+    """A GPU the loaded module flavor refuses: the reason on this message, the GPU on it (a dmesg whose
+    continuation lines were joined) or on the message before ('The NVIDIA GPU ... (PCI ID: ...)')."""
+    needs = "open" if _NEEDS_OPEN.search(msg) else "proprietary" if _NEEDS_PROPRIETARY.search(msg) else None
+    if needs is None:
+        return
+    g = _FLAVOR_GPU.search(msg)
+    gpu, pci_id = (g.group(1), g.group(2).lower()) if g else (named or ("", ""))
+    entry = {"gpu": gpu, "pci_id": pci_id, "needs": needs}
+    if entry not in refused and len(refused) < 64:
+        refused.append(entry)
 
 
 def _sxid(m: re.Match[str], events: list[dict[str, object]], codes: set[int], fatal: set[int]) -> None:

@@ -47,6 +47,18 @@ Drivers before R535 call the reasons "Clocks Throttle Reasons"; before R450 powe
 ``power.draw`` we take the average. The GPUs' dicts are those of the NVML document (see
 :mod:`troubleshooter.parsers.nvml_json`) and the facts are built by the same function, so the two sources
 give the same ``gpu.*`` facts. A GPU's index is its position in the report (nvidia-smi lists them in order).
+
+The driver's word on whether a GPU needs recovering after an error is read too, also from a section quoted alone
+(vllm-project/vllm#8847; drivers 570 and later deprecate the first form for the second)::
+
+    GPU Reset Status
+        Reset Required                    : Yes
+        Drain and Reset Recommended       : No
+    GPU Recovery Action                   : Reset
+
+"Reset Required: Yes" is a GPU that must be reset before it works normally again, "Drain and Reset Recommended"
+one to drain and reset at the next chance; the recovery action names what to do (None, Reset, Reboot, Drain P2P,
+Drain and Reset: NVML's nvmlGpuRecoveryAction_t).
 """
 
 from __future__ import annotations
@@ -142,7 +154,7 @@ GPU_KEYS = frozenset({
     "product name", "gpu uuid", "pci", "performance state", "persistence mode", "clocks", "max clocks",
     "gpu power readings", "power readings", "temperature", "clocks event reasons", "clocks throttle reasons",
     "clocks throttle reason", "ecc errors", "remapped rows", "retired pages", "processes", "fabric",
-    "vgpu software licensed product",
+    "vgpu software licensed product", "gpu reset status", "gpu recovery action",
 })
 
 
@@ -344,7 +356,26 @@ def device(gpu: Node, index: int) -> dict[str, Any]:
         "fabric": _fabric(gpu),
         # a vGPU guest's license ('Licensed (Expiry: ...)', 'Unlicensed (Restricted)'); None elsewhere
         "vgpu_license": gpu.value_at("vGPU Software Licensed Product", "License Status") or None,
+        "recovery_action": _recovery(gpu),
     }
+
+
+def _recovery(gpu: Node) -> str | None:
+    """The recovery the driver asks for this GPU: 'GPU Recovery Action' (None, Reset, Reboot, Drain P2P, Drain and
+    Reset), else the older 'GPU Reset Status' as the same words (Reset Required: Yes -> Reset, Drain and Reset
+    Recommended: Yes -> Drain and Reset, both No -> None); None where neither says (N/A, deprecated, not shown)."""
+    action = (gpu.value_at("GPU Recovery Action") or "").strip()
+    if action and action != "N/A" and not action.lower().startswith("requested functionality"):
+        return action
+    status = gpu.child("GPU Reset Status")
+    if status is None:
+        return None
+    reset, drain = _yes_no(status.value_at("Reset Required")), _yes_no(status.value_at("Drain and Reset Recommended"))
+    if drain:
+        return "Drain and Reset"
+    if reset:
+        return "Reset"
+    return "None" if reset is False else None
 
 
 def _fabric(gpu: Node) -> dict[str, str] | None:
@@ -394,11 +425,15 @@ def read(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 _REASON_SECTIONS = frozenset({"clocks event reasons", "clocks throttle reasons", "clocks throttle reason"})
 # a quoted fragment counts as a GPU only with one of these (the sections that say something on their own)
-_ANCHOR_SECTIONS = _REASON_SECTIONS | {"fabric", "vgpu software licensed product"}
+_ANCHOR_SECTIONS = _REASON_SECTIONS | {"fabric", "vgpu software licensed product", "gpu reset status",
+                                        "gpu recovery action"}
 _FRAGMENT_SECTIONS = _ANCHOR_SECTIONS | {"performance state", "clocks", "max clocks", "power readings",
                                          "gpu power readings", "temperature"}
 _PROMPT = re.compile(r"^\S*[$#]\s")
 _BANNER_LINE = re.compile(r"^(?:=+|-+|#+)\s*[\w .:/()-]*\s*(?:=+|-+|#+)$")
+# a line of the report with its key padded to the value column ("Fan Speed          : ..."), at the margin where a
+# person quoted a few lines of it: kept out of the GPUs unless it is a section read here, and no reason to refuse
+_PADDED_KEY = re.compile(r"^[A-Z][\w ./()-]{0,40}?\S {2,}: \S")
 
 
 def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
@@ -415,8 +450,8 @@ def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
         s = ln.strip()
         if not s or s in ("--", "...", "…") or _PROMPT.match(ln) or _BANNER_LINE.match(s):
             continue  # grep's separator, an elision, the command, a script's "=== SECTION ===" echo
-        if s.split(":", 1)[0].strip().lower() not in _FRAGMENT_SECTIONS:
-            return []  # an unindented line that is neither a section of the report nor grep's separator
+        if s.split(":", 1)[0].strip().lower() not in _FRAGMENT_SECTIONS and not _PADDED_KEY.match(ln):
+            return []  # an unindented line that is neither a line of the report nor grep's separator
         body.append(ln)
     root = _tree(body, Node("", None, -1))
     known = [node for node in root.children if node.lkey in _FRAGMENT_SECTIONS]
@@ -434,7 +469,8 @@ def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
         gpu = Node("", None, -1)
         gpu.children = group
         d = device(gpu, len(devices))
-        if d["clocks_event_reasons"] is not None or d["fabric"] is not None or d["vgpu_license"] is not None:
+        if (d["clocks_event_reasons"] is not None or d["fabric"] is not None or d["vgpu_license"] is not None
+                or d["recovery_action"] is not None):
             devices.append(d)
     return devices
 
@@ -453,6 +489,9 @@ def _detect(text: str) -> float:
         return 0.75  # nvidia-smi -q | grep -A2 Fabric: the NVSwitch fabric registration per GPU
     if re.search(r"^\s*vGPU Software Licensed Product\s*\n(?:\s+.*\n)?\s+License Status\s+: ", text[:65536], re.MULTILINE):
         return 0.75  # nvidia-smi -q | grep -A2 'vGPU Software Licensed Product': a vGPU guest's license
+    if re.search(r"^\s*GPU Reset Status\s*\n\s+Reset Required\s+: \S", text[:65536], re.MULTILINE) or re.search(
+            r"^\s*GPU Recovery Action\s+: \S", text[:65536], re.MULTILINE):
+        return 0.75  # the driver's word on recovering a GPU after an error, quoted alone
     return 0.0
 
 

@@ -77,6 +77,11 @@ FACTS = [
      "(Expiry: ...)', 'Unlicensed (Restricted)'); vGPU guests only"),
     ("gpu.vgpu_unlicensed", "list", "", "vGPU guests' GPUs whose license status is Unlicensed: compute drops to an idle "
      "level after a 20-minute grace period"),
+    ("gpu.recovery_actions", "dict", "", "GPU -> the recovery the driver asks for it after an error (nvidia-smi -q 'GPU "
+     "Recovery Action': None, Reset, Reboot, Drain P2P, Drain and Reset; before driver 570 'GPU Reset Status': Reset "
+     "Required: Yes -> Reset, Drain and Reset Recommended: Yes -> Drain and Reset)"),
+    ("gpu.recovery_needed", "list", "", "GPUs whose driver asks for a recovery action (a reset, a reboot, a drain): the "
+     "GPU hit an error it does not work normally again after until then"),
 ]
 
 
@@ -98,6 +103,7 @@ def gpu_facts(devices: Iterable[dict[str, Any]], *, driver: Any = None, cuda: An
     devices = list(devices)
     fabric = [(d.get("index"), d.get("fabric")) for d in devices if isinstance(d.get("fabric"), dict)]
     lic = [(d.get("index"), d["vgpu_license"]) for d in devices if isinstance(d.get("vgpu_license"), str)]
+    recovery = [(d.get("index"), d["recovery_action"]) for d in devices if isinstance(d.get("recovery_action"), str)]
     devices = [{k: d.get(k) for k in DEVICE_KEYS} for d in devices]
     facts: dict[str, Any] = {}
     if fabric:  # NVSwitch systems only (N/A elsewhere): the fabric manager registered each GPU, or not
@@ -107,6 +113,9 @@ def gpu_facts(devices: Iterable[dict[str, Any]], *, driver: Any = None, cuda: An
     if lic:  # vGPU guests only (nvidia-smi -q 'vGPU Software Licensed Product'); absent on bare metal
         facts["gpu.vgpu_license"] = {str(i): v for i, v in lic}
         facts["gpu.vgpu_unlicensed"] = [i for i, v in lic if v.lower().startswith("unlicensed")]
+    if recovery:  # nvidia-smi -q's GPU Reset Status / GPU Recovery Action
+        facts["gpu.recovery_actions"] = {str(i): a for i, a in recovery}
+        facts["gpu.recovery_needed"] = [i for i, a in recovery if a.strip().lower() not in ("none", "no")]
     facts["gpu.count"] = int(count) if isinstance(count, int) and count >= len(devices) else len(devices)
     facts["gpu.names"] = [d["name"] for d in devices if isinstance(d["name"], str)]
     if isinstance(driver, str) and driver:

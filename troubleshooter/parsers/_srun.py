@@ -14,8 +14,9 @@ VALUED = frozenset({"-p", "--partition", "-N", "--nodes", "-n", "--ntasks", "--t
                     "--reservation", "--gpu-bind", "--cpu-bind", "-m", "--distribution", "--jobid", "-C", "--constraint",
                     "--container-image", "--container-name", "--container-mounts", "--container-workdir",
                     "--container-env", "--mem-per-gpu", "--cpus-per-gpu"})
-_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_BEFORE = frozenset({"sudo", "time", "env", "nohup", "exec", "stdbuf", "-E"})
+#: a VAR=value word before the command, and the wrappers that may stand before srun or mpirun (shared with mpirun)
+ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+BEFORE = frozenset({"sudo", "time", "env", "nohup", "exec", "stdbuf", "-E"})
 
 
 def options(command: str) -> tuple[dict[str, str], list[str]] | None:
@@ -29,9 +30,9 @@ def options(command: str) -> tuple[dict[str, str], list[str]] | None:
     if "srun" not in names:
         return None
     at = names.index("srun")
-    if not all(_ASSIGN.match(w) or w in _BEFORE for w in words[:at]):
+    if not all(ASSIGN.match(w) or w in BEFORE for w in words[:at]):
         return None  # srun is a word of another command ("echo srun"), not the command
-    env = [w for w in words[:at] if _ASSIGN.match(w)]
+    env = [w for w in words[:at] if ASSIGN.match(w)]
     opts: dict[str, str] = {}
     rest = words[at + 1:]
     i = 0
@@ -42,7 +43,7 @@ def options(command: str) -> tuple[dict[str, str], list[str]] | None:
             i += 1
         opts[opt] = value
         if opt == "--export":
-            env += [p for p in value.split(",") if _ASSIGN.match(p)]
+            env += [p for p in value.split(",") if ASSIGN.match(p)]
         i += 1
     return opts, env
 

@@ -24,6 +24,7 @@ import re
 import shlex
 from typing import Any
 
+from troubleshooter.parsers._srun import ASSIGN, BEFORE
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
@@ -36,16 +37,12 @@ FACTS = [
 ]
 
 _LAUNCHER = re.compile(r"^(?:\S*/)?(?:mpirun|mpiexec|orterun|prterun|mpiexec\.hydra)$")
-_BEFORE = frozenset({"sudo", "time", "env", "nohup", "exec", "stdbuf", "-E"})
-_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # options that take the next word as their value; any other word not starting with '-' is the program
 _VALUED = frozenset({"-np", "--np", "-n", "-c", "-H", "--host", "-host", "-hosts", "--hostfile", "-hostfile",
                      "--machinefile", "-machinefile", "-f", "--map-by", "-map-by", "--bind-to", "-bind-to", "--rank-by",
                      "-rank-by", "-x", "--env", "-genv", "-mca", "--mca", "-gmca", "--gmca", "-npernode", "--npernode",
-                     "-N", "-ppn", "--ppn", "-perhost", "-wdir", "--wdir", "-wd", "--prefix", "-prefix", "--tag-output",
-                     "--report-bindings", "--output-filename", "-iface", "-bootstrap", "--cpus-per-proc",
+                     "-N", "-ppn", "--ppn", "-perhost", "-wdir", "--wdir", "-wd", "--prefix", "-prefix", "--output-filename", "-iface", "-bootstrap", "--cpus-per-proc",
                      "--cpus-per-rank", "-cpus-per-proc", "--launch-agent", "-launcher"})
-_FLAGS_WITHOUT_VALUE = frozenset({"--tag-output", "--report-bindings"})
 _MCA = frozenset({"-mca", "--mca", "-gmca", "--gmca"})  # take two words: name and value
 
 
@@ -65,7 +62,7 @@ def _words(text: str) -> list[str] | None:
 def _read(words: list[str]) -> tuple[dict[str, list[str]], int] | None:
     """mpirun's options (name -> values as written) and where its program starts; None when no launcher leads."""
     i = 0
-    while i < len(words) and (words[i] in _BEFORE or _ASSIGN.match(words[i])):
+    while i < len(words) and (words[i] in BEFORE or ASSIGN.match(words[i])):
         i += 1
     if i >= len(words) or not _LAUNCHER.match(words[i]):
         return None
@@ -82,7 +79,7 @@ def _read(words: list[str]) -> tuple[dict[str, list[str]], int] | None:
         elif name in _MCA:
             opts.setdefault(name, []).append(" ".join(words[i + 1:i + 3]))
             i += 3
-        elif name in _VALUED and name not in _FLAGS_WITHOUT_VALUE and i + 1 < len(words):
+        elif name in _VALUED and i + 1 < len(words):
             opts.setdefault(name, []).append(words[i + 1])
             i += 2
         else:

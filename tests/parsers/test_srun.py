@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.corpus import DATA
+from tests.corpus import DATA, load
 from troubleshooter import parsers
 from troubleshooter.diagnosis.pasted import EvidenceFacts
 
@@ -48,3 +48,11 @@ def test_what_asks_for_gpus(line: str, gpus: list) -> None:
 def test_other_text_is_refused(text: str) -> None:
     with pytest.raises(parsers.ParseError):
         parsers.run("srun", text)
+
+
+def test_a_line_continued_with_backslashes_is_read_whole():
+    """NVIDIA/enroot#205 pasted its srun over six lines; read directly (parse srun FILE), as the paste reader joins it."""
+    f = parsers.run("srun", load("srun/enroot205-gpus-2-container-image-pty.txt"))
+    assert f["slurm.srun.gpu_request"] == ["--gpus=2"]
+    assert f["slurm.srun.container"] is True
+    assert f["slurm.srun.options"]["--container-image"] == "myimage"

@@ -252,10 +252,11 @@ def leading_assignments(command: str) -> tuple[list[str], str]:
 
 
 _DOCKER_RUN = re.compile(r"\b(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
-# srun as the command (after sudo, env, time ...), not a word of another command's arguments
-_SRUN = re.compile(r"^(?:(?:sudo|time|env|nohup|[A-Za-z_]\w*=\S*)\s+)*(?:\S*/)?srun\s")
-# mpirun/mpiexec as the command: where it places its ranks (the mpirun kind), whatever program it starts
-_MPIRUN = re.compile(r"^(?:(?:sudo|time|env|nohup|[A-Za-z_]\w*=\S*)\s+)*(?:\S*/)?(?:mpirun|mpiexec|orterun|prterun)\s")
+# a launcher as the command (after sudo, env, time, VAR=value ...), not a word of another command's arguments: srun
+# (what the step asked Slurm for), mpirun/mpiexec (where it places its ranks), whatever program either starts
+_AS_COMMAND = r"^(?:(?:sudo|time|env|nohup|[A-Za-z_]\w*=\S*)\s+)*(?:\S*/)?"
+_SRUN = re.compile(_AS_COMMAND + r"srun\s")
+_MPIRUN = re.compile(_AS_COMMAND + r"(?:mpirun|mpiexec|orterun|prterun)\s")
 _DOCKER_RUN_LINE = re.compile(r"^\s*(?:sudo\s+)?(?:nvidia-docker|docker|podman)\s+(?:container\s+)?run\s")
 
 

@@ -19,6 +19,14 @@ ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 BEFORE = frozenset({"sudo", "time", "env", "nohup", "exec", "stdbuf", "-E"})
 
 
+def command_line(text: str) -> str:
+    """The first command line of a pasted launch line: its backslash continuations joined, a leading "$ " dropped
+    (srun and mpirun lines are pasted both ways, after a prompt and across several lines)."""
+    joined = re.sub(r"\\\s*\n", " ", text)
+    line = next((ln.strip() for ln in joined.split("\n") if ln.strip()), "")
+    return line[2:] if line.startswith("$ ") else line
+
+
 def options(command: str) -> tuple[dict[str, str], list[str]] | None:
     """(srun's options: name -> value, '' for a flag; the variables set for the step: NAME=value before srun and in
     --export) of a command line that runs srun (after variables, sudo, time, env), or None when it does not."""

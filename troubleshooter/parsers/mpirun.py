@@ -24,7 +24,7 @@ import re
 import shlex
 from typing import Any
 
-from troubleshooter.parsers._srun import ASSIGN, BEFORE
+from troubleshooter.parsers._srun import ASSIGN, BEFORE, command_line
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
@@ -41,16 +41,14 @@ _LAUNCHER = re.compile(r"^(?:\S*/)?(?:mpirun|mpiexec|orterun|prterun|mpiexec\.hy
 _VALUED = frozenset({"-np", "--np", "-n", "-c", "-H", "--host", "-host", "-hosts", "--hostfile", "-hostfile",
                      "--machinefile", "-machinefile", "-f", "--map-by", "-map-by", "--bind-to", "-bind-to", "--rank-by",
                      "-rank-by", "-x", "--env", "-genv", "-mca", "--mca", "-gmca", "--gmca", "-npernode", "--npernode",
-                     "-N", "-ppn", "--ppn", "-perhost", "-wdir", "--wdir", "-wd", "--prefix", "-prefix", "--output-filename", "-iface", "-bootstrap", "--cpus-per-proc",
-                     "--cpus-per-rank", "-cpus-per-proc", "--launch-agent", "-launcher"})
+                     "-N", "-ppn", "--ppn", "-perhost", "-wdir", "--wdir", "-wd", "--prefix", "-prefix",
+                     "--output-filename", "-iface", "-bootstrap", "--cpus-per-proc", "--cpus-per-rank",
+                     "-cpus-per-proc", "--launch-agent", "-launcher"})
 _MCA = frozenset({"-mca", "--mca", "-gmca", "--gmca"})  # take two words: name and value
 
 
 def _words(text: str) -> list[str] | None:
-    joined = re.sub(r"\\\s*\n", " ", text)  # backslash continuations
-    line = next((ln.strip() for ln in joined.split("\n") if ln.strip()), "")
-    if line.startswith("$ "):
-        line = line[2:]
+    line = command_line(text)
     if len(line) > 100_000:
         return None
     try:

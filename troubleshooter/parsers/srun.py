@@ -41,9 +41,7 @@ FACTS = [
 )
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "an srun command line")
-    line = next((ln.strip() for ln in text.split("\n") if ln.strip()), "")
-    if line.startswith("$ "):
-        line = line[2:]
+    line = _srun.command_line(text)
     read = _srun.options(line) if len(line) < 100_000 else None
     if read is None:
         raise ParseError("no srun command line")

@@ -20,7 +20,7 @@ _defs_loaded = False
 
 def load_defs() -> dict[str, Source]:
     """The sources' declarations, without importing the parsers (~25 ms of regular expressions compiled at their
-    import): what a sweep needs to start its commands. :func:`load_all` before parsing their output."""
+    import): what a sweep needs to start its commands. :func:`load_own` before parsing their output."""
     global _defs_loaded
     if not _defs_loaded and not _loaded:
         from troubleshooter.model import combine as derived  # noqa: F401  (declares its facts, as in load_all)

@@ -639,3 +639,11 @@ def test_the_driver_asking_for_a_gpu_reset() -> None:
                 "sichek-h200-570-recovery-action-reset-reset-status-deprecated.txt"):
         assert _found([f"host:nvidia-smi-q-fragments/{rel}"]) == [("gpu-errors", "confirmed")], rel
     assert _found(["host:nvidia-smi-q-fragments/sichek-h200-570-recovery-action-none-reset-status-deprecated.txt"]) == []
+
+
+def test_bandwidthtest_slower_bound_to_another_node_is_numa_remote() -> None:
+    # mpicbg-scicomp/gearshifft#82: 12.2 GB/s bound to the GPU's node, 3.8 bound to the other
+    assert _found(["host:bandwidth-test/gearshifft82-p100-numactl-node0-node1.txt"]) == [("numa-remote", "likely")]
+    # runs bound to no node, or on different machines, compare nothing
+    assert _found(["host:bandwidth-test/cuda-demo-t4-v100-two-runs.txt"]) == []
+    assert _found(["host:bandwidth-test/della-range-mode-two-clusters.txt"]) == []

@@ -104,7 +104,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "nvidia-container-cli/requirement-other-": "nvidia-container-cli",
                  "nvidia-container-cli/unknown-device-": "nvidia-container-cli",
                  "slurm-conf": "slurm-conf", "dev-nvidia": "dev-nvidia",
-                 "slurm-log": "slurm-log", "slurm-plugins": "slurm-plugins", "configure-log": "configure-log"}
+                 "slurm-log": "slurm-log", "slurm-plugins": "slurm-plugins", "configure-log": "configure-log",
+                 "bandwidth-test": "bandwidth-test"}
 
 
 def _expected(path: Path) -> str | None:

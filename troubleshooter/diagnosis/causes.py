@@ -141,7 +141,9 @@ def conclusion(f: Finding, lookup: Callable[[str, str], Any], has_side: Callable
         if tree is None or nid not in tree.nodes:
             raise CauseError(f"cause {f.cause.id}: node {f.cause.node} not found")
         c = conclusion_from_node(tree_id, nid, tree.nodes[nid], lookup, has_side)
-        return dataclasses.replace(c, cause=f.cause.id, summary=c.summary + how)
+        # the facts this door reads, beside the node's own (a bandwidthTest spread is not the node's numastat)
+        extra = {name: display(name, lookup(name, "target")) for name in f.cause.evidence if name not in c.evidence}
+        return dataclasses.replace(c, cause=f.cause.id, summary=c.summary + how, evidence={**extra, **c.evidence})
     evidence = {name: display(name, lookup(name, "target")) for name in f.cause.evidence}
     missing: list[str] = []
     fixes = []

@@ -20,6 +20,7 @@ import dataclasses
 import re
 import shlex
 
+from troubleshooter.parsers import _bind
 from troubleshooter.parsers._prompt import prompt
 
 # ---------------------------------------------------------------------------- cleaning
@@ -112,6 +113,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("ibstatus", (), "ibstatus"),
     ("show_gids", (), "show-gids"),
     ("p2pBandwidthLatencyTest", (), "p2p-bandwidth"),
+    ("bandwidthTest", (), "bandwidth-test"),
     ("ibv_devinfo", (), "ibv-devinfo"),
     ("ibdev2netdev", (), "ibdev2netdev"),
     ("env", (), "env"),
@@ -201,6 +203,10 @@ def tool_of(command: str) -> str | None:
                 if needle in target:
                     return kind
             continue
+        if base in ("numactl", "taskset"):
+            bound = _bind.launch_words(words[i:])
+            if bound is not None:  # numactl -N1 -m1 ./bandwidthTest: the output is the program's
+                return tool_of(shlex.join(words[i + bound[1]:]))
         if _NCCL_TESTS.search(base):
             return "nccl-tests"
         if _NV_RUN.match(base):

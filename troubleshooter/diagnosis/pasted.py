@@ -370,7 +370,7 @@ INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli")
 
 # Outputs that add up when one paste holds several (two nccl-tests runs, a log in pieces); a state listing
 # (ibstat, env) is a snapshot, and the last one shown stands
-_ACCUMULATE = {"nccl-tests", "nccl-debug", "dmesg", "cuda-errors", "steps", "nhc", "torch-distributed", "ucx"}
+_ACCUMULATE = {"nccl-tests", "nccl-debug", "dmesg", "cuda-errors", "steps", "nhc", "torch-distributed", "ucx", "bandwidth-test"}
 
 
 def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
@@ -419,8 +419,10 @@ _EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
 #: the binary ("./build/all_reduce_perf"), fi_info the provider asked for ("-p efa"), which its "-61" does not say;
 #: slurm-conf which file it prints (cgroup.conf, gres.conf) and whether whole (cat) or in part (grep);
 #: nvidia-smi-status how srun launched the tasks whose GPU listings it reads (--gpus-per-task, a pyxis container);
-#: /proc/PID/limits the process whose limits they are; slurm-plugins which package it lists and through which grep
-_READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "slurm-conf", "nvidia-smi-status", "limits", "slurm-plugins"})
+#: /proc/PID/limits the process whose limits they are; slurm-plugins which package it lists and through which grep;
+#: bandwidthTest the NUMA binding numactl or taskset gave it
+_READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "slurm-conf", "nvidia-smi-status", "limits", "slurm-plugins",
+                                 "bandwidth-test"})
 
 
 def _as_read(kind: str | None, b: intake.Block, text: str) -> str:
@@ -469,14 +471,16 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
     for kd in candidates:
         try:
             kt = intake.trim_prose(text) if kd in _EVERY_LINE_KINDS else text
-            facts = parsers.run(kd, _as_read(kd, b, kt))
+            as_read = _as_read(kd, b, kt)
+            facts = parsers.run(kd, as_read)
         except parsers.ParseError as exc:
             failed.append(PastedFile(path, bside, kd, {}, f"{kd}: {exc}", how, where))
             continue
         if b.of_command and kd == "env":
             # the variables a command line sets are not the whole environment: what it lacks is unknown
             facts = {n: v for n, v in facts.items() if n not in PARTIAL_ENV_DROPS}
-        out.append(PastedFile(path, bside, kd, facts, "", how, where, text=text if kd in _ACCUMULATE else ""))
+        # what was read, command line included: logs of one side read together keep each run's command
+        out.append(PastedFile(path, bside, kd, facts, "", how, where, text=as_read if kd in _ACCUMULATE else ""))
     if failed and how == "command" and failed[0].kind == "kmod" and not b.text.strip().strip("#$").strip():
         # `lsmod | grep X` that printed nothing: no loaded module matches X
         pats = grepped_words(b.command or "", "lsmod")

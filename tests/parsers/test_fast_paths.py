@@ -183,7 +183,7 @@ def test_the_nccl_corpus_is_there() -> None:
 # Facts a parser gained after its reference copy was taken (checked by their own tests, not against the copy).
 NEW_FACTS = {"nccl.warn_sites", "nccl.gdr_disabled_hcas", "nccl.gdr_enabled", "nccl.socket_interfaces",
              "nccl.no_socket_interface", "nccl_tests.nccl_error", "nccl.affinity_masks", "nccl.affinity_cpus_min",
-             "nccl.affinity_spread", "nccl.ib_channels_gdr", "nccl.ib_channels_no_gdr",
+             "nccl.affinity_spread", "nccl.affinity_distinct", "nccl.ib_channels_gdr", "nccl.ib_channels_no_gdr",
              "nccl.ib_recv_channels_no_gdr", "nccl.bootstrap_failed", "nccl.channels_via_shm", "nccl.channels_via_p2p",
              "nccl.ibverbs_missing"}
 

@@ -34,6 +34,8 @@ FACTS = [
     ("nccl.affinity_masks", "dict", "", "GPU -> the CPU masks NCCL set for its threads, in order, distinct ('Setting "
      "affinity for GPU 0 to ff': the process's own binding intersected with the GPU's local CPUs)"),
     ("nccl.affinity_cpus_min", "number", "count", "CPUs in the narrowest mask NCCL set for a GPU"),
+    ("nccl.affinity_distinct", "number", "count", "distinct CPU masks NCCL set over all GPUs (one mask for all: the machine's "
+     "CPUs may be all there are; several narrow ones: each rank was bound apart)"),
     ("nccl.affinity_spread", "number", "ratio", "for a GPU given masks of different widths in the log (two runs, two "
      "launchers): the widest mask's CPUs over the narrowest's, largest over the GPUs; absent when each GPU got one"),
     ("nccl.rings", "number", "count", "distinct rings (channel ring prints 'Channel NN/MM : ranks', or 'Ring NN' lines in old logs)"),

@@ -556,6 +556,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         facts["nccl.affinity_masks"] = affinity
         widths = {g: [mask_cpus(m) for m in ms] for g, ms in affinity.items()}
         facts["nccl.affinity_cpus_min"] = min(min(w) for w in widths.values())
+        facts["nccl.affinity_distinct"] = len({m for ms in affinity.values() for m in ms})
         spreads = [max(w) / min(w) for w in widths.values() if len(w) > 1 and min(w) > 0]
         if spreads:
             facts["nccl.affinity_spread"] = round(max(spreads), 2)

@@ -232,7 +232,7 @@ def test_nccls_affinity_masks_rule_in_a_narrow_launcher_binding_only_when_narrow
     assert "launcher-cpu-affinity-narrow" not in dict(_found(
         ["nccl-debug/aws-p4d-eks-4pods-same-node-efa-libfabric-nccl2.27.3.txt"]))
     # one 2-CPU mask and nothing saying the machine has more: NVIDIA/nccl#259's rig, unbound (healthy)
-    assert _found(["nccl-debug/nccl259-8gpu-rig-affinity-03-unbound.txt"]) == []
+    assert _found(["nccl-tests/nccl259-8gpu-rig-affinity-03-unbound.txt"]) == []
     one = tmp_path / "one-core.txt"
     one.write_text("h:1:1 [0] NCCL INFO Setting affinity for GPU 0 to 01\n"
                    "h:2:2 [1] NCCL INFO Setting affinity for GPU 1 to 02\n")

@@ -15,16 +15,21 @@ from troubleshooter.model.facts import FactSet
 DATA = Path(__file__).parent / "data"
 
 
-def _found(specs: list[str]) -> list[tuple[str, str]]:
-    """As tests.test_causes._found, with ``SIDE:rel`` and ``KIND=rel`` specs relative to tests/data too."""
+def _specs(specs: list[str]) -> list[str]:
+    """``SIDE:rel`` and ``KIND=rel`` specs relative to tests/data."""
     out = []
     for s in specs:
         side, sep, rest = s.rpartition(":") if ":" in s and not s.startswith("/") else ("", "", s)
         kind, eq, rel = rest.partition("=") if "=" in rest.split("/")[0] else ("", "", rest)
         path = rel if rel.startswith("/") else str(DATA / rel)
         out.append(f"{side or 'target'}:{kind + '=' if kind else ''}{path}")
+    return out
+
+
+def _found(specs: list[str]) -> list[tuple[str, str]]:
+    """As tests.test_causes._found, with ``SIDE:rel`` and ``KIND=rel`` specs relative to tests/data too."""
     sources.load_all()
-    ef = EvidenceFacts.from_specs(out)
+    ef = EvidenceFacts.from_specs(_specs(specs))
     return [(f.cause.id, f.signature.confidence) for f in causes.ruled_in(causes.load(), ef.lookup)]
 
 
@@ -569,7 +574,7 @@ def test_slurmd_refusing_gres_conf_or_disagreeing_with_it() -> None:
 
 def _suspected(specs: list[str]) -> list[str]:
     sources.load_all()
-    ef = EvidenceFacts.from_specs([str(DATA / s) for s in specs])
+    ef = EvidenceFacts.from_specs(_specs(specs))
     return [f.cause.id for f in causes.suspected(causes.load(), ef.lookup)]
 
 
@@ -647,3 +652,14 @@ def test_bandwidthtest_slower_bound_to_another_node_is_numa_remote() -> None:
     # runs bound to no node, or on different machines, compare nothing
     assert _found(["host:bandwidth-test/cuda-demo-t4-v100-two-runs.txt"]) == []
     assert _found(["host:bandwidth-test/della-range-mode-two-clusters.txt"]) == []
+
+
+def test_efa_provider_unable_to_open_a_listed_device_is_not_decided_by_the_paste() -> None:
+    # ofiwg/libfabric#12708: ENOENT on a device the pod lists; the EFA devices were passed and an on-board ConnectX was
+    # not (set S's case arrived claiming the EFA devices were not passed). The lines alone fit both: possible only
+    rel = "container:fi-info/libfabric12708-efa-enodata-k8s-device-cgroup.txt"
+    assert _found([rel]) == []
+    assert _suspected([rel])[0] == "efa-init-aborted-by-foreign-verbs-device"
+    # fi_getinfo -61 in a container without any open failure is still the devices not passed (aws/aws-ofi-nccl#1020)
+    assert _found(["container:fi-info/awsofi1020-p5-container-without-dev-infiniband-61.txt"]) == [
+        ("ib-not-visible-in-container", "likely")]

@@ -72,6 +72,13 @@ def test_no_provider_in_each_way_fi_info_prints_it(rel: str, query: str | None) 
     assert "libfabric.providers" not in f and "libfabric.efa_rdm" not in f
 
 
+def test_the_efa_providers_warnings_say_which_device_it_could_not_open() -> None:
+    f = parse(load(LOGGED))
+    assert (f["libfabric.device_open_errnos"], f["libfabric.efa_device_errors"]) == ([2], [-2])
+    # a working listing logs none
+    assert "libfabric.device_open_errnos" not in parse(load(P4D))
+
+
 def test_libfabrics_own_log_lines_are_not_the_listing() -> None:
     # 'fi_getinfo: provider efa output empty list' is one provider's log line, not fi_info's answer
     log = "".join(ln + "\n" for ln in load(LOGGED).split("\n") if ln.startswith("libfabric:"))

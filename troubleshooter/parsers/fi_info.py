@@ -50,6 +50,8 @@ FACTS = [
     ("libfabric.getinfo_code", "number", "", "the negative code fi_getinfo returned, as fi_info printed it (-61: no provider matched)"),
     ("libfabric.query_provider", "string", "", "the provider the pasted command line asked for (fi_info -p efa), when the paste shows it"),
     ("libfabric.registered_providers", "list", "", "the providers built into this Libfabric (fi_info -l), whether or not a device is there for them"),
+    ("libfabric.device_open_errnos", "list", "", "errno of each 'ibv_open_device failed! errno: N' Libfabric's EFA provider logged (FI_LOG_LEVEL=warn): 2 (ENOENT) is a verbs device listed in sysfs whose /dev/infiniband node is not there"),
+    ("libfabric.efa_device_errors", "list", "", "err of each 'efa_device_construct_gid failed for device_idx N, err=E' (before Libfabric 2.2 the EFA provider gives up on every device at the first)"),
 ]
 
 _PROVIDER = re.compile(r"^provider:\s*(\S+)\s*$")
@@ -59,6 +61,8 @@ _GETINFO = re.compile(r"^\s*(?:fi_getinfo:\s*)?(-\d{1,5})(?:\s*\(([^)]{0,200})\)
 _COMMAND = re.compile(r"(?:^|[\s/$#>])fi_info(?:\s|$)(.*)$")
 _QUERY = re.compile(r"(?:^|\s)(?:-p|--provider)(?:\s+|=)([\w;.-]+)")
 _LOG = re.compile(r"^libfabric:")
+_OPEN_FAILED = re.compile(r"ibv_open_device failed! errno: (\d+)")
+_GID_FAILED = re.compile(r"efa_device_construct_gid failed for device_idx \d+, err=(-?\d+)")
 _KNOWN = r"(?:efa|verbs|tcp|udp|shm|sm2|sockets|psm[23]|opx|cxi|usnic|ucx|lnx|net|ofi_\w+)"
 _LISTED = re.compile(rf"^({_KNOWN}(?:;{_KNOWN})*):\s*$")
 MAX_LINE = 4000
@@ -97,6 +101,8 @@ class _Reader:
         self.listed: list[str] = []  # fi_info -l
         self.code: int | None = None
         self.query: str | None = None
+        self.open_errnos: list[int] = []
+        self.gid_errors: list[int] = []
 
     def start(self) -> None:
         self.cur = None
@@ -124,6 +130,10 @@ class _Reader:
         return False
 
     def line(self, line: str) -> None:
+        m = _OPEN_FAILED.search(line) or _GID_FAILED.search(line)
+        if m:  # the provider's own warnings (FI_LOG_LEVEL=warn), under any logger's prefix
+            (self.open_errnos if m.re is _OPEN_FAILED else self.gid_errors).append(int(m.group(1)))
+            return
         if _LOG.match(line):
             return
         m = _COMMAND.search(line)
@@ -187,9 +197,13 @@ def parse(text: str) -> dict[str, Any]:
         facts["libfabric.getinfo_code"] = rd.code
     if rd.listed and not entries:
         facts["libfabric.registered_providers"] = _uniq(rd.listed)
-    if not facts:
+    if not facts:  # (Libfabric's own log lines alone are not fi_info's answer)
         raise ParseError("no 'provider:' block, verbose 'fi_info:' entry, provider list or 'fi_getinfo: -61' line: "
                          "this is not fi_info output")
+    if rd.open_errnos:
+        facts["libfabric.device_open_errnos"] = rd.open_errnos
+    if rd.gid_errors:
+        facts["libfabric.efa_device_errors"] = rd.gid_errors
     if rd.query:
         facts["libfabric.query_provider"] = rd.query
     return facts

@@ -663,3 +663,14 @@ def test_efa_provider_unable_to_open_a_listed_device_is_not_decided_by_the_paste
     # fi_getinfo -61 in a container without any open failure is still the devices not passed (aws/aws-ofi-nccl#1020)
     assert _found(["container:fi-info/awsofi1020-p5-container-without-dev-infiniband-61.txt"]) == [
         ("ib-not-visible-in-container", "likely")]
+
+
+def test_a_device_filter_on_the_runtimes_slice_is_no_missing_driver(tmp_path) -> None:
+    # pytorch/pytorch#190132: 'No devices were found' under a slice with systemd's sd_devices filter (set S arrived
+    # claiming no driver was loaded: NVML answered, from a loaded driver, with no GPU it may show)
+    nosmi = str(tmp_path / "pytorch190132-nvidia-smi.txt")
+    Path(nosmi).write_text('$ systemd-run --user --scope -p "Slice=user-1009.slice" nvidia-smi\nNo devices were found\n')
+    assert _found(["host:cgroup/pytorch190132-bpftool-user-slice-sd-devices.txt", "host:" + nosmi]) == [
+        ("systemd-slice-device-filter-hides-gpus", "likely")]
+    assert _found(["host:" + nosmi]) == []
+    assert _found(["host:cgroup/aks-node-bpftool-tree-service-programs-healthy.txt", "host:" + nosmi]) == []

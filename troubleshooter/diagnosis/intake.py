@@ -114,6 +114,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("show_gids", (), "show-gids"),
     ("p2pBandwidthLatencyTest", (), "p2p-bandwidth"),
     ("bandwidthTest", (), "bandwidth-test"),
+    ("bpftool", ("cgroup",), "cgroup"),
     ("ibv_devinfo", (), "ibv-devinfo"),
     ("ibdev2netdev", (), "ibdev2netdev"),
     ("env", (), "env"),

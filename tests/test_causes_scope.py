@@ -674,3 +674,12 @@ def test_a_device_filter_on_the_runtimes_slice_is_no_missing_driver(tmp_path) ->
         ("systemd-slice-device-filter-hides-gpus", "likely")]
     assert _found(["host:" + nosmi]) == []
     assert _found(["host:cgroup/aks-node-bpftool-tree-service-programs-healthy.txt", "host:" + nosmi]) == []
+
+
+def test_libibverbs_without_a_provider_for_a_device_in_a_container() -> None:
+    # NVIDIA/nccl-tests#41: the Singularity> prompt says where it ran (set S's case arrived missed)
+    rel = "nccl-tests/nccltests41-singularity-no-libmlx5-internal-error.txt"
+    assert _found([rel]) == [("rdma-userspace-missing-in-container", "likely")]
+    assert _found(["host:" + rel]) == [("rdma-userspace-missing-in-container", "likely")]  # the prompt outranks the label
+    ef = EvidenceFacts.from_specs(_specs([rel]))
+    assert ef.lookup("rdma.devices_without_provider") == ["/sys/class/infiniband_verbs/uverbs0"]

@@ -292,10 +292,16 @@ def test_oh_my_zshs_default_prompt():
         (None, None, "  ➜  Local:   http://localhost:5173/\n")]
 
 
+def test_a_singularity_shell_prompt_puts_its_commands_in_the_container() -> None:
+    blocks = intake.split("Singularity> ./build/all_reduce_perf -g 4\n# nThread 1 nGpus 4\n")
+    assert [(b.command, b.kind, b.side) for b in blocks] == [("./build/all_reduce_perf -g 4", "nccl-tests", "container")]
+
+
 @pytest.mark.parametrize("line,command", [
     ("user@gpu01:~$ nvidia-smi -L", "nvidia-smi -L"), ("[root@gpu3 ~]# ibstat", "ibstat"),
     ("(venv) alice@box:/x$ env", "env"), ("sh-4.2$ lsmod", "lsmod"), ("bash-5.1# dmesg", "dmesg"),
-    ("zsh-5.8% ls", "ls"), ("➜  ~ nvidia-smi topo -m", "nvidia-smi topo -m"), ("➜  repo git:(main) ✗ env", "env")])
+    ("zsh-5.8% ls", "ls"), ("➜  ~ nvidia-smi topo -m", "nvidia-smi topo -m"), ("➜  repo git:(main) ✗ env", "env"),
+    ("Singularity> ./build/all_reduce_perf -g 4", "./build/all_reduce_perf -g 4"), ("Apptainer> env", "env")])
 def test_one_prompt_pattern_for_every_transcript_reader(line: str, command: str) -> None:
     """intake, slurm-conf and nvidia-smi-status cut transcripts with the same prompts (parsers/_prompt.py); only
     what stands alone differs: a lone '#' is a prompt in a transcript and a comment in a conf file."""

@@ -38,3 +38,13 @@ def test_failed_work_completions_from_uct_verbs():
     assert parsers.detect(text) == "verbs-errors"
     assert parsers.run("verbs-errors", text)["rdma.verbs_errors"] == [
         "mlx5: got completion with error:", "rc_verbs_iface.c:67 send completion with error: local protection error"]
+
+
+def test_a_device_libibverbs_has_no_provider_for_read_among_another_tools_output():
+    text = load("nccl-tests/nccltests41-singularity-no-libmlx5-internal-error.txt")
+    assert parsers.run("verbs-errors", text) == {
+        "rdma.verbs_errors": [], "rdma.devices_without_provider": ["/sys/class/infiniband_verbs/uverbs0"]}
+    # libibverbs' 'couldn't load driver' lines are its tries for providers without hardware: not read
+    with pytest.raises(ParseError):
+        parsers.run("verbs-errors", "libibverbs: Warning: couldn't load driver 'libvmw_pvrdma-rdmav34.so': "
+                                    "libvmw_pvrdma-rdmav34.so: cannot open shared object file: No such file or directory\n")

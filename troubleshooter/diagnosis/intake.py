@@ -406,7 +406,8 @@ def split(text: str) -> list[Block]:
         if cmd is not None:
             flush()
             label = (m.group("label") or "").lower() if m else ""
-            side = _side_of(cmd, host) or (label if label in ("container", "host") else None)
+            side = (_side_of(cmd, host) or ("container" if m and m.group("cshell") else None)  # Singularity> prompt
+                    or (label if label in ("container", "host") else None))
             if assigns:  # the environment the command ran with, as its own block
                 blocks.append(Block("\n".join(assigns) + "\n", i, cmd, "env", side, of_command=True))
             if _DOCKER_RUN.search(rest):  # what the container was given, as its own block

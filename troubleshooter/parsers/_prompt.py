@@ -4,7 +4,8 @@
 A prompt: ``user@host:dir$`` / ``root@host:/#`` / ``[user@host dir]$`` (``[ ~]#``: user@host cut out) /
 after an optional ``(venv)`` /
 bash's default ``sh-4.2$`` or ``bash-5.1#`` (zsh's ``zsh-5.8%`` too) / oh-my-zsh's default theme ``➜  ~`` or
-``➜  repo git:(main) ✗``; where the reader allows it, a lone ``$`` (or ``#``, ``%``). Groups: ``label`` (the
+``➜  repo git:(main) ✗`` / Singularity's and Apptainer's container shell ``Singularity>`` (group ``cshell``: the
+command ran inside a container); where the reader allows it, a lone ``$`` (or ``#``, ``%``). Groups: ``label`` (the
 venv), ``who``/``host`` (or ``who2``/``host2`` in brackets), and ``cmd`` when a command must follow.
 """
 
@@ -18,6 +19,7 @@ _BRACKETS = r"\[(?P<who2>[\w.-]+@(?P<host2>[\w.-]+))[^\]]*\][$#]"
 _REDACTED = r"\[ ?~[\w/.-]*\][$#]"  # the bracket prompt with user@host cut out before posting: "[ ~]#", "[~/src]$"
 _SH = r"(?:ba|z)?sh-\d+(?:\.\d+)*[$#%]"
 _ZSH = r"➜\s+(?:~\S*|/\S*|[\w.-]+)(?:\s+git:\([^)\s]*\))?(?:\s+✗)?"
+_CONTAINER_SHELL = r"(?P<cshell>Singularity|Apptainer)>"
 _THEN = {"command": r"\s+(?P<cmd>\S.*)$", "space": r"\s", "nothing": r"\s*$"}
 
 
@@ -26,7 +28,7 @@ def prompt(lone: str = "", then: str = "command") -> re.Pattern[str]:
     (``"$#%"`` in a transcript; ``"$"`` where ``#`` starts a comment, as in a conf file; ``""`` for none).
     ``then``: ``command`` (a command follows, group ``cmd``), ``space`` (whitespace follows), ``nothing`` (the line
     ends: a prompt with nothing typed, which a lone character never is)."""
-    alts = [_USER, _BRACKETS, _REDACTED, _SH, _ZSH]
+    alts = [_USER, _BRACKETS, _REDACTED, _SH, _ZSH, _CONTAINER_SHELL]
     if lone and then != "nothing":
         alts.append("[" + re.escape(lone) + "]")
     return re.compile(_LEAD + "(?:" + "|".join(alts) + ")" + _THEN[then])

@@ -34,6 +34,10 @@ FACTS = [
     ("rdma.verbs_errors", "list", "", f"RDMA verbs calls and work completions that failed, as printed ('ERROR mlx5_0: "
      f"ibv_create_cq() failed: Cannot allocate memory.', perftest's 'Couldn't allocate MR', 'send completion with "
      f"error: local protection error'), deduplicated, at most {MAX_MESSAGES}"),
+    ("rdma.devices_without_provider", "list", "", "RDMA devices libibverbs found and could not drive, no provider library "
+     "for them ('libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0'): "
+     "libmlx5 (ibverbs-providers, rdma-core) missing where the program runs. (Its 'couldn't load driver X' lines are not: "
+     "libibverbs tries every provider it has a config for and most have no hardware)"),
 ]
 
 _CALL = re.compile(r"\b(?:ibv|mlx5dv|rdma)_\w+(?:\([^()\n]{0,80}\))?\s*(?:failed|returned\s+error|error)\b.*", re.IGNORECASE)
@@ -42,6 +46,7 @@ _CALL = re.compile(r"\b(?:ibv|mlx5dv|rdma)_\w+(?:\([^()\n]{0,80}\))?\s*(?:failed
 _COMPLETION = re.compile(r"(?:\b(?:send|recv|receive)\s+)?completion with error\b.*", re.IGNORECASE)
 _PERFTEST = re.compile(r"^\s*(?:Couldn't (?:allocate MR|create CQ|create QP|register MR)|Failed to create (?:MR|CQ|QP)"
                        r"|failed to create (?:mr|cq|qp))\b.*", re.IGNORECASE)
+_NO_PROVIDER = re.compile(r"libibverbs: Warning: no userspace device-specific driver found for (\S+)")
 _OTHER_KIND = re.compile(r"NCCL (?:WARN|INFO)|\bUCX\s+(?:ERROR|WARN|FATAL)\b")
 
 
@@ -61,6 +66,8 @@ def _lines(text: str) -> list[str]:
 
 def _detect(text: str) -> float:
     head = text[:65536]
+    if _NO_PROVIDER.search(head):
+        return 0.55
     if not re.search(r"(?i)ibv_|mlx5dv_|rdma_|couldn't (?:allocate|create|register)|failed to create|completion with error", head):
         return 0.0
     return 0.55 if _lines(head) else 0.0
@@ -76,6 +83,11 @@ def _detect(text: str) -> float:
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "output with an RDMA verbs failure")
     found = _lines(text)
-    if not found:
-        raise ParseError("no failed RDMA verbs call (ibv_*/mlx5dv_* ... failed, perftest's Couldn't allocate MR)")
-    return {"rdma.verbs_errors": found}
+    orphans = list(dict.fromkeys(m.group(1) for m in _NO_PROVIDER.finditer(text)))
+    if not found and not orphans:
+        raise ParseError("no failed RDMA verbs call (ibv_*/mlx5dv_* ... failed, perftest's Couldn't allocate MR) and "
+                         "no libibverbs device without its provider")
+    facts: dict[str, Any] = {"rdma.verbs_errors": found}
+    if orphans:
+        facts["rdma.devices_without_provider"] = orphans
+    return facts

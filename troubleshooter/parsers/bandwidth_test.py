@@ -60,8 +60,7 @@ _UNIT = re.compile(r"Transfer Size \(Bytes\)\s+Bandwidth\s*\((MB|GB)/s\)")
 _ROW = re.compile(r"^(\d+)\s+([\d.]+)\s*$")
 _DEVICE = re.compile(r"^Device (\d+): (.+?)\s*$")
 _CSV = re.compile(r"^bandwidthTest-(H2D|D2H|D2D)(?:-(Pinned|Paged))?[\w-]*, Bandwidth = ([\d.]+) (MB|GB)/s, .*?Size = (\d+) bytes")
-_PROMPT = re.compile(r"^\s*(?:\S*[$#>]\s+)?(?P<cmd>(?:\S+=\S*\s+)*(?:sudo\s+)?(?:numactl|taskset)\s.*?\bbandwidthTest\b.*"
-                     r"|\S*bandwidthTest\b.*)$")
+_PROMPT = re.compile(r"^\S*[$#>]\s+")  # a prompt's end ('$ ', 'user@host:~/x$ ', '# '), anchored: linear
 _KEYS = {"Host to Device": "h2d", "Device to Host": "d2h", "Device to Device": "d2d", "H2D": "h2d", "D2H": "d2h", "D2D": "d2d"}
 
 
@@ -72,6 +71,24 @@ def _detect(text: str) -> float:
     if re.search(r"^\s*(?:Host to Device|Device to Host) Bandwidth, \d+ Device\(s\)", head, re.MULTILINE):
         return 0.85
     return 0.0
+
+
+def _command(raw: str) -> str | None:
+    """The command line when ``raw`` runs bandwidthTest (after a prompt or not, under numactl/taskset, sudo or
+    VAR=value words); None otherwise. Read by words, never by a backtracking pattern: a line can be megabytes."""
+    if "bandwidthTest" not in raw or "Bandwidth" in raw:
+        return None
+    line = raw.strip()
+    m = _PROMPT.match(line)
+    if m:
+        line = line[m.end():]
+    words = line.split()
+    i = 0
+    while i < len(words) and ("=" in words[i] and not words[i].startswith("-") or words[i] == "sudo"):
+        i += 1
+    if i < len(words) and (words[i].endswith("bandwidthTest") or words[i] in ("numactl", "taskset")):
+        return line
+    return None
 
 
 class _Run:
@@ -106,9 +123,9 @@ def parse_runs(text: str) -> list[_Run]:
         line = raw.strip().lstrip(">").strip()
         if not line:
             continue
-        m = _PROMPT.match(raw)
-        if m and "Bandwidth" not in line:
-            runs.append(_Run(m.group("cmd").strip()))
+        cmd = _command(raw)
+        if cmd:
+            runs.append(_Run(cmd))
             direction = ""
             continue
         if _START.match(line):

@@ -683,3 +683,15 @@ def test_libibverbs_without_a_provider_for_a_device_in_a_container() -> None:
     assert _found(["host:" + rel]) == [("rdma-userspace-missing-in-container", "likely")]  # the prompt outranks the label
     ef = EvidenceFacts.from_specs(_specs([rel]))
     assert ef.lookup("rdma.devices_without_provider") == ["/sys/class/infiniband_verbs/uverbs0"]
+
+
+def test_a_single_node_nccl_tests_run_that_prints_no_row_points_at_p2p(tmp_path) -> None:
+    # NVIDIA/nccl-tests#115's shape: two PCIe GPUs of one host, ranks listed, no row; a hang or a cut paste: possible
+    run = tmp_path / "hang.txt"
+    run.write_text("# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+                   "#\n# Using devices\n#   Rank  0 Pid  28329 on   SAIS1020 device  0 [0x01] NVIDIA RTX A6000\n"
+                   "#   Rank  1 Pid  28330 on   SAIS1020 device  1 [0x41] NVIDIA RTX A6000\n")
+    assert _found([str(run)]) == []
+    assert _suspected([str(run)])[0] == "p2p-iommu-acs"
+    # a finished run, or one that failed with an error, says something else
+    assert "p2p-iommu-acs" not in _suspected(["nccl-tests/nccltests41-singularity-no-libmlx5-internal-error.txt"])

@@ -62,6 +62,7 @@ FACTS = [
     ("nccl_tests.nccl_error", "string", "", "the NCCL or CUDA error the last run stopped on (\"NCCL failure common.cu:874 'unhandled system error'\" -> 'unhandled system error'); its cause is in NCCL's own log"),
     ("nccl_tests.version", "string", "", "nccl-tests version (the 'nccl-tests version X' line, newer builds only)"),
     ("nccl_tests.nccl_version", "string", "", "NCCL library version printed by the test ('NCCL version 2.27.3+cuda12.8')"),
+    ("nccl_tests.no_result", "bool", "", "the last run listed its ranks and then printed no result row, no error and no summary: it stopped there (a hang at its first collective) or the paste ends there"),
     ("nccl_tests.runs", "list", "", "one summary per run in the text, in order: {collective, ranks, nodes, rows, max_size_bytes, avg_busbw_gbps, max_busbw_gbps, busbw_at_max_size_gbps, wrong_total, out_of_bounds, failed}"),
     ("nccl_tests.run_count", "number", "count", "how many runs the text holds"),
 ]
@@ -458,6 +459,9 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             facts[f"nccl_tests.{key}"] = s[key]
     if last.abort:
         facts["nccl_tests.nccl_error"] = last.abort
+    if s.get("ranks"):
+        facts["nccl_tests.no_result"] = not (s.get("n_rows") or "avg_busbw_gbps" in s or s.get("failed") or last.abort
+                                             or last.elided or last.failure_line)
     if last.version:
         facts["nccl_tests.version"] = last.version
     if last.nccl_version:

@@ -695,3 +695,9 @@ def test_a_single_node_nccl_tests_run_that_prints_no_row_points_at_p2p(tmp_path)
     assert _suspected([str(run)])[0] == "p2p-iommu-acs"
     # a finished run, or one that failed with an error, says something else
     assert "p2p-iommu-acs" not in _suspected(["nccl-tests/nccltests41-singularity-no-libmlx5-internal-error.txt"])
+
+
+def test_a_shared_memory_segment_removed_under_nccl_is_not_a_small_dev_shm() -> None:
+    # NVIDIA's guide: 'unlink shared memory ... No such file or directory' is systemd-logind's RemoveIPC (set T's case
+    # arrived read as shm-too-small); failing to extend a segment stays shm-too-small
+    assert _found(["nccl-debug/nccldocs-systemd-removeipc-unlink-shm.txt"]) == [("systemd-removeipc-deletes-shm", "likely")]

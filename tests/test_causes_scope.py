@@ -701,3 +701,19 @@ def test_a_shared_memory_segment_removed_under_nccl_is_not_a_small_dev_shm() -> 
     # NVIDIA's guide: 'unlink shared memory ... No such file or directory' is systemd-logind's RemoveIPC (set T's case
     # arrived read as shm-too-small); failing to extend a segment stays shm-too-small
     assert _found(["nccl-debug/nccldocs-systemd-removeipc-unlink-shm.txt"]) == [("systemd-removeipc-deletes-shm", "likely")]
+
+
+def test_a_roce_bond_among_ib_rails_is_an_hca_nccl_should_not_use() -> None:
+    rel = "nccl-debug/mleng-net-ib-eight-ib-plus-mlx5-bond-roce.txt"
+    assert _found([rel]) == [("ib-hca-mismatch", "likely")]
+    ef = EvidenceFacts.from_specs(_specs([rel]))
+    assert ef.lookup("nccl.hca_transport_outliers") == ["mlx5_bond_0:1 (RoCE among 8 IB)"]
+
+
+def test_nccl_lists_of_one_link_layer_or_no_majority_have_no_outlier(tmp_path) -> None:
+    for line, want in (("[0]mlx5_0:1/IB [1]mlx5_1:1/IB", []), ("[0]mlx5_0:1/RoCE [1]mlx5_1:1/IB", []),
+                       ("[0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [2]mlx5_2:1/IB", ["mlx5_2:1 (IB among 2 RoCE)"])):
+        f = tmp_path / "n.txt"
+        f.write_text(f"h:1:2 [0] NCCL INFO NET/IB : Using {line} ; OOB eth0:10.0.0.1<0>\n")
+        got = EvidenceFacts.from_specs([str(f)]).lookup("nccl.hca_transport_outliers")
+        assert (got if isinstance(got, list) else []) == want

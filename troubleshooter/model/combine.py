@@ -14,6 +14,7 @@ declare("derived", [
     ("nccl.ib_qps_effective", "number", "count", "NCCL_IB_QPS_PER_CONNECTION as NCCL would use it (environment, nccl.conf, else NCCL's default of 1)"),
     ("nccl.ib_hca_selected", "list", "", "the RDMA ports (dev:port) the effective NCCL_IB_HCA selects among those present"),
     ("nccl.ib_hca_selects_none", "bool", "", "NCCL_IB_HCA is set but selects none of the ports present here (NCCL then falls back)"),
+    ("nccl.hca_transport_outliers", "list", "", "HCAs of a minority link layer in NCCL's NET/IB list ('mlx5_bond_0:1 (RoCE among 8 IB)'): a bonded or front-end RoCE port taken as one more rail beside the fabric's IB HCAs; absent unless one layer has a clear majority of at least two"),
     ("nccl.ib_hca_spec_problems", "list", "", "mistakes in the NCCL_IB_HCA value itself (a '^' or '=' inside the list, '=^', spaces, port 0), whatever devices are present"),
     ("numa.proc.remote_pct", "number", "%", "share of the training process's memory on NUMA nodes other than those its CPUs are on (needs the CPU binding: numactl --show, taskset -p or /proc/PID/status, with the CPU-to-node map); for a process not bound to a node, the share off the node holding most of it"),
     ("numa.proc.cpu_nodes", "list", "", "NUMA nodes of the CPUs the training process may run on"),
@@ -49,6 +50,7 @@ _UCX_ENOMEM = re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr|register)[^']{0,200}(Cannot 
 _ENOMEM = {"ucx.errors": _UCX_ENOMEM, "ucx.warnings": _UCX_ENOMEM, "nccl.warnings": _VERBS_ENOMEM,
            "rdma.verbs_errors": _VERBS_ENOMEM}
 READS["rdma.enomem"] = tuple(_ENOMEM)
+READS["nccl.hca_transport_outliers"] = ("nccl.hca_transports",)
 READS["slurm.plugins.nvml_dropped"] = ("slurm.plugins.gpu_nvml", "slurm.plugins.package")
 
 NCCL_DEFAULTS = {"NCCL_IB_QPS_PER_CONNECTION": "1"}
@@ -139,6 +141,15 @@ def _socket_ifname(fs: FactSet) -> None:
 
 def _hca(fs: FactSet) -> None:
     from troubleshooter.model import ibhca
+
+    tr = fs.get("nccl.hca_transports")
+    if tr is not None and isinstance(tr.value, dict) and "nccl.hca_transport_outliers" not in fs:
+        layers = [str(v) for v in tr.value.values()]
+        major = max(set(layers), key=layers.count) if layers else ""
+        n = layers.count(major)
+        if len(set(layers)) > 1 and n >= 2 and n > len(layers) - n:
+            fs.add(Fact("nccl.hca_transport_outliers", [f"{h} ({t} among {n} {major})" for h, t in tr.value.items()
+                                                        if t != major], "", "inferred: NCCL's NET/IB list", "", 0.0))
 
     spec_fact = fs.get("nccl.effective.NCCL_IB_HCA")
     if spec_fact is not None and "nccl.ib_hca_spec_problems" not in fs:

@@ -717,3 +717,12 @@ def test_nccl_lists_of_one_link_layer_or_no_majority_have_no_outlier(tmp_path) -
         f.write_text(f"h:1:2 [0] NCCL INFO NET/IB : Using {line} ; OOB eth0:10.0.0.1<0>\n")
         got = EvidenceFacts.from_specs([str(f)]).lookup("nccl.hca_transport_outliers")
         assert (got if isinstance(got, list) else []) == want
+
+
+def test_gpu_memory_registration_einval_on_efa_is_libfabric_too_old_not_a_failed_plugin() -> None:
+    line = "nccl-debug/awsome203-ofi-register-rail-mr-type2-einval.txt"
+    # the line alone: possible (the NCCL and Libfabric versions decide); never the plugin failing to load
+    assert _found([line]) == []
+    assert _suspected([line])[0] == "libfabric-too-old-for-nccl"
+    # with the host's fi_info showing Libfabric 1.18's EFA provider (aws/aws-ofi-nccl#584): likely
+    assert _found([line, "host:fi-info/awsofi584-efa-provider-118.20.txt"]) == [("libfabric-too-old-for-nccl", "likely")]

@@ -72,6 +72,10 @@ def test_no_provider_in_each_way_fi_info_prints_it(rel: str, query: str | None) 
     assert "libfabric.providers" not in f and "libfabric.efa_rdm" not in f
 
 
+def test_the_efa_providers_release_follows_libfabrics() -> None:
+    assert parse(load("fi-info/awsofi584-efa-provider-118.20.txt"))["libfabric.efa_provider_release"] == 118
+
+
 def test_the_efa_providers_warnings_say_which_device_it_could_not_open() -> None:
     f = parse(load(LOGGED))
     assert (f["libfabric.device_open_errnos"], f["libfabric.efa_device_errors"]) == ([2], [-2])

@@ -50,6 +50,7 @@ FACTS = [
     ("libfabric.getinfo_code", "number", "", "the negative code fi_getinfo returned, as fi_info printed it (-61: no provider matched)"),
     ("libfabric.query_provider", "string", "", "the provider the pasted command line asked for (fi_info -p efa), when the paste shows it"),
     ("libfabric.registered_providers", "list", "", "the providers built into this Libfabric (fi_info -l), whether or not a device is there for them"),
+    ("libfabric.efa_provider_release", "number", "", "the EFA provider's version before its dot, which follows Libfabric's release since 1.11 (118 in 'version: 118.20' = Libfabric 1.18; EFA installers before 1.29 ship 118 or older); absent without an efa entry"),
     ("libfabric.device_open_errnos", "list", "", "errno of each 'ibv_open_device failed! errno: N' Libfabric's EFA provider logged (FI_LOG_LEVEL=warn): 2 (ENOENT) is a verbs device listed in sysfs whose /dev/infiniband node is not there"),
     ("libfabric.efa_device_errors", "list", "", "err of each 'efa_device_construct_gid failed for device_idx N, err=E' (before Libfabric 2.2 the EFA provider gives up on every device at the first)"),
 ]
@@ -191,6 +192,9 @@ def parse(text: str) -> dict[str, Any]:
         if any(e["type"] for e in entries):
             facts["libfabric.efa_rdm"] = any(e["provider"] == "efa" and e["type"] == "FI_EP_RDM" for e in entries)
         facts["libfabric.no_provider"] = False
+        efa = [e["version"].split(".")[0] for e in entries if e["provider"] == "efa" and e["version"]]
+        if efa and efa[0].isdigit():
+            facts["libfabric.efa_provider_release"] = int(efa[0])
     elif rd.code == -61:
         facts["libfabric.no_provider"] = True
     if rd.code is not None:

@@ -726,3 +726,13 @@ def test_gpu_memory_registration_einval_on_efa_is_libfabric_too_old_not_a_failed
     assert _suspected([line])[0] == "libfabric-too-old-for-nccl"
     # with the host's fi_info showing Libfabric 1.18's EFA provider (aws/aws-ofi-nccl#584): likely
     assert _found([line, "host:fi-info/awsofi584-efa-provider-118.20.txt"]) == [("libfabric-too-old-for-nccl", "likely")]
+
+
+def test_ucx_running_out_of_dev_shm_is_shm_too_small() -> None:
+    for rel in ("ucx/aicloudval643-pod-mm-iface-fifo-segfault.txt", "ucx/ucx1037-mm-posix-not-enough-dev-shm.txt"):
+        assert _found([rel]) == [("shm-too-small", "likely")], rel
+
+
+def test_a_cut_run_on_sxm_gpus_is_no_p2p_suspect() -> None:
+    # NVIDIA/nccl#583's paste ends at the table header: on A100-SXM4 (NVLink) P2P through PCIe is not the suspect
+    assert "p2p-iommu-acs" not in _suspected(["nccl-tests/a100-sxm4-8rank-header-hash-stripped-by-markdown-fork-columns.txt"])

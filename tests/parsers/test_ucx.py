@@ -28,3 +28,12 @@ def test_warn_line_and_a_sentence_naming_ucx():
     assert f["ucx.warnings"] == ["transport 'rc' is not available"] and f["ucx.errors"] == []
     with pytest.raises(ParseError):
         parsers.run("ucx", "we use UCX for this job and it errors out\n")
+
+
+def test_the_mm_transports_shared_memory_failures_with_or_without_their_prefix():
+    f = parsers.run("ucx", load("ucx/aicloudval643-pod-mm-iface-fifo-segfault.txt"))
+    assert f["ucx.shm_alloc_failures"] == ["mm_iface failed to allocate receive FIFO"] and f["ucx.errors"] == []
+    f = parsers.run("ucx", load("ucx/ucx1037-mm-posix-not-enough-dev-shm.txt"))
+    assert f["ucx.shm_alloc_failures"] == ["Not enough memory to write total of 4208440835 bytes. Please check that "
+                                           "/dev/shm or the directory you specified has more available memory."]
+    assert f["ucx.hosts"] == ["pod9"] and len(f["ucx.errors"]) == 2

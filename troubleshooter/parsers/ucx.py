@@ -40,6 +40,7 @@ FACTS = [
     ("ucx.transports", "list", "", "transports ucx_info lists (rc_verbs, rc_mlx5, dc_mlx5, ud_verbs, tcp, ...), in order"),
     ("ucx.unopened_transports", "list", "", "transports under which ucx_info printed '< failed to open interface >'"),
     ("ucx.hosts", "list", "", "sorted distinct host names of the log prefixes"),
+    ("ucx.shm_alloc_failures", "list", "", "UCX's shared-memory transport (mm, posix over /dev/shm) failing to allocate its receive FIFO or buffers ('mm_iface failed to allocate receive FIFO', 'Not enough memory to write total of N bytes. Please check that /dev/shm ...'), with or without the UCX ERROR prefix, as printed"),
 ]
 
 # [1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR message
@@ -48,6 +49,10 @@ _LINE = re.compile(r"(?:\[(?P<host>[\w.\-]+):\d+(?::\d+)?\]\s+)?(?:(?P<loc>[\w.\
 # [cn0022:4071024] pml_ucx.c:309  Error: Failed to create UCP worker
 _OMPI = re.compile(r"\[(?P<host>[\w.\-]+):\d+\]\s+(?P<loc>(?:pml|osc|spml|btl|common)_ucx\w*\.c:\d+)\s+Error:\s*(?P<msg>.*?)\s*$")
 _INFO = re.compile(r"^\s*#\s+(?P<key>Memory domain|Transport|Device|Component):\s*(?P<value>\S+)")
+# UCX's mm transport running out of shared memory (src/uct/sm/mm: mm_iface.c, mm_posix.c, mm_sysv.c), as printed
+# (sysv's shmget failures are the kernel's IPC limits, ipcs -l, not /dev/shm: not read here)
+_SHM = re.compile(r"mm_iface failed to allocate receive FIFO|Not enough memory to write total of \d+ bytes\. Please check "
+                  r"that /dev/shm")
 _UNOPENED = re.compile(r"^\s*#\s+<\s*failed to open (?:interface|memory domain)\s*>")
 
 
@@ -58,8 +63,8 @@ def _detect(text: str) -> float:
     info = len(re.findall(r"^\s*#\s+(?:Memory domain|Transport|Device):", head, re.MULTILINE))
     if n >= 2 or (n and info) or info >= 4:
         return 0.9
-    if n == 1:
-        return 0.6
+    if n == 1 or _SHM.search(head):
+        return 0.6  # one line; or UCX's shared-memory failure quoted without its prefix
     return 0.0
 
 
@@ -81,8 +86,12 @@ def parse(text: str) -> dict[str, Any]:
     hosts: set[str] = set()
     transport: str | None = None
     seen = 0
+    shm: list[str] = []
     for raw in text.split("\n"):
         line = raw.rstrip()
+        if "mm" in line and (sm := _SHM.search(line)):
+            seen += 1
+            add_clipped(shm, line[sm.start():].strip(), MAX_MESSAGES, MAX_TEXT)
         if "UCX" in line:
             m = _LINE.search(line)
             if m:
@@ -133,4 +142,6 @@ def parse(text: str) -> dict[str, Any]:
     if unopened:
         facts["ucx.unopened_transports"] = unopened
     facts["ucx.hosts"] = sorted(hosts)
+    if shm:
+        facts["ucx.shm_alloc_failures"] = shm
     return facts

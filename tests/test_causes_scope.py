@@ -736,3 +736,7 @@ def test_ucx_running_out_of_dev_shm_is_shm_too_small() -> None:
 def test_a_cut_run_on_sxm_gpus_is_no_p2p_suspect() -> None:
     # NVIDIA/nccl#583's paste ends at the table header: on A100-SXM4 (NVLink) P2P through PCIe is not the suspect
     assert "p2p-iommu-acs" not in _suspected(["nccl-tests/a100-sxm4-8rank-header-hash-stripped-by-markdown-fork-columns.txt"])
+
+
+def test_a_kernel_assertion_is_the_applications_not_the_gpus() -> None:
+    assert _found(["cuda-errors/litllama306-aten-index-assert-vocab-size.txt"]) == []

@@ -159,3 +159,9 @@ def test_nccls_nvls_multicast_bind_failure_with_cuda_401():
     assert f["cuda.error_numbers"] == [401]
     assert f["cuda.nvls_failed"] is True
     assert f["cuda.system_not_ready"] is False
+
+
+def test_a_kernels_own_assertion_is_a_device_side_assert():
+    f = parsers.run("cuda-errors", load("cuda-errors/litllama306-aten-index-assert-vocab-size.txt"))
+    assert f["cuda.error_codes"] == ["cudaErrorAssert"] and f["cuda.error_numbers"] == [710]
+    assert f["cuda.errors"][0].startswith("../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex:")

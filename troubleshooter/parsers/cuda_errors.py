@@ -110,7 +110,12 @@ _MESSAGE_LOW = {name: RUNTIME_ERRORS[name][1].lower() for name in RUNTIME_ERRORS
 # Every error line holds one of these (lower case): lines without any are skipped before the expressions run.
 _KEYS = ("cuda", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",
          "illegal memory access", "launch failure", "device-side assert", "launch timed out", "invalid device",
-         "peer access", "peer mapping", "busy or unavailable", "stub library", "display driver", "no nvidia driver")
+         "peer access", "peer mapping", "busy or unavailable", "stub library", "display driver", "no nvidia driver",
+         "assertion")
+# a kernel's own assertion, which CUDA then reports as a device-side assert (cudaErrorAssert): PyTorch's ATen kernels
+# print "../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [316,0,0], thread: [62,0,0]
+# Assertion `srcIndex < srcSelectDimSize` failed." (an index out of range in the application's data, not the GPU)
+_KERNEL_ASSERT = re.compile(r"\.cuh?:\d+: [^:\n]{1,200}: block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion .{1,300} failed\.")
 # PyTorch's words for cudaErrorInsufficientDriver when the driver version is 0 (no libcuda): no driver at all, not an
 # old one (c10/cuda/CUDAFunctions.cpp), so it names no error code
 _NO_DRIVER = re.compile(r"Found no NVIDIA driver on your system")
@@ -144,6 +149,8 @@ def _line_kind(line: str) -> str | None:
         return None
     if _NCCL_ERROR.search(line):
         return "nccl"
+    if _KERNEL_ASSERT.search(line):
+        return "cuda"
     if _RUNTIME_NAME.search(line) or "CUDA_ERROR_" in line:
         return "cuda"
     if any(_MESSAGE_LOW[name] in low for name in _DISTINCT):
@@ -186,6 +193,8 @@ def _codes(line: str) -> tuple[set[str], set[int]]:
     for name, msg in _MESSAGE_LOW.items():
         if (name in _DISTINCT or generic_ok) and msg in low:
             names.add(name)
+    if _KERNEL_ASSERT.search(line):
+        names.add("cudaErrorAssert")
     if "cudaErrorOperatingSystem" in names:
         names.discard("cudaErrorNotSupported")  # "OS call failed or operation not supported on this OS"
     for rx in _NUMBERS:

@@ -740,3 +740,12 @@ def test_a_cut_run_on_sxm_gpus_is_no_p2p_suspect() -> None:
 
 def test_a_kernel_assertion_is_the_applications_not_the_gpus() -> None:
     assert _found(["cuda-errors/litllama306-aten-index-assert-vocab-size.txt"]) == []
+
+
+def test_a_roce_queue_pair_refused_with_einval_is_roce_not_set_up() -> None:
+    rel = "nccl-debug/jax22740-irdma-roce-modify-qp-einval.txt"
+    assert _found([rel]) == [("roce-not-configured", "likely")]
+    ef = EvidenceFacts.from_specs(_specs([rel]))
+    assert ef.lookup("nccl.roce_hcas") == ["irdma0:1"]
+    # the same failure on an InfiniBand HCA is not RoCE's
+    assert "roce-not-configured" not in dict(_found(["nccl-debug/mleng-net-ib-eight-ib-plus-mlx5-bond-roce.txt"]))

@@ -15,6 +15,7 @@ declare("derived", [
     ("nccl.ib_hca_selected", "list", "", "the RDMA ports (dev:port) the effective NCCL_IB_HCA selects among those present"),
     ("nccl.ib_hca_selects_none", "bool", "", "NCCL_IB_HCA is set but selects none of the ports present here (NCCL then falls back)"),
     ("nccl.hca_transport_outliers", "list", "", "HCAs of a minority link layer in NCCL's NET/IB list ('mlx5_bond_0:1 (RoCE among 8 IB)'): a bonded or front-end RoCE port taken as one more rail beside the fabric's IB HCAs; absent unless one layer has a clear majority of at least two"),
+    ("nccl.roce_hcas", "list", "", "the HCAs NCCL's NET/IB list marks RoCE ('irdma0:1'): the job's RDMA runs over Ethernet, where GIDs, the lossless class and the MTU must be set up end to end"),
     ("nccl.ib_hca_spec_problems", "list", "", "mistakes in the NCCL_IB_HCA value itself (a '^' or '=' inside the list, '=^', spaces, port 0), whatever devices are present"),
     ("numa.proc.remote_pct", "number", "%", "share of the training process's memory on NUMA nodes other than those its CPUs are on (needs the CPU binding: numactl --show, taskset -p or /proc/PID/status, with the CPU-to-node map); for a process not bound to a node, the share off the node holding most of it"),
     ("numa.proc.cpu_nodes", "list", "", "NUMA nodes of the CPUs the training process may run on"),
@@ -51,6 +52,7 @@ _ENOMEM = {"ucx.errors": _UCX_ENOMEM, "ucx.warnings": _UCX_ENOMEM, "nccl.warning
            "rdma.verbs_errors": _VERBS_ENOMEM}
 READS["rdma.enomem"] = tuple(_ENOMEM)
 READS["nccl.hca_transport_outliers"] = ("nccl.hca_transports",)
+READS["nccl.roce_hcas"] = ("nccl.hca_transports",)
 READS["slurm.plugins.nvml_dropped"] = ("slurm.plugins.gpu_nvml", "slurm.plugins.package")
 
 NCCL_DEFAULTS = {"NCCL_IB_QPS_PER_CONNECTION": "1"}
@@ -143,6 +145,9 @@ def _hca(fs: FactSet) -> None:
     from troubleshooter.model import ibhca
 
     tr = fs.get("nccl.hca_transports")
+    if tr is not None and isinstance(tr.value, dict) and "nccl.roce_hcas" not in fs:
+        fs.add(Fact("nccl.roce_hcas", [h for h, t in tr.value.items() if str(t).startswith("RoCE")], "",
+                    "inferred: NCCL's NET/IB list", "", 0.0))
     if tr is not None and isinstance(tr.value, dict) and "nccl.hca_transport_outliers" not in fs:
         layers = [str(v) for v in tr.value.values()]
         major = max(set(layers), key=layers.count) if layers else ""

@@ -749,3 +749,8 @@ def test_a_roce_queue_pair_refused_with_einval_is_roce_not_set_up() -> None:
     assert ef.lookup("nccl.roce_hcas") == ["irdma0:1"]
     # the same failure on an InfiniBand HCA is not RoCE's
     assert "roce-not-configured" not in dict(_found(["nccl-debug/mleng-net-ib-eight-ib-plus-mlx5-bond-roce.txt"]))
+
+
+def test_a_gpu_lost_to_an_unrecovered_pcie_error_is_fallen_off_the_bus() -> None:
+    assert _found(["dmesg/returnn1500-aer-fatal-cmplto-reltime.txt"]) == [("gpu-fallen-off-bus", "likely")]
+    assert _found(["dmesg/gpuburn1-aer-surprise-down-no-aer-driver-xid79.txt"]) == [("gpu-fallen-off-bus", "confirmed")]

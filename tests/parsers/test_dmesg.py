@@ -242,3 +242,19 @@ def test_the_open_modules_banner_with_no_refusal() -> None:
     f = parsers.run("dmesg", load("dmesg/gpu-fallen-off-bus-multiline-no-xid-nvsentinel.txt"))
     assert f["dmesg.nvidia_module_flavor"] == "open"
     assert "dmesg.kmod_flavor_refused" not in f and "dmesg.kmod_flavor_needed" not in f
+
+
+def test_dmesg_h_relative_timestamps_and_a_fatal_aer_error_on_the_gpus_link():
+    f = parsers.run("dmesg", load("dmesg/returnn1500-aer-fatal-cmplto-reltime.txt"))
+    assert f["dmesg.lines"] == 12
+    assert (f["dmesg.aer_fatal"], f["dmesg.aer_nonfatal"], f["dmesg.aer_corrected"]) == (2, 0, 0)
+    assert f["dmesg.aer_devices"] == ["0000:03:00.0", "0000:03:00.1", "0000:00:03.0"]
+    assert f["dmesg.aer_gpu_devices"] == ["0000:03:00.0"] and f["dmesg.aer_recovery_failed"] is True
+    assert f["dmesg.fallen_off_bus"] is False and f["dmesg.xid_codes"] == []
+
+
+def test_an_old_kernels_aer_words_and_the_xid_79_that_follows():
+    f = parsers.run("dmesg", load("dmesg/gpuburn1-aer-surprise-down-no-aer-driver-xid79.txt"))
+    assert (f["dmesg.aer_fatal"], f["dmesg.aer_corrected"]) == (2, 2)
+    assert f["dmesg.aer_gpu_devices"] == ["0000:02:00.0"] and f["dmesg.aer_recovery_failed"] is True
+    assert f["dmesg.xid_codes"] == [79]

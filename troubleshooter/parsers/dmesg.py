@@ -87,6 +87,12 @@ FACTS = [
      "flavor: {gpu (PCI address), pci_id (10de:xxxx), needs: 'open' (Blackwell and later: 'requires use of the NVIDIA "
      "open kernel modules') or 'proprietary' (no GSP: 'not supported by open nvidia.ko')}; absent when the log does not say"),
     ("dmesg.kmod_flavor_needed", "list", "", "the flavors those refused GPUs need ('open', 'proprietary'), sorted"),
+    ("dmesg.aer_fatal", "number", "count", "PCIe AER reports of an Uncorrected (Fatal) error (a link or device the kernel must reset)"),
+    ("dmesg.aer_nonfatal", "number", "count", "PCIe AER reports of an Uncorrected (Non-Fatal) error"),
+    ("dmesg.aer_corrected", "number", "count", "PCIe AER reports of Corrected errors (link retries: a marginal link when they flood)"),
+    ("dmesg.aer_devices", "list", "", "PCI addresses that AER lines are about (root ports and endpoints), in order"),
+    ("dmesg.aer_gpu_devices", "list", "", "NVIDIA GPUs (lines of the nvidia driver) among the devices AER lines are about"),
+    ("dmesg.aer_recovery_failed", "bool", "", "the kernel could not recover from a PCIe error ('AER: device recovery failed', a driver that 'can't recover', or the GPU's 'device has no AER-aware driver')"),
     ("dmesg.suppressed_callbacks", "number", "count", "messages the kernel rate-limited away (sum of 'N callbacks suppressed')"),
     ("dmesg.kernel_cmdline", "string", "", "the boot command line from 'Kernel command line:' (or the early 'Command line:')"),
     ("dmesg.kernel_version", "string", "", "release from the 'Linux version' banner"),
@@ -115,6 +121,8 @@ SXID_UNITS = {
 _QUOTE = re.compile(r"^[+\-]?(?:\s*>)+ ?")
 _TS_MONO = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 _TS_CTIME = re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]\s?")
+# dmesg -H / --reltime: the first line "[Jun20 10:27] ..." (or "[Jun 20 10:27]"), then deltas "[  +0.000844] ..."
+_TS_REL = re.compile(r"^\[\s*\+\d+\.\d+\]\s?|^\[[A-Z][a-z]{2} ?\d{1,2} \d\d:\d\d(?::\d\d)?\]\s?")
 _TS_ISO = re.compile(r"^\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[^\s\]]*\]?:?\s")
 _JOURNAL = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) \S+ kernel: ")
 # "kern  :err   : " (dmesg -x); Talos prefixes its node: "192.168.11.119: kern:     err: "
@@ -160,14 +168,22 @@ _HCA_FW_OLD = re.compile(r"please upgrade to later FW version|Installed FW has u
 
 # Strong markers: text with these is a kernel log even without timestamps.
 _STRONG = re.compile(r"NVRM: |\bS?Xid \(|IO_PAGE_FAULT|AMD-Vi: |DMAR: |arm-smmu|tegra241_cmdqv|callbacks suppressed|"
-                     r"Kernel command line:|Linux version \d")
+                     r"Kernel command line:|Linux version \d|\d\.[0-7]: (?:AER: |PCIe Bus Error: )")
+# PCIe Advanced Error Reporting, as the kernel prints it: "<driver> <bdf>: AER: ..." / "<driver> <bdf>: PCIe Bus Error:
+# severity=Uncorrected (Fatal), ..." (newer kernels: "Uncorrectable (Fatal)"), "AER: device recovery failed"
+_AER = re.compile(r"^(\S+) ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): (?:AER: |PCIe Bus Error: )(.*)$")
+_AER_FATAL = re.compile(r"Uncorrect(?:ed|able) \(Fatal\)")
+_AER_NONFATAL = re.compile(r"Uncorrect(?:ed|able) \(Non-Fatal\)")
+_AER_FROM = re.compile(r"error (?:message )?received(?::| from) (?:id=\w+|([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]))")
+# older kernels: "nvidia 0000:02:00.0: device has no AER-aware driver" (the GPU cannot take part in recovery)
+_NO_AER_DRIVER = re.compile(r"^nvidia ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): device has no AER-aware driver")
 
 
 def _strip_prefix(raw: str) -> tuple[str, bool]:
     """The message without quote prefixes and timestamps, and whether it had a log prefix (timestamp)."""
     line = _QUOTE.sub("", raw)
     had = False
-    for rx in (_JOURNAL, _FACILITY, _TS_MONO, _TS_CTIME, _TS_ISO):
+    for rx in (_JOURNAL, _FACILITY, _TS_MONO, _TS_CTIME, _TS_REL, _TS_ISO):
         m = rx.match(line.lstrip())
         if m:
             line = line.lstrip()[m.end():]
@@ -182,7 +198,7 @@ def _detect(text: str) -> float:
     stamped = strong = 0
     for raw in lines:
         line = _QUOTE.sub("", raw).lstrip()
-        if _TS_MONO.match(line) or _TS_CTIME.match(line) or _JOURNAL.match(line):
+        if _TS_MONO.match(line) or _TS_CTIME.match(line) or _TS_REL.match(line) or _JOURNAL.match(line):
             stamped += 1
         if _STRONG.search(line):
             strong += 1
@@ -252,6 +268,9 @@ def parse(text: str) -> dict[str, object]:
     fatal: set[int] = set()  # NVLink Xid codes by the severity their lines state
     nonfatal: set[int] = set()
     caused: set[int] = set()
+    aer = {"fatal": 0, "nonfatal": 0, "corrected": 0, "failed": 0}
+    aer_devices: list[str] = []
+    aer_gpus: list[str] = []
     # each expression runs only on messages holding a literal it needs (a kernel log is mostly other lines):
     # the same matches, ~15 substring tests instead of ~15 expression searches per message
     for _, msg, phys in msgs:
@@ -304,6 +323,15 @@ def parse(text: str) -> dict[str, object]:
                 companion = cm.group(1)
             if _CMDQV_FALLBACK.search(msg):
                 fallback = True
+        am = _AER.match(msg) if ("AER: " in msg or "PCIe Bus Error" in msg) else None
+        if am:
+            _aer(am, aer, aer_devices, aer_gpus)
+        na = _NO_AER_DRIVER.match(msg) if "AER-aware" in msg else None
+        if na:
+            aer["failed"] += 1
+            for lst in (aer_devices, aer_gpus):
+                if na.group(1).lower() not in lst:
+                    lst.append(na.group(1).lower())
         if "NVRM" in phys:
             nvrm += sum(1 for ln in phys.split("\n") if "NVRM" in ln)
         if "NVRM" in msg or "GSP" in msg or "gsp" in msg:
@@ -387,7 +415,31 @@ def parse(text: str) -> dict[str, object]:
     facts["dmesg.sxid_events"] = sxids[-MAX_EVENTS:]
     facts["dmesg.sxid_codes"] = sorted(sxid_codes)
     facts["dmesg.sxid_fatal_codes"] = sorted(sxid_fatal)
+    if aer_devices:
+        facts.update({"dmesg.aer_fatal": aer["fatal"], "dmesg.aer_nonfatal": aer["nonfatal"],
+                      "dmesg.aer_corrected": aer["corrected"], "dmesg.aer_devices": aer_devices,
+                      "dmesg.aer_gpu_devices": aer_gpus, "dmesg.aer_recovery_failed": bool(aer["failed"])})
     return facts
+
+
+def _aer(m: re.Match[str], counts: dict[str, int], devices: list[str], gpus: list[str]) -> None:
+    """One AER line: its severity counted, its device (and whether the nvidia driver owns it) kept, a failed recovery."""
+    driver, bdf, rest = m.group(1), m.group(2).lower(), m.group(3)
+    if bdf not in devices and len(devices) < 64:
+        devices.append(bdf)
+    if driver == "nvidia" and bdf not in gpus:
+        gpus.append(bdf)
+    if _AER_FATAL.search(rest):
+        counts["fatal"] += 1
+    elif _AER_NONFATAL.search(rest):
+        counts["nonfatal"] += 1
+    elif "severity=Correct" in rest or "Corrected error" in rest or "Correctable error" in rest:
+        counts["corrected"] += 1
+    if "device recovery failed" in rest or "can't recover" in rest:
+        counts["failed"] += 1
+    src = _AER_FROM.search(rest)  # "Uncorrected (Fatal) error received: 0000:03:00.0" names the reporting device
+    if src and src.group(1) and src.group(1).lower() not in devices and len(devices) < 64:
+        devices.append(src.group(1).lower())
 
 
 def _flavor_refusal(msg: str, refused: list[dict[str, str]], named: tuple[str, str] | None) -> None:

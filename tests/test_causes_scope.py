@@ -754,3 +754,8 @@ def test_a_roce_queue_pair_refused_with_einval_is_roce_not_set_up() -> None:
 def test_a_gpu_lost_to_an_unrecovered_pcie_error_is_fallen_off_the_bus() -> None:
     assert _found(["dmesg/returnn1500-aer-fatal-cmplto-reltime.txt"]) == [("gpu-fallen-off-bus", "likely")]
     assert _found(["dmesg/gpuburn1-aer-surprise-down-no-aer-driver-xid79.txt"]) == [("gpu-fallen-off-bus", "confirmed")]
+
+
+def test_idle_gpus_at_p0_with_persistence_off() -> None:
+    assert _found(["host:nvidia-smi/shinecluster54-rtx3070-idle-p0-persistence-off.txt"]) == [
+        ("persistence-mode-disabled", "likely")]

@@ -32,6 +32,7 @@ def test_gh200_single_gpu():
                          "perf_state": "P0", "power_w": 86.0, "power_limit_w": 700.0, "mem_used_mib": 1,
                          "mem_total_mib": 97871, "util_pct": 0}],
         "gpu.persistence_off": [],
+        "gpu.idle_p0_no_persistence": [],  # idle at P0 is a data-center GPU's normal state with persistence on
     }
 
 
@@ -124,3 +125,12 @@ def test_shuffled_table_lines_only_parse_error(lines):
         parsers.get("nvidia-smi").func("\n".join(lines))
     except ParseError:
         pass
+
+
+def test_idle_gpus_held_at_p0_without_persistence_mode():
+    f = parsers.run("nvidia-smi", load("nvidia-smi/shinecluster54-rtx3070-idle-p0-persistence-off.txt"))
+    assert f["gpu.persistence_off"] == [0, 1, 2] and f["gpu.idle_p0_no_persistence"] == [0, 1, 2]
+    assert [d["power_w"] for d in f["gpu.devices"]] == [48.0, 51.0, 48.0]
+    # an idle A40 node at P8 (persistence off or not) is not held up
+    f = parsers.run("nvidia-smi", load("nvidia-smi/a40x10-driver550-table-and-q-idle-p8-sw-power-cap-active-dram-ce-remapped.txt"))
+    assert f.get("gpu.idle_p0_no_persistence", []) == []

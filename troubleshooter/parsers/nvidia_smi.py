@@ -42,6 +42,7 @@ FACTS = [
      "power_w, power_limit_w, mem_used_mib, mem_total_mib, util_pct; from nvml / nvidia-smi -q: the health dict "
      "(clocks, event reasons, ECC, remapped rows, PCIe, NVLink, processes)"),
     ("gpu.persistence_off", "list", "", "indexes of GPUs with persistence mode off"),
+    ("gpu.idle_p0_no_persistence", "list", "", "indexes of GPUs idle (no memory used beyond a few MiB, 0% utilization) yet in P0 with persistence mode off: the driver re-initialises them for each client (here nvidia-smi) and holds them at full performance state"),
 ]
 
 
@@ -115,7 +116,11 @@ def parse(text: str) -> dict[str, object]:
     facts["gpu.names"] = [d["name"] for d in devices]
     facts["gpu.devices"] = devices
     if persistence:
-        facts["gpu.persistence_off"] = sorted(i for i, on in persistence.items() if not on)
+        off = sorted(i for i, on in persistence.items() if not on)
+        facts["gpu.persistence_off"] = off
+        facts["gpu.idle_p0_no_persistence"] = [
+            d["index"] for d in devices if d.get("index") in off and d.get("perf_state") == "P0"
+            and d.get("util_pct") == 0 and d.get("mem_used_mib") is not None and d["mem_used_mib"] <= 8]
     return facts
 
 

@@ -759,3 +759,8 @@ def test_a_gpu_lost_to_an_unrecovered_pcie_error_is_fallen_off_the_bus() -> None
 def test_idle_gpus_at_p0_with_persistence_off() -> None:
     assert _found(["host:nvidia-smi/shinecluster54-rtx3070-idle-p0-persistence-off.txt"]) == [
         ("persistence-mode-disabled", "likely")]
+
+
+def test_a_gpu_reset_refused_while_held_is_a_blocked_reset() -> None:
+    for rel in ("nvidia-smi-status/migparted181-mig-parted-apply.txt", "nvidia-smi-status/gpuoperator118-mig-disable-and-gpu-reset.txt"):
+        assert _found(["host:" + rel]) == [("gpu-reset-blocked-by-driver-client", "likely")], rel

@@ -138,3 +138,10 @@ def test_the_srun_line_that_printed_the_listings():
 def test_no_task_listings_in_other_text(text):
     with pytest.raises(ParseError):
         parsers.run("nvidia-smi-status", text)
+
+
+def test_a_reset_or_mig_change_refused_while_a_client_holds_the_gpu():
+    f = parsers.run("nvidia-smi-status", load("nvidia-smi-status/migparted181-mig-parted-apply.txt"))
+    assert f == {"gpu.reset_blocked": ["00000000:01:00.0", "00000000:47:00.0", "00000000:81:00.0", "00000000:C2:00.0"]}
+    f = parsers.run("nvidia-smi-status", load("nvidia-smi-status/gpuoperator118-mig-disable-and-gpu-reset.txt"))
+    assert f["gpu.reset_blocked"] == ["00000000:C1:00.0"]

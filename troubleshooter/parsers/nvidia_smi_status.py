@@ -62,6 +62,7 @@ FACTS = [
      "(--gpus-per-task); given with that command line only"),
     ("gpu.listing_in_container", "bool", "", "the srun line that printed the listings started a pyxis/enroot container "
      "(--container-image or --container-name); given with that command line only"),
+    ("gpu.reset_blocked", "list", "", "GPUs (bus ids as printed) whose reset or MIG mode change was refused because a client holds them: 'MIG mode is in pending disable state for GPU ...:In use by another client', 'GPU ... is currently in use by another process', nvidia-mig-parted's 'could not be reset: ... In use by another client'"),
     ("env.var.*", "string", "", "a variable the srun line that printed the listings set for its step (NAME=value "
      "before srun, --export=ALL,NAME=value)"),
 ]
@@ -79,6 +80,10 @@ _ERRORS = [
     (re.compile(r"^\s*No devices were found\s*$", re.MULTILINE), "no-devices"),
     (re.compile(r"Failed to initialize NVML: Insufficient Permissions"), "no-permission"),
 ]
+# a reset or a MIG mode change refused while a client (nvidia-persistenced, nvidia_drm, DCGM, a process) holds the GPU
+_BLOCKED = re.compile(r"MIG mode is in pending (?:enable|disable) state for GPU ([0-9A-Fa-f:.]+):\s*In use by another client"
+                      r"|^\s*GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]) is currently in use by another process"
+                      r"|^\s*GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]): In use by another client", re.MULTILINE)
 _NVML_LIB = re.compile(r"^\s*NVML library version:\s*(\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 _NVRM = re.compile(r"^\s*NVRM version:\s*NVIDIA .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)\b", re.MULTILINE)
 _LIST = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$", re.MULTILINE)
@@ -93,7 +98,7 @@ _SHELL = prompt("$", "command")
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if any(rx.search(head) for rx, _ in _ERRORS) or _NVML_LIB.search(head):
+    if any(rx.search(head) for rx, _ in _ERRORS) or _NVML_LIB.search(head) or _BLOCKED.search(head):
         return 0.9
     if _NVRM.search(head) and len(head.strip().split("\n")) <= 4:
         return 0.8  # cat /proc/driver/nvidia/version
@@ -165,6 +170,9 @@ def parse(text: str) -> dict[str, Any]:
             facts["gpu.smi_error"] = text[m.start(): line_end if line_end >= 0 else len(text)].strip()
             facts["gpu.smi_error_kind"] = kind
             break
+    blocked = list(dict.fromkeys(next(g for g in m.groups() if g).upper() for m in _BLOCKED.finditer(text)))
+    if blocked:
+        facts["gpu.reset_blocked"] = blocked
     lost = list(dict.fromkeys(m.group(1).lower() for m in _HANDLE.finditer(text)))
     if lost:
         facts["gpu.smi_unreachable"] = lost

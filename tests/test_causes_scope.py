@@ -764,3 +764,9 @@ def test_idle_gpus_at_p0_with_persistence_off() -> None:
 def test_a_gpu_reset_refused_while_held_is_a_blocked_reset() -> None:
     for rel in ("nvidia-smi-status/migparted181-mig-parted-apply.txt", "nvidia-smi-status/gpuoperator118-mig-disable-and-gpu-reset.txt"):
         assert _found(["host:" + rel]) == [("gpu-reset-blocked-by-driver-client", "likely")], rel
+
+
+def test_gpu_buffers_through_mpi_without_cuda_support() -> None:
+    assert _found(["openmpi/condaforgeompi83-cuda-support-requested-not-compiled.txt"]) == [("mpi-not-cuda-aware", "confirmed")]
+    for rel in ("ucx/ucx3776-backtrace-am-short-libc-copy.txt", "ucx/ucx7845-memcpy-ssse3-under-ucp-dt-pack.txt"):
+        assert _found([rel]) == [("ucx-not-cuda-aware", "likely")], rel

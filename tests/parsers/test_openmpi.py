@@ -26,3 +26,9 @@ def test_mpirun_noticed_and_nothing_of_mpis():
     assert parsers.run("openmpi", line) == {"mpi.exited_on_signal": ["rank 3: signal 9 (Killed)"]}
     with pytest.raises(ParseError):
         parsers.run("openmpi", "hello\n")
+
+
+def test_open_mpi_saying_it_was_built_without_cuda():
+    f = parsers.run("openmpi", load("openmpi/condaforgeompi83-cuda-support-requested-not-compiled.txt"))
+    assert f["mpi.cuda_aware"] is False and f["mpi.crash_signal"] == "Segmentation fault (11)"
+    assert parsers.run("openmpi", "mca:mpi:base:param:mpi_built_with_cuda_support:value:true\n")["mpi.cuda_aware"] is True

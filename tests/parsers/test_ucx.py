@@ -37,3 +37,11 @@ def test_the_mm_transports_shared_memory_failures_with_or_without_their_prefix()
     assert f["ucx.shm_alloc_failures"] == ["Not enough memory to write total of 4208440835 bytes. Please check that "
                                            "/dev/shm or the directory you specified has more available memory."]
     assert f["ucx.hosts"] == ["pod9"] and len(f["ucx.errors"]) == 2
+
+
+def test_a_crash_in_a_cpu_copy_under_ucxs_send_path():
+    f = parsers.run("ucx", load("ucx/ucx3776-backtrace-am-short-libc-copy.txt"))
+    assert f["ucx.segfault"] is True and f["ucx.segfault_in_copy"] is True
+    assert f["ucx.crash_frames"][:4] == ["libc.so.6+", "uct_rc_mlx5_ep_am_short", "ucp_tag_send_nbr", "mca_pml_ucx_send"]
+    f = parsers.run("ucx", load("ucx/ucx7845-memcpy-ssse3-under-ucp-dt-pack.txt"))
+    assert f["ucx.crash_frames"][:2] == ["__memcpy_ssse3", "ucp_dt_pack"] and f["ucx.segfault_in_copy"] is True

@@ -411,6 +411,8 @@ NOT_SIGNALS = {
                                 "(container_cli.error_kinds), where unknown-device, mount-error, requirement-other "
                                 "and other name no cause: they have several (a GPU index this node lacks, a device "
                                 "plugin's list strategy, a driver file baked into the image, a denied mount)",
+    "ucx.segfault": "that a process crashed inside UCX, which names no cause by itself; where the crash is a CPU copy of "
+                    "a buffer in UCX's send path (ucx.segfault_in_copy), ucx-not-cuda-aware reads it",
     "nvshmem.init_failed": "that NVSHMEM stopped at init, which the user already sees and which names no cause by "
                            "itself; what stopped it (nvshmem.peermem_missing) is read by gdr-disabled",
 }

@@ -33,6 +33,7 @@ FACTS = [
     ("mpi.crash_frames", "list", "", f"the backtrace's frames as 'library(function)', innermost first, at most {MAX_FRAMES}"),
     ("mpi.exited_on_signal", "list", "", "'mpirun noticed that process rank N ... exited on signal S': the ranks, as 'rank N: signal S'"),
     ("mpi.cma_errors", "number", "count", "single-copy (Cross Memory Attach) failures between ranks: 'Read -1, expected N, errno = E'"),
+    ("mpi.cuda_aware", "bool", "", "Open MPI was built with CUDA support: false from its own words ('The user requested CUDA support ... but the library was not compiled with any support') or from ompi_info's 'mpi_built_with_cuda_support:value:false'; true from the latter's 'true'"),
     ("mpi.cma_errnos", "list", "", "the errno values of those failures, sorted (1: EPERM, ptrace not allowed; 38: ENOSYS, no CMA)"),
 ]
 
@@ -40,12 +41,14 @@ _TAG = r"^\s*(?:\[[^\]]{1,80}\]\s*)?"
 _SIGNAL = re.compile(_TAG + r"Signal: (.+?)\s*$")
 _FRAME = re.compile(_TAG + r"\[\s*\d+\]\s+(\S+?)\(([^)+]*)(?:\+0x[0-9a-f]+)?\)")
 _CMA = re.compile(_TAG + r"(?:Read|Write) -1, expected \d+, errno = (\d+)")
+_NO_CUDA = re.compile(r"but the library was not compiled with any support|mpi_built_with_cuda_support:value:false")
+_WITH_CUDA = re.compile(r"mpi_built_with_cuda_support:value:true")
 _NOTICED = re.compile(r"mpirun noticed that process rank (\d+) .*?exited on signal (\d+)(?: \(([^)]+)\))?")
 
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if "*** Process received signal ***" in head or _NOTICED.search(head):
+    if "*** Process received signal ***" in head or _NOTICED.search(head) or _NO_CUDA.search(head) or _WITH_CUDA.search(head):
         return 0.75
     if len(re.findall(r"(?:Read|Write) -1, expected \d+, errno = \d+", head)) >= 1:
         return 0.7
@@ -90,9 +93,12 @@ def parse(text: str) -> dict[str, Any]:
             n = _NOTICED.search(line)
             if n:
                 noticed.append(f"rank {n.group(1)}: signal {n.group(2)}" + (f" ({n.group(3)})" if n.group(3) else ""))
-    if signal is None and not frames and not cma and not noticed:
-        raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line or CMA failure")
+    cuda = False if _NO_CUDA.search(text) else True if _WITH_CUDA.search(text) else None
+    if signal is None and not frames and not cma and not noticed and cuda is None:
+        raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line, CMA failure or CUDA-support answer")
     facts: dict[str, Any] = {}
+    if cuda is not None:
+        facts["mpi.cuda_aware"] = cuda
     if signal is not None:
         facts["mpi.crash_signal"] = signal
     if frames:

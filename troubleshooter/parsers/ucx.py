@@ -40,6 +40,9 @@ FACTS = [
     ("ucx.transports", "list", "", "transports ucx_info lists (rc_verbs, rc_mlx5, dc_mlx5, ud_verbs, tcp, ...), in order"),
     ("ucx.unopened_transports", "list", "", "transports under which ucx_info printed '< failed to open interface >'"),
     ("ucx.hosts", "list", "", "sorted distinct host names of the log prefixes"),
+    ("ucx.segfault", "bool", "", "a process crashed inside UCX: 'Caught signal 11 (Segmentation fault ...)' or UCX's '==== backtrace ====' with UCX frames (ucp_/uct_) in it"),
+    ("ucx.crash_frames", "list", "", "the crash backtrace's functions, innermost first, UCX's own signal handling left out (at most 12; 'libc.so.6+' where a frame has no symbol)"),
+    ("ucx.segfault_in_copy", "bool", "", "the crash is a CPU memory copy (memcpy, or an unnamed libc frame) called from UCX's send or pack path: UCX treated a buffer as host memory that the CPU cannot touch, a GPU buffer when UCX runs without its CUDA support"),
     ("ucx.shm_alloc_failures", "list", "", "UCX's shared-memory transport (mm, posix over /dev/shm) failing to allocate its receive FIFO or buffers ('mm_iface failed to allocate receive FIFO', 'Not enough memory to write total of N bytes. Please check that /dev/shm ...'), with or without the UCX ERROR prefix, as printed"),
 ]
 
@@ -53,6 +56,11 @@ _INFO = re.compile(r"^\s*#\s+(?P<key>Memory domain|Transport|Device|Component):\
 # (sysv's shmget failures are the kernel's IPC limits, ipcs -l, not /dev/shm: not read here)
 _SHM = re.compile(r"mm_iface failed to allocate receive FIFO|Not enough memory to write total of \d+ bytes\. Please check "
                   r"that /dev/shm")
+# UCX's crash report: "Caught signal 11 (Segmentation fault: ...)" and its "==== backtrace (tid: N) ====" block
+_CAUGHT = re.compile(r"Caught signal 11 \(Segmentation fault|^\s*>?\s*==== backtrace\b")
+# backtrace frames: "4  libuct_ib.so.0(uct_rc_mlx5_ep_am_short+0x25b) [0x7f..]" or "> 1 0x000000000003ea99 ucp_dt_pack()  dt.c:120"
+_FRAME_LIB = re.compile(r"^\s*>?\s*\d{1,3}\s+(\S+?)\((\w*)(?:\+0x[0-9a-fA-F]+)?\)\s+\[0x[0-9a-fA-F]+\]")
+_FRAME_SYM = re.compile(r"^\s*>?\s*\d{1,3}\s+0x[0-9a-fA-F]+\s+(\w+)\(\)")
 _UNOPENED = re.compile(r"^\s*#\s+<\s*failed to open (?:interface|memory domain)\s*>")
 
 
@@ -63,8 +71,9 @@ def _detect(text: str) -> float:
     info = len(re.findall(r"^\s*#\s+(?:Memory domain|Transport|Device):", head, re.MULTILINE))
     if n >= 2 or (n and info) or info >= 4:
         return 0.9
-    if n == 1 or _SHM.search(head):
-        return 0.6  # one line; or UCX's shared-memory failure quoted without its prefix
+    if n == 1 or _SHM.search(head) or (re.search(r"\b(?:ucp|uct)_\w+", head) and (
+            _CAUGHT.search(head) or sum(1 for ln in head.split("\n")[:400] if _FRAME_LIB.match(ln) or _FRAME_SYM.match(ln)) >= 3)):
+        return 0.6  # one line; UCX's shared-memory failure quoted without its prefix; UCX's crash backtrace
     return 0.0
 
 
@@ -87,8 +96,17 @@ def parse(text: str) -> dict[str, Any]:
     transport: str | None = None
     seen = 0
     shm: list[str] = []
+    frames: list[str] = []
+    caught = False
     for raw in text.split("\n"):
         line = raw.rstrip()
+        if ("Caught signal 11" in line or "==== backtrace" in line) and _CAUGHT.search(line):
+            caught = True
+            seen += 1
+        if len(frames) < 64 and (fm := _FRAME_LIB.match(line) or _FRAME_SYM.match(line)):
+            frames.append(_frame(fm))  # (a paste's "==== backtrace ====" banner may have been cut away before us)
+            seen += 1
+            continue
         if "mm" in line and (sm := _SHM.search(line)):
             seen += 1
             add_clipped(shm, line[sm.start():].strip(), MAX_MESSAGES, MAX_TEXT)
@@ -144,4 +162,18 @@ def parse(text: str) -> dict[str, Any]:
     facts["ucx.hosts"] = sorted(hosts)
     if shm:
         facts["ucx.shm_alloc_failures"] = shm
+    crash = [f for f in frames if not f.startswith(("libucs", "ucs_", "libpthread", "__restore_rt", "killpg"))]
+    if (caught or len(frames) >= 3) and any(f.startswith(("ucp_", "uct_")) for f in crash):
+        facts["ucx.segfault"] = True
+        facts["ucx.crash_frames"] = crash[:12]
+        first = next(i for i, f in enumerate(crash) if f.startswith(("ucp_", "uct_")))
+        facts["ucx.segfault_in_copy"] = first > 0 and ("memcpy" in crash[first - 1] or crash[first - 1] == "libc.so.6+")
     return facts
+
+
+def _frame(m: re.Match[str]) -> str:
+    """A frame's function; a libc frame without a symbol as 'libc.so.6+'."""
+    if m.re is _FRAME_LIB:
+        lib, func = m.group(1).rsplit("/", 1)[-1], m.group(2)
+        return func or (f"{lib}+" if lib.startswith("libc.") else lib)
+    return m.group(1)

@@ -770,3 +770,8 @@ def test_gpu_buffers_through_mpi_without_cuda_support() -> None:
     assert _found(["openmpi/condaforgeompi83-cuda-support-requested-not-compiled.txt"]) == [("mpi-not-cuda-aware", "confirmed")]
     for rel in ("ucx/ucx3776-backtrace-am-short-libc-copy.txt", "ucx/ucx7845-memcpy-ssse3-under-ucp-dt-pack.txt"):
         assert _found([rel]) == [("ucx-not-cuda-aware", "likely")], rel
+
+
+def test_a_gpu_stack_library_off_the_loaders_path() -> None:
+    for rel in ("loader/ucx3198-ucx-info-libgdrapi-not-found.txt", "loader/caffe-nccl-so1-not-on-loader-path.txt"):
+        assert _found([rel]) == [("gpu-library-not-on-loader-path", "likely")], rel

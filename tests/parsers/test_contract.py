@@ -105,7 +105,7 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "nvidia-container-cli/unknown-device-": "nvidia-container-cli",
                  "slurm-conf": "slurm-conf", "dev-nvidia": "dev-nvidia",
                  "slurm-log": "slurm-log", "slurm-plugins": "slurm-plugins", "configure-log": "configure-log",
-                 "bandwidth-test": "bandwidth-test", "cgroup": "cgroup"}
+                 "bandwidth-test": "bandwidth-test", "cgroup": "cgroup", "loader": "loader"}
 
 
 def _expected(path: Path) -> str | None:

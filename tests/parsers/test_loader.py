@@ -1,0 +1,27 @@
+"""loader: ld.so's 'error while loading shared libraries' and Python's 'cannot open shared object file', real outputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.corpus import load
+from troubleshooter import parsers
+
+
+def test_ucx_info_without_gdrcopy_on_the_path():
+    f = parsers.run("loader", load("loader/ucx3198-ucx-info-libgdrapi-not-found.txt"))
+    assert f == {"loader.missing_libs": ["libgdrapi.so.1"], "loader.programs": ["ucx_info"],
+                 "loader.gpu_stack_missing": ["libgdrapi.so.1"]}
+
+
+def test_a_program_in_a_transcript_without_nccl_on_the_path():
+    f = parsers.run("loader", load("loader/caffe-nccl-so1-not-on-loader-path.txt"))
+    assert (f["loader.missing_libs"], f["loader.programs"]) == (["libnccl.so.1"], ["caffe.bin"])
+    assert f["loader.gpu_stack_missing"] == ["libnccl.so.1"]
+
+
+def test_the_drivers_own_libraries_are_not_the_stacks():
+    f = parsers.run("loader", "python: error while loading shared libraries: libcuda.so.1: cannot open shared object file: No such file or directory\n")
+    assert f["loader.gpu_stack_missing"] == []
+    with pytest.raises(parsers.ParseError):
+        parsers.run("loader", "all fine here\n")

@@ -775,3 +775,12 @@ def test_gpu_buffers_through_mpi_without_cuda_support() -> None:
 def test_a_gpu_stack_library_off_the_loaders_path() -> None:
     for rel in ("loader/ucx3198-ucx-info-libgdrapi-not-found.txt", "loader/caffe-nccl-so1-not-on-loader-path.txt"):
         assert _found([rel]) == [("gpu-library-not-on-loader-path", "likely")], rel
+
+
+def test_set_y_and_z_outputs_read_as_their_threads_settled_them() -> None:
+    # DMA-BUF registration maps GPU memory, not counted against memlock: an oversized NCCL_BUFFSIZE is possible
+    dmabuf = "nccl-debug/vllm19613-reg-dmabuf-mr-enomem.txt"
+    assert _found([dmabuf]) == [] and _suspected([dmabuf])[0] == "nccl-tuning-env-harmful"
+    assert _found(["nccl-debug/llmd191-got-async-error-event-port-error-flap.txt"]) == [("fabric-port-down", "likely")]
+    assert _found(["verbs-errors/awsomedai647-efa-internal-error-enomem.txt"]) == [("memlock-limit", "likely")]
+    assert _found(["host:ibstat/azhpcimages213-ibpanic-mlx5-an0-accelnet.txt"]) == []

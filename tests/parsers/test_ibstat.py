@@ -154,3 +154,8 @@ def test_a_port_block_without_its_ca_line():
     f = parsers.run("ibstat", text)
     assert f["ib.ports"] == [{"device": "(not shown)", "port": 1, "state": "Active", "phys_state": "Polling",
                               "rate_gbps": 100, "link_layer": "Ethernet"}]
+
+
+def test_ibstat_giving_up_on_a_device_without_an_ib_port():
+    f = parsers.run("ibstat", load("ibstat/azhpcimages213-ibpanic-mlx5-an0-accelnet.txt"))
+    assert f == {"ib.ibstat_failed_devices": ["mlx5_an0"]}

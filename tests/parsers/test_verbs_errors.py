@@ -48,3 +48,9 @@ def test_a_device_libibverbs_has_no_provider_for_read_among_another_tools_output
     with pytest.raises(ParseError):
         parsers.run("verbs-errors", "libibverbs: Warning: couldn't load driver 'libvmw_pvrdma-rdmav34.so': "
                                     "libvmw_pvrdma-rdmav34.so: cannot open shared object file: No such file or directory\n")
+
+
+def test_libfabrics_efa_provider_aborting_on_enomem():
+    f = parsers.run("verbs-errors", load("verbs-errors/awsomedai647-efa-internal-error-enomem.txt"))
+    assert f["rdma.verbs_errors"] == ["Libfabric error: (-12) Cannot allocate memory",
+                                      "EFA internal error: (4112) Failure to post internal receive buffers"]

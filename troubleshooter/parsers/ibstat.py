@@ -53,7 +53,10 @@ COMMON_FACTS = [
     ("ib.link_layers", "list", "", "sorted distinct link layers (InfiniBand, Ethernet = RoCE)"),
 ]
 
-FACTS = list(COMMON_FACTS)
+FACTS = list(COMMON_FACTS) + [
+    ("ib.ibstat_failed_devices", "list", "", "devices ibstat gave up on ('ibpanic: ... stat of IB device 'mlx5_an0' failed'): an RDMA device name with no InfiniBand port behind it here, such as Azure's accelerated-networking Ethernet VF mlx5_an0"),
+]
+_IBPANIC = re.compile(r"ibpanic: .*?stat of IB device '([^']+)' failed")
 
 _STATE_WORDS = {
     "DOWN": "Down",
@@ -166,7 +169,8 @@ _DEVICE_KEYS = {"CA type": "ca_type", "Firmware version": "fw"}
 def _detect(text: str) -> float:
     head = text[:65536]
     cas = len(re.findall(r"^\s*CA:?\s+'[^']+'\s*$", head, re.MULTILINE))
-    if not cas:
+    if not cas and _IBPANIC.search(head):
+        return 0.8
         # a port block quoted without its CA line: "Port 1:" with ibstat's own port keys under it
         if re.search(r"^\s*Port \d+:\s*$", head, re.MULTILINE) and sum(
                 k in head for k in ("Physical state:", "Rate:", "Link layer:", "Port GUID:", "Capability mask:",
@@ -233,6 +237,12 @@ def parse(text: str) -> dict[str, Any]:
                     port["rate_gbps"] = rate
             elif key == "Link layer":
                 port["link_layer"] = norm_link_layer(value)
+    failed = list(dict.fromkeys(m.group(1) for m in _IBPANIC.finditer(text)))
+    if not devices and failed:
+        return {"ib.ibstat_failed_devices": failed}
     if not devices:
         raise ParseError("no CA '...' block found: this is not ibstat output")
-    return summarize(devices, ports)
+    facts = summarize(devices, ports)
+    if failed:
+        facts["ib.ibstat_failed_devices"] = failed
+    return facts

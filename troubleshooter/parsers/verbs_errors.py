@@ -46,6 +46,9 @@ _CALL = re.compile(r"\b(?:ibv|mlx5dv|rdma)_\w+(?:\([^()\n]{0,80}\))?\s*(?:failed
 _COMPLETION = re.compile(r"(?:\b(?:send|recv|receive)\s+)?completion with error\b.*", re.IGNORECASE)
 _PERFTEST = re.compile(r"^\s*(?:Couldn't (?:allocate MR|create CQ|create QP|register MR)|Failed to create (?:MR|CQ|QP)"
                        r"|failed to create (?:mr|cq|qp))\b.*", re.IGNORECASE)
+# Libfabric's EFA provider aborting: "Libfabric error: (-12) Cannot allocate memory" / "EFA internal error: (4112)
+# Failure to post internal receive buffers" (its receive buffers are registered host memory)
+_LIBFABRIC = re.compile(r"Libfabric error: \(-\d+\) .+|EFA internal error: \(\d+\) .+")
 _NO_PROVIDER = re.compile(r"libibverbs: Warning: no userspace device-specific driver found for (\S+)")
 _OTHER_KIND = re.compile(r"NCCL (?:WARN|INFO)|\bUCX\s+(?:ERROR|WARN|FATAL)\b")
 
@@ -58,7 +61,7 @@ def _lines(text: str) -> list[str]:
         m = _CALL.search(line) if "_" in line else None
         if not m and "ompletion with error" in line:
             m = _COMPLETION.search(line)
-        hit = line.strip() if m else (line.strip() if _PERFTEST.match(line) else "")
+        hit = line.strip() if m else (line.strip() if _PERFTEST.match(line) or _LIBFABRIC.search(line) else "")
         if hit:
             add_clipped(out, hit, MAX_MESSAGES, MAX_TEXT)
     return out
@@ -66,7 +69,7 @@ def _lines(text: str) -> list[str]:
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if _NO_PROVIDER.search(head):
+    if _NO_PROVIDER.search(head) or _LIBFABRIC.search(head):
         return 0.55
     if not re.search(r"(?i)ibv_|mlx5dv_|rdma_|couldn't (?:allocate|create|register)|failed to create|completion with error", head):
         return 0.0

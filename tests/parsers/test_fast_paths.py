@@ -37,6 +37,7 @@ TURBO = _texts("turbostat", "turbostat.txt")
 # captures of formats the parsers learnt after their reference copy was taken (old NCCL lines without the "NCCL"
 # word, a re-wrapped interface list, nccl-tests' init abort): checked by their own tests, not against the copy
 NEW_FORMATS = {"nccl-old-warn-lines-container-socket-creation-failed.txt",
+               "nccl1292-netplugin-v8-symbol-probe-info.txt",  # the symbol probe is no plugin failure (learnt after the copy)
                "quoted-net-socket-list-rewrapped-docker-bridges.txt",
                "old-nccl-failure-unhandled-system-error-at-init-quoted.txt",
                "nccltests264-h100-system-not-yet-initialized.txt", "msn24-duplicate-gpu-warn-text-alone.txt",

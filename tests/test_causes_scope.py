@@ -789,3 +789,7 @@ def test_set_y_and_z_outputs_read_as_their_threads_settled_them() -> None:
 def test_nccl_probing_a_plugins_symbols_is_no_failed_plugin() -> None:
     # NVIDIA/nccl#1292: "Failed to find ncclNetPlugin_v8 symbol" INFO lines are not a failure (set AA arrived wrong)
     assert _found(["nccl-debug/nccl1292-netplugin-v8-symbol-probe-info.txt"]) == []
+
+
+def test_collnet_asked_for_on_a_fabric_without_sharp() -> None:
+    assert _found(["nccl-debug/nccl1050-sharp-job-create-fails-collnet-fallback.txt"]) == [("collnet-sharp-unavailable", "confirmed")]

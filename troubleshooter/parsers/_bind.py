@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import shlex
 
+from troubleshooter.parsers import _srun
+
 # numactl's options that take a value (man numactl), by every name, and the binding each sets
 _NUMACTL_VALUED = {
     "-N": "cpunodebind", "--cpunodebind": "cpunodebind", "--cpubind": "cpunodebind",
@@ -94,9 +96,7 @@ def launch(command: str) -> tuple[dict[str, str], int] | None:
 
 def launch_words(words: list[str]) -> tuple[dict[str, str], int] | None:
     """:func:`launch` of a command line already split into words."""
-    i = 0
-    while i < len(words) and (words[i] in ("sudo", "env", "time", "nohup") or "=" in words[i] and not words[i].startswith("-")):
-        i += 1
+    i = _srun.skip_before(words)
     if i >= len(words):
         return None
     base = words[i].rsplit("/", 1)[-1]

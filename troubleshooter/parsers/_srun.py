@@ -19,6 +19,14 @@ ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 BEFORE = frozenset({"sudo", "time", "env", "nohup", "exec", "stdbuf", "-E"})
 
 
+def skip_before(words: list[str]) -> int:
+    """The index of the command word: past the VAR=value words and the wrappers (sudo, time, env ...) before it."""
+    i = 0
+    while i < len(words) and (ASSIGN.match(words[i]) or words[i] in BEFORE):
+        i += 1
+    return i
+
+
 def command_line(text: str) -> str:
     """The first command line of a pasted launch line: its backslash continuations joined, a leading "$ " dropped
     (srun and mpirun lines are pasted both ways, after a prompt and across several lines)."""
@@ -38,7 +46,7 @@ def options(command: str) -> tuple[dict[str, str], list[str]] | None:
     if "srun" not in names:
         return None
     at = names.index("srun")
-    if not all(ASSIGN.match(w) or w in BEFORE for w in words[:at]):
+    if skip_before(words) < at:
         return None  # srun is a word of another command ("echo srun"), not the command
     env = [w for w in words[:at] if ASSIGN.match(w)]
     opts: dict[str, str] = {}

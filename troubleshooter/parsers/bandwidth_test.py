@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers import _bind
+from troubleshooter.parsers import _bind, _srun
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
@@ -83,9 +83,7 @@ def _command(raw: str) -> str | None:
     if m:
         line = line[m.end():]
     words = line.split()
-    i = 0
-    while i < len(words) and ("=" in words[i] and not words[i].startswith("-") or words[i] == "sudo"):
-        i += 1
+    i = _srun.skip_before(words)
     if i < len(words) and (words[i].endswith("bandwidthTest") or words[i] in ("numactl", "taskset")):
         return line
     return None

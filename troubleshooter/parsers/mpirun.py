@@ -24,7 +24,7 @@ import re
 import shlex
 from typing import Any
 
-from troubleshooter.parsers._srun import ASSIGN, BEFORE, command_line
+from troubleshooter.parsers._srun import command_line, skip_before
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
@@ -59,9 +59,7 @@ def _words(text: str) -> list[str] | None:
 
 def _read(words: list[str]) -> tuple[dict[str, list[str]], int] | None:
     """mpirun's options (name -> values as written) and where its program starts; None when no launcher leads."""
-    i = 0
-    while i < len(words) and (words[i] in BEFORE or ASSIGN.match(words[i])):
-        i += 1
+    i = skip_before(words)
     if i >= len(words) or not _LAUNCHER.match(words[i]):
         return None
     opts: dict[str, list[str]] = {}

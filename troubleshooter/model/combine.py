@@ -145,15 +145,16 @@ def _hca(fs: FactSet) -> None:
     from troubleshooter.model import ibhca
 
     tr = fs.get("nccl.hca_transports")
-    if tr is not None and isinstance(tr.value, dict) and "nccl.roce_hcas" not in fs:
-        fs.add(Fact("nccl.roce_hcas", [h for h, t in tr.value.items() if str(t).startswith("RoCE")], "",
-                    "inferred: NCCL's NET/IB list", "", 0.0))
-    if tr is not None and isinstance(tr.value, dict) and "nccl.hca_transport_outliers" not in fs:
-        layers = [str(v) for v in tr.value.values()]
-        major = max(set(layers), key=layers.count) if layers else ""
-        n = layers.count(major)
-        if len(set(layers)) > 1 and n >= 2 and n > len(layers) - n:
-            fs.add(Fact("nccl.hca_transport_outliers", [f"{h} ({t} among {n} {major})" for h, t in tr.value.items()
+    if tr is not None and isinstance(tr.value, dict):  # NCCL's NET/IB list: which HCAs are RoCE, which layer stands out
+        layers = {h: str(t) for h, t in tr.value.items()}
+        if "nccl.roce_hcas" not in fs:
+            fs.add(Fact("nccl.roce_hcas", [h for h, t in layers.items() if t.startswith("RoCE")], "",
+                        "inferred: NCCL's NET/IB list", "", 0.0))
+        values = list(layers.values())
+        major = max(set(values), key=values.count) if values else ""
+        n = values.count(major)
+        if "nccl.hca_transport_outliers" not in fs and len(set(values)) > 1 and n >= 2 and n > len(values) - n:
+            fs.add(Fact("nccl.hca_transport_outliers", [f"{h} ({t} among {n} {major})" for h, t in layers.items()
                                                         if t != major], "", "inferred: NCCL's NET/IB list", "", 0.0))
 
     spec_fact = fs.get("nccl.effective.NCCL_IB_HCA")

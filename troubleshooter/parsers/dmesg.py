@@ -329,9 +329,8 @@ def parse(text: str) -> dict[str, object]:
         na = _NO_AER_DRIVER.match(msg) if "AER-aware" in msg else None
         if na:
             aer["failed"] += 1
-            for lst in (aer_devices, aer_gpus):
-                if na.group(1).lower() not in lst:
-                    lst.append(na.group(1).lower())
+            _keep(aer_devices, na.group(1))
+            _keep(aer_gpus, na.group(1))
         if "NVRM" in phys:
             nvrm += sum(1 for ln in phys.split("\n") if "NVRM" in ln)
         if "NVRM" in msg or "GSP" in msg or "gsp" in msg:
@@ -424,11 +423,10 @@ def parse(text: str) -> dict[str, object]:
 
 def _aer(m: re.Match[str], counts: dict[str, int], devices: list[str], gpus: list[str]) -> None:
     """One AER line: its severity counted, its device (and whether the nvidia driver owns it) kept, a failed recovery."""
-    driver, bdf, rest = m.group(1), m.group(2).lower(), m.group(3)
-    if bdf not in devices and len(devices) < 64:
-        devices.append(bdf)
-    if driver == "nvidia" and bdf not in gpus:
-        gpus.append(bdf)
+    driver, bdf, rest = m.group(1), m.group(2), m.group(3)
+    _keep(devices, bdf)
+    if driver == "nvidia":
+        _keep(gpus, bdf)
     if _AER_FATAL.search(rest):
         counts["fatal"] += 1
     elif _AER_NONFATAL.search(rest):
@@ -438,8 +436,15 @@ def _aer(m: re.Match[str], counts: dict[str, int], devices: list[str], gpus: lis
     if "device recovery failed" in rest or "can't recover" in rest:
         counts["failed"] += 1
     src = _AER_FROM.search(rest)  # "Uncorrected (Fatal) error received: 0000:03:00.0" names the reporting device
-    if src and src.group(1) and src.group(1).lower() not in devices and len(devices) < 64:
-        devices.append(src.group(1).lower())
+    if src and src.group(1):
+        _keep(devices, src.group(1))
+
+
+def _keep(devices: list[str], bdf: str) -> None:
+    """A PCI address kept once, lower case, at most 64 of them."""
+    bdf = bdf.lower()
+    if bdf not in devices and len(devices) < 64:
+        devices.append(bdf)
 
 
 def _flavor_refusal(msg: str, refused: list[dict[str, str]], named: tuple[str, str] | None) -> None:

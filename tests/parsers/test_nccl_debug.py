@@ -367,3 +367,21 @@ def test_the_ofi_plugin_finding_no_provider_is_no_efa_device_not_a_failed_plugin
     assert old["nccl.ofi_no_provider"] is True
     other = parsers.run("nccl-debug", load("nccl-warn-lines/cuml5961-cuda-failure-driver-insufficient-for-runtime.txt"))
     assert "nccl.ofi_no_provider" not in other
+
+
+def test_ofi_plugin_set_up_failure_is_read_positively():
+    # aws-ofi-nccl#241: an option the run-time Libfabric cannot set (the plugin built against a newer one); the
+    # index cut the line at "FI_OPT_E"
+    f = parse("../nccl-warn-lines/awsofi241-ofi-couldnt-set-fi-opt-efa-truncated.txt")
+    assert f["nccl.net_plugin_failed"] is True
+    assert "nccl.ofi_no_provider" not in f
+    # a working plugin meeting another fault: GPU memory not registered (Libfabric too old for the NCCL)
+    assert parse("awsome203-ofi-register-rail-mr-type2-einval.txt")["nccl.net_plugin_failed"] is False
+
+
+def test_ofi_no_eligible_provider_then_init_failure_is_no_provider_not_a_failed_plugin():
+    f = parse("polaris-ofi1.21-cxi-no-eligible-providers-init-failed.txt")
+    assert f["nccl.ofi_no_provider"] is True
+    assert f["nccl.net_plugin"] == "AWS Libfabric"
+    assert f["nccl.net_plugin_failed"] is False  # the WARNs that follow are the plugin giving up for want of one
+    assert "NET/OFI Unable to find a protocol that worked. Failing initialization." in f["nccl.warnings"]

@@ -13,7 +13,7 @@ FACTS = [
     ("nccl.net", "string", "", "network transport NCCL used: IB, Socket, or the plugin's network (Libfabric, IBext, ...); the most frequent when ranks differ"),
     ("nccl.nets", "list", "", "every network transport named in the log, sorted (more than one: ranks disagree)"),
     ("nccl.net_plugin", "string", "", "external net plugin NCCL loaded (e.g. 'AWS Libfabric', 'IBext_v8'); absent when none loaded"),
-    ("nccl.net_plugin_failed", "bool", "", "a net plugin was loaded or explicitly requested and failed (init error, missing symbol, load error other than 'file not found')"),
+    ("nccl.net_plugin_failed", "bool", "", "a net plugin failed to load or set itself up: a load error other than a missing file, NCCL's \"Failed to initialize NET plugin\", aws-ofi-nccl's init warnings (a fabric/domain/endpoint not opened, an option not set, no protocol)"),
     ("nccl.net_plugin_absent", "bool", "", "the log says no external net plugin was found and NCCL used its internal one (normal on IB/RoCE, wrong on AWS EFA)"),
     ("nccl.socket_fallback", "bool", "", "NCCL's network is Socket (TCP) for at least one rank"),
     ("nccl.ib_no_device", "bool", "", "NCCL found no usable IB/RoCE device ('NET/IB : No device found.' or libibverbs could not be opened)"),

@@ -78,8 +78,21 @@ _PLUGIN_FAIL = re.compile(
     r"NET/Plugin\s*:?\s*(?:.*)failed to initiali[sz]e"
 )
 # aws-ofi-nccl found no Libfabric provider for its NICs: fi_getinfo's FI_ENODATA (1.7+), "Couldn't find any optimal
-# provider" (older)
-_OFI_NO_PROVIDER = re.compile(r"fi_getinfo\(\) call failed: No data available|find any optimal provider")
+# provider" (older), "No eligible providers were found" (the RDMA protocol's FI_ENODATA, 1.8+: src/nccl_ofi_rdma.cpp)
+_OFI_NO_PROVIDER = re.compile(r"fi_getinfo\(\) call failed: No data available|find any optimal provider|No eligible providers were found")
+# aws-ofi-nccl's own warnings when it cannot set itself up (src/nccl_ofi_*.c, 2019-2026): a fabric, domain, endpoint,
+# AV or CQ it cannot open, an option the Libfabric cannot set (an older Libfabric than the plugin was built for), no
+# protocol that initialises, a Libfabric too old for the provider. Read positively: the data path's warnings (a peer's
+# address not inserted, GPU memory not registered, a completion error) are a working plugin meeting another fault.
+_OFI_INIT_FAIL = re.compile(
+    r"^NET/OFI\s+(?:Couldn'?t (?:set|open|create|allocate|enable)\b|Could not create Libfabric endpoint|"
+    r"Failed to initiali[sz]e|Initiali[sz]ing (?:plugin|a new domain|control rail|rail)\b.{0,40}failed|"
+    r"Unable to find a protocol|Failing initiali[sz]ation|\w+ provider requires at least libfabric|"
+    r"Caught exception in (?:plugin init|rdma_init|sendrecv_init)|Insufficient Libfabric devices|"
+    r"Unable to initiali[sz]e (?:hardware topology|domain)|Failed to create NCCL OFI topology|"
+    r"aws-ofi-nccl initiali[sz]ation failed)",
+    re.IGNORECASE,
+)
 _PLUGIN_BY_ENV = re.compile(r"Plugin name set by env to (\S+)")
 _ENV_SET = re.compile(r"\b(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*?)\s*$")
 _TOPO_LOADING = re.compile(r"Loading topology file (\S+)")
@@ -226,7 +239,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     socket_ifs: list[str] = []
     plugin = None
     p2p_plugin = None
-    plugin_failed = False
+    plugin_failed = ofi_init_failed = False
     plugin_absent = False
     plugin_requested = False
     env: dict[str, str] = {}
@@ -390,6 +403,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
             if msg.startswith("NET/OFI"):
                 saw_ofi = True
                 ofi_no_provider = ofi_no_provider or bool(_OFI_NO_PROVIDER.search(msg))
+                ofi_init_failed = ofi_init_failed or bool(_OFI_INIT_FAIL.search(msg))
             if msg.startswith("NET/IB : No device found") or msg.startswith("NET/IB: No device found"):
                 ib_no_device = True
             if "GPU Direct RDMA" in msg and not msg.startswith("NET/Socket"):  # sockets have no GDR to lose
@@ -529,7 +543,10 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         facts["nccl.net_plugin"] = plugin
     if plugin_requested and plugin_absent and plugin is None:
         plugin_failed = True  # NCCL_NET_PLUGIN named a plugin that is not there
-    facts["nccl.net_plugin_failed"] = plugin_failed
+    # aws-ofi-nccl gives up ("Unable to find a protocol that worked", "initialization failed") after finding no
+    # provider: that is no device to use (not passed to a container, no EFA attached), read as nccl.ofi_no_provider,
+    # not a plugin that cannot set itself up
+    facts["nccl.net_plugin_failed"] = plugin_failed or (ofi_init_failed and not ofi_no_provider)
     facts["nccl.net_plugin_absent"] = plugin_absent and plugin is None
     facts["nccl.ib_no_device"] = ib_no_device
     if ibverbs_missing:

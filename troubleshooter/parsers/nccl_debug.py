@@ -41,6 +41,8 @@ from typing import Any, Iterable
 
 from troubleshooter.parsers._nccl_facts import (FACTS, MAX_WARNINGS, VERSION, count_ib_channel, ib_channel_facts,
                                                 mask_cpus)
+from troubleshooter.parsers._nccl_plugin import (_LOADED_PLUGIN, _OFI_INIT_FAIL, _OFI_NO_PROVIDER, _P2P_PLUGIN,
+                                                 _PLUGIN_ABSENT, _PLUGIN_BY_ENV, _PLUGIN_FAIL, _PLUGIN_LOAD_ERR)
 from troubleshooter.parsers.base import STREAMS, ParseError, clip, parser, require_text, to_number
 from troubleshooter.parsers.cuda_errors import codes_in_nccl_lines
 
@@ -69,31 +71,6 @@ _ASSIGNED = re.compile(r"^Assigned NET plugin (.+?) to comm")
 _VIA_NET = re.compile(r"via NET/([A-Za-z]\w*)(?:/\d+)?(/GDRDMA)?")
 _IB_USING = re.compile(r"^NET/IB\s*:\s*Using\s+(.*)$")
 _HCA = re.compile(r"\[\d+\]([^\s:\[\]]+):(\d+)/(\w+)")
-_LOADED_PLUGIN = re.compile(r"Loaded net plugin (.+?)\s*\(v\d+\)\s*$")
-_P2P_PLUGIN = re.compile(r"^P2P plugin (\S+)")
-_PLUGIN_ABSENT = re.compile(r"No plugin found|Could not find: libnccl-net|Using internal network plugin|using internal implementation")
-_PLUGIN_LOAD_ERR = re.compile(r"(?:Plugin load|dlerror=|Failed to open libnccl-net|Unable to load libnccl-net)")
-_PLUGIN_FAIL = re.compile(
-    r"plugin/net\.cc:\d+ -> \d+|Failed to initiali[sz]e (?:NET|net) plugin|"
-    r"NET/Plugin\s*:?\s*(?:.*)failed to initiali[sz]e"
-)
-# aws-ofi-nccl found no Libfabric provider for its NICs: fi_getinfo's FI_ENODATA (1.7+), "Couldn't find any optimal
-# provider" (older), "No eligible providers were found" (the RDMA protocol's FI_ENODATA, 1.8+: src/nccl_ofi_rdma.cpp)
-_OFI_NO_PROVIDER = re.compile(r"fi_getinfo\(\) call failed: No data available|find any optimal provider|No eligible providers were found")
-# aws-ofi-nccl's own warnings when it cannot set itself up (src/nccl_ofi_*.c, 2019-2026): a fabric, domain, endpoint,
-# AV or CQ it cannot open, an option the Libfabric cannot set (an older Libfabric than the plugin was built for), no
-# protocol that initialises, a Libfabric too old for the provider. Read positively: the data path's warnings (a peer's
-# address not inserted, GPU memory not registered, a completion error) are a working plugin meeting another fault.
-_OFI_INIT_FAIL = re.compile(
-    r"^NET/OFI\s+(?:Couldn'?t (?:set|open|create|allocate|enable)\b|Could not create Libfabric endpoint|"
-    r"Failed to initiali[sz]e|Initiali[sz]ing (?:plugin|a new domain|control rail|rail)\b.{0,40}failed|"
-    r"Unable to find a protocol|Failing initiali[sz]ation|\w+ provider requires at least libfabric|"
-    r"Caught exception in (?:plugin init|rdma_init|sendrecv_init)|Insufficient Libfabric devices|"
-    r"Unable to initiali[sz]e (?:hardware topology|domain)|Failed to create NCCL OFI topology|"
-    r"aws-ofi-nccl initiali[sz]ation failed)",
-    re.IGNORECASE,
-)
-_PLUGIN_BY_ENV = re.compile(r"Plugin name set by env to (\S+)")
 _ENV_SET = re.compile(r"\b(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*?)\s*$")
 _TOPO_LOADING = re.compile(r"Loading topology file (\S+)")
 _TOPO_OPEN_FAIL = re.compile(r"Could not open XML topology file (\S+)\s*:\s*(.*)$")

@@ -793,3 +793,18 @@ def test_nccl_probing_a_plugins_symbols_is_no_failed_plugin() -> None:
 
 def test_collnet_asked_for_on_a_fabric_without_sharp() -> None:
     assert _found(["nccl-debug/nccl1050-sharp-job-create-fails-collnet-fallback.txt"]) == [("collnet-sharp-unavailable", "confirmed")]
+
+
+def test_the_hosts_kernel_log_speaks_for_the_job_on_it() -> None:
+    # a container's own outputs (here its environment) beside the host's kernel log: the container runs on that
+    # kernel and those GPUs, so a GPU the host's kernel lost is the job's GPU lost too
+    xid79 = "dmesg/rtx5090-xid79-fallen-off-bus-gsp-rpc-failed-open-kmod-595.txt"
+    env = "env/proc-self-environ-bwrap-container-nccl-slurm-nul.txt"
+    assert ("gpu-fallen-off-bus", "confirmed") in _found([env, f"host:{xid79}"])
+    ef = EvidenceFacts.from_specs(_specs([env, f"host:{xid79}"]))
+    assert ef.lookup("dmesg.fallen_off_bus") is True
+    assert "host side" in ef.factset("target").get("dmesg.fallen_off_bus").source
+    # a container's view of its own devices and environment is never the host's
+    ef = EvidenceFacts.from_specs(_specs([env, "host:env/srun-env-grep-slurm-job476-cn1.txt"]))
+    assert ef.lookup("env.slurm") != ef.lookup("env.slurm", "host")
+    assert ef.lookup("slurm.job_id") != 476  # the host listing's job, not the container's

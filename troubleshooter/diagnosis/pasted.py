@@ -28,7 +28,7 @@ from troubleshooter import parsers, sources
 from troubleshooter.diagnosis import intake
 from troubleshooter.diagnosis.engine import FactSource, Walk
 from troubleshooter.model.facts import Fact, FactSet, Unknown
-from troubleshooter.parsers.base import add_clipped
+from troubleshooter.diagnosis.listings import listings_differ, nvml_dropped
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 TARGET_ALIASES = {"container", "target", "job", ""}
@@ -135,14 +135,15 @@ class EvidenceFacts(FactSource):
                     names = ", ".join(dict.fromkeys(g.path.name for g in group))
                     self.factsets[side].update_from(together, source=f"files {names}, read together", target=side, at=0.0)
         self.factsets.setdefault("target", FactSet("target"))
-        differ = _listings_differ(files)
+        differ = listings_differ(files)
         if differ:
             self.factsets["target"].add(Fact("packages.nccl_versions_differ", differ, "", "inferred: the package "
                                              "listings compared", "", 0.0))
-        dropped = _nvml_dropped(files)
+        dropped = nvml_dropped(files)
         if dropped:
             self.factsets["target"].add(Fact("slurm.plugins.nvml_dropped", dropped, "", "inferred: the Slurm "
                                              "packages' file lists compared", "", 0.0))
+        self._inherit_from_host()
         registry = sources.load_all()
         for side, fs in self.factsets.items():
             have = self.kinds_by_side.get(side, {})
@@ -159,6 +160,31 @@ class EvidenceFacts(FactSource):
                 # every output of the side was given as the host's (host:FILE): not inside a container
                 fs.add(Fact("container.inside", False, "", "inferred: the outputs were given as the host's", "", 0.0))
             derived.apply(fs)
+
+    def _inherit_from_host(self) -> None:
+        """A job's container or step runs on its host's kernel and hardware: outputs of those given for the host
+        side (its kernel log, boot line, modules, PCI devices, CPU power states) speak for the target too, where the
+        target has no output of that kind of its own. A container's view of its GPUs, devices, environment and
+        limits is its own and is never taken from the host."""
+        host, target = self.kinds_by_side.get("host"), self.kinds_by_side.setdefault("target", {})
+        if not host or not target:
+            return
+        fs = self.factsets["target"]
+        for kind in sorted(_HOST_WIDE.intersection(host).difference(target)):
+            group = host[kind]
+            values: dict[str, Any] = {}
+            for g in group:
+                values.update(g.facts)
+            if kind in _ACCUMULATE and len(group) > 1 and all(g.text for g in group):
+                try:  # as the host side read them: one log in pieces is one log
+                    values = parsers.run(kind, "\n".join(g.text for g in group))
+                except parsers.ParseError:
+                    pass
+            names = ", ".join(dict.fromkeys(g.path.name for g in group))
+            fs.update_from({k: v for k, v in values.items() if k not in fs},
+                           source=f"host side {names}: the kernel and hardware the job shares with its host",
+                           target="target", at=0.0)
+            target[kind] = list(group)
 
     @classmethod
     def from_specs(cls, specs: Iterable[str], base: Path | None = None) -> "EvidenceFacts":
@@ -275,37 +301,6 @@ def _short(v: Any) -> str:
     return t if len(t) <= 60 else t[:59] + "…"
 
 
-def _listings_differ(files: list[PastedFile]) -> list[str]:
-    """NCCL packages two package listings disagree on: listings of one side (several nodes' ``pip freeze``
-    pasted side by side) or of two named nodes. A host and the job's container are not compared: a container
-    brings its own NCCL by design."""
-    lists = [f for f in files if f.kind == "packages" and not f.error and f.facts.get("packages.nccl")]
-    out: list[str] = []
-    for i, a in enumerate(lists):
-        for b in lists[i + 1:]:
-            if a.side != b.side and {a.side, b.side} & {"host", "target"}:
-                continue
-            for name, va in sorted(a.facts["packages.nccl"].items()):
-                vb = b.facts["packages.nccl"].get(name)
-                if vb is not None and vb != va:
-                    add_clipped(out, f"{name}: {va} in {a.display}, {vb} in {b.display}")
-    return out
-
-
-def _nvml_dropped(files: list[PastedFile]) -> list[str]:
-    """Versions of one Slurm package whose file lists differ in gpu_nvml.so (``rpm -ql slurm-ohpc-22.05.2...``
-    has it, ``rpm -ql slurm-ohpc-22.05.10...`` does not): a rebuild or an upgrade that dropped NVML."""
-    lists = [(f, f.facts["slurm.plugins.package"]) for f in files if f.kind == "slurm-plugins" and not f.error
-             and "slurm.plugins.gpu_nvml" in f.facts and re.match(r".+?-\d", f.facts.get("slurm.plugins.package", ""))]
-    out: list[str] = []
-    for a, pa in lists:
-        name = re.match(r"(.+?)-\d", pa).group(1)  # type: ignore[union-attr]
-        for b, pb in lists:
-            if a.facts["slurm.plugins.gpu_nvml"] and not b.facts["slurm.plugins.gpu_nvml"] and pb.startswith(name + "-"):
-                add_clipped(out, f"{name}: gpu_nvml.so in {pa}, not in {pb} ({b.path.name})")
-    return out
-
-
 _SHELL_ERROR = re.compile(r"^-?(?:ba|z|da)?sh: (?:line \d+: )?[^\n:]+: (?:command not found|No such file or directory|"
                           r"Permission denied)\s*$|^sudo: [^\n]+: command not found\s*$")
 _QUERY_GPU = re.compile(r"--query-gpu[= ]([\w.,]+)")
@@ -371,6 +366,10 @@ INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli",
 
 # Outputs that add up when one paste holds several (two nccl-tests runs, a log in pieces); a state listing
 # (ibstat, env) is a snapshot, and the last one shown stands
+# Kinds of output that describe the kernel and the hardware, which a container or a job step shares with its host
+# (a cgroup, a namespace or a device list does not change them)
+_HOST_WIDE = {"dmesg", "cmdline", "kernel-config", "kmod", "lspci", "cpufreq", "cpuidle", "cpupower", "turbostat",
+              "mlxconfig", "virt"}
 _ACCUMULATE = {"nccl-tests", "nccl-debug", "dmesg", "cuda-errors", "steps", "nhc", "torch-distributed", "ucx", "bandwidth-test"}
 
 

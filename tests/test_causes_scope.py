@@ -808,3 +808,15 @@ def test_the_hosts_kernel_log_speaks_for_the_job_on_it() -> None:
     ef = EvidenceFacts.from_specs(_specs([env, "host:env/srun-env-grep-slurm-job476-cn1.txt"]))
     assert ef.lookup("env.slurm") != ef.lookup("env.slurm", "host")
     assert ef.lookup("slurm.job_id") != 476  # the host listing's job, not the container's
+
+
+def test_cuda_error_46_with_more_tasks_than_gpus_and_alone() -> None:
+    rel = "srun/cscs-gh200-vectoradd-srun-n5-over-4-exclusive-gpus.txt"
+    assert ("gpu-exclusive-process-oversubscribed", "likely") in _found([f"job:{rel}"])
+    # the error line alone (read as CUDA errors only: no launch line, no GPU list): one possible cause, not decided
+    assert "gpu-exclusive-process-oversubscribed" not in [c for c, _ in _found([f"cuda-errors={rel}"])]
+    assert "gpu-exclusive-process-oversubscribed" in _suspected([f"cuda-errors={rel}"])
+
+
+def test_the_inforom_warning_is_a_board_fault() -> None:
+    assert _found(["nvidia-smi/gpuop-p100-inforom-corrupted-warning-rc14.txt"]) == [("gpu-inforom-corrupted", "confirmed")]

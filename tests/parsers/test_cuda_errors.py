@@ -165,3 +165,11 @@ def test_a_kernels_own_assertion_is_a_device_side_assert():
     f = parsers.run("cuda-errors", load("cuda-errors/litllama306-aten-index-assert-vocab-size.txt"))
     assert f["cuda.error_codes"] == ["cudaErrorAssert"] and f["cuda.error_numbers"] == [710]
     assert f["cuda.errors"][0].startswith("../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex:")
+
+
+def test_error_46_in_the_runtimes_newer_wording():
+    # cudaGetErrorString since CUDA 11: "CUDA-capable device(s) is/are busy or unavailable" (the CUDA samples print it)
+    f = parse(load("srun/cscs-gh200-vectoradd-srun-n5-over-4-exclusive-gpus.txt"))
+    assert f["cuda.error_codes"] == ["cudaErrorDevicesUnavailable"] and f["cuda.error_numbers"] == [46]
+    assert f["cuda.errors"] == ["Failed to allocate device vector A (error code CUDA-capable device(s) is/are busy "
+                                "or unavailable)!"]

@@ -59,8 +59,8 @@ def _outcome(func, text: str):
 
 
 #: facts of nvidia-smi -q sections the parser learnt after its reference copy was taken (the driver's GPU Reset Status
-#: / GPU Recovery Action): checked by their own tests, left out of the comparison with the copy
-NSQ_LATER_FACTS = ("gpu.recovery_actions", "gpu.recovery_needed")
+#: / GPU Recovery Action, Compute Mode, the InfoROM warning): checked by their own tests, left out of the comparison with the copy
+NSQ_LATER_FACTS = ("gpu.recovery_actions", "gpu.recovery_needed", "gpu.compute_exclusive", "gpu.inforom_corrupted")
 
 
 def _nsq_parse(text: str) -> dict:
@@ -187,7 +187,7 @@ NEW_FACTS = {"nccl.warn_sites", "nccl.gdr_disabled_hcas", "nccl.gdr_enabled", "n
              "nccl.no_socket_interface", "nccl_tests.nccl_error", "nccl.affinity_masks", "nccl.affinity_cpus_min",
              "nccl.affinity_spread", "nccl.affinity_distinct", "nccl.ib_channels_gdr", "nccl.ib_channels_no_gdr",
              "nccl.ib_recv_channels_no_gdr", "nccl.bootstrap_failed", "nccl.channels_via_shm", "nccl.channels_via_p2p",
-             "nccl.ibverbs_missing", "nccl_tests.no_result"}
+             "nccl.ibverbs_missing", "nccl_tests.no_result", "gpu.compute_exclusive", "gpu.inforom_corrupted"}
 
 
 def _old(outcome):

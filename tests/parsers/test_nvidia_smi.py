@@ -33,6 +33,7 @@ def test_gh200_single_gpu():
                          "mem_total_mib": 97871, "util_pct": 0}],
         "gpu.persistence_off": [],
         "gpu.idle_p0_no_persistence": [],  # idle at P0 is a data-center GPU's normal state with persistence on
+        "gpu.compute_exclusive": [],  # 'Default' compute mode
     }
 
 
@@ -134,3 +135,15 @@ def test_idle_gpus_held_at_p0_without_persistence_mode():
     # an idle A40 node at P8 (persistence off or not) is not held up
     f = parsers.run("nvidia-smi", load("nvidia-smi/a40x10-driver550-table-and-q-idle-p8-sw-power-cap-active-dram-ce-remapped.txt"))
     assert f.get("gpu.idle_p0_no_persistence", []) == []
+
+
+def test_compute_mode_exclusive_process_in_an_indented_table():
+    f = parse(load("nvidia-smi/cscs-gh200x4-e-process-srun-environment-indented.txt"))
+    assert f["gpu.count"] == 4 and f["gpu.compute_exclusive"] == [0, 1, 2, 3]
+    assert "gpu.inforom_corrupted" not in f
+
+
+def test_the_inforom_warning_after_a_normal_table():
+    f = parse(load("nvidia-smi/gpuop-p100-inforom-corrupted-warning-rc14.txt"))
+    assert f["gpu.inforom_corrupted"] == ["0000:0b:00.0"]
+    assert f["gpu.names"] == ["Tesla P100-PCIE..."] and f["gpu.compute_exclusive"] == []

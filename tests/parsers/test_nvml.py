@@ -229,6 +229,8 @@ def test_nvml_json_and_nvidia_smi_q_give_the_same_facts(monkeypatch):
     # the report's 'GPU Recovery Action : None'; the nvml source does not ask NVML for the recovery action
     assert from_q.pop("gpu.recovery_actions") == {"0": "None"} and from_q.pop("gpu.recovery_needed") == []
     assert "gpu.recovery_actions" not in from_nvml
+    # the report's 'Compute Mode : Default'; the nvml source does not ask NVML for the compute mode
+    assert from_q.pop("gpu.compute_exclusive") == [] and "gpu.compute_exclusive" not in from_nvml
     assert from_nvml == from_q
     assert from_nvml["gpu.pcie_degraded"] == [{"index": 0, "gen": 1, "gen_max": 5, "width": 8, "width_max": 16}]
     assert from_nvml["gpu.persistence_off"] == [0]

@@ -56,3 +56,14 @@ def test_a_line_continued_with_backslashes_is_read_whole():
     assert f["slurm.srun.gpu_request"] == ["--gpus=2"]
     assert f["slurm.srun.container"] is True
     assert f["slurm.srun.options"]["--container-image"] == "myimage"
+
+
+def test_short_options_with_their_values_attached_and_the_cscs_container_engine() -> None:
+    # "-t2 -N1 -n5": srun's short options take their value attached as well as apart; --environment= is CSCS's
+    # Container Engine starting the step in a container from an environment definition file
+    ef = EvidenceFacts.from_specs(["job:" + str(DATA / "srun/cscs-gh200-vectoradd-srun-n5-over-4-exclusive-gpus.txt")])
+    f = ef.factset("target")
+    assert f.get("slurm.srun.options").value == {"-t": "2", "-N": "1", "-n": "5", "--environment": "vectoradd-cuda"}
+    assert f.get("slurm.srun.container").value is True
+    assert f.get("gpu.count").value == 4  # nvidia-smi -L with the UUIDs elided ("GPU-...")
+    assert f.get("job.tasks_over_gpus").value == "5 tasks per node, 4 GPUs"

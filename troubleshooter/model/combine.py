@@ -38,6 +38,8 @@ declare("derived", [
     ("gdr.peermem_loaded", "bool", "", "a peer-memory module for GPUDirect RDMA (nvidia_peermem, or the older nv_peer_mem) is loaded: from lsmod's rows; false when the whole lsmod shows neither, when a 'lsmod | grep' for an installed peer module printed nothing, or when greps cover both names"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
     ("limits.process", "string", "", "the program whose limits limits.* are (slurmd, dockerd, python ...): the process limits.pid names in a ps listing of the same side"),
+    ("job.tasks_over_gpus", "string", "", "a launch line starts more tasks on a node than the node shows GPUs ('srun -n5 "
+     "on one node, 4 GPUs listed'): extra ranks share a GPU, which an exclusive compute mode refuses"),
     ("rdma.enomem", "list", "", "messages saying an RDMA queue creation or memory registration failed with ENOMEM ('Cannot allocate memory'), from UCX, NCCL and the verbs tools; [] when their output was read and none says so"),
 ])
 
@@ -54,6 +56,7 @@ READS["rdma.enomem"] = tuple(_ENOMEM)
 READS["nccl.hca_transport_outliers"] = ("nccl.hca_transports",)
 READS["nccl.roce_hcas"] = ("nccl.hca_transports",)
 READS["slurm.plugins.nvml_dropped"] = ("slurm.plugins.gpu_nvml", "slurm.plugins.package")
+READS["job.tasks_over_gpus"] = ("slurm.srun.options", "gpu.count")
 
 NCCL_DEFAULTS = {"NCCL_IB_QPS_PER_CONNECTION": "1"}
 
@@ -87,6 +90,7 @@ def apply(fs: FactSet) -> None:
     _xids(fs)
     _image(fs)
     _scope(fs)
+    _tasks_over_gpus(fs)
     _peermem(fs)
     _rdma_enomem(fs)
     _limits_process(fs)
@@ -361,6 +365,23 @@ def _scope(fs: FactSet) -> None:
             why = "NCCL's log names IB devices"
         if why:
             fs.add(Fact("rdma.expected", True, "", f"inferred: {why}", "", 0.0))
+
+
+def _tasks_over_gpus(fs: FactSet) -> None:
+    """srun's tasks per node (--ntasks-per-node, or -n over -N) against the GPUs the same side lists."""
+    opts, gpus = fs.get_value("slurm.srun.options"), fs.get_value("gpu.count")
+    if "job.tasks_over_gpus" in fs or not isinstance(opts, dict) or not isinstance(gpus, int) or gpus < 1:
+        return
+    def num(*names: str) -> int | None:
+        v = next((opts[n] for n in names if n in opts), None)
+        return int(v) if isinstance(v, str) and v.isdigit() else None
+    per_node = num("--ntasks-per-node")
+    tasks, nodes = num("-n", "--ntasks"), num("-N", "--nodes")
+    if per_node is None and tasks is not None and (nodes or 1) == 1:
+        per_node = tasks  # one node (no -N, or -N1): every task on it
+    if per_node is not None and per_node > gpus:
+        fs.add(Fact("job.tasks_over_gpus", f"{per_node} tasks per node, {gpus} GPUs", "",
+                    "inferred: the srun line's task count and the GPUs listed", "", 0.0))
 
 
 def _cpulist(text: str) -> set[int]:

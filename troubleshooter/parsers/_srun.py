@@ -13,7 +13,7 @@ VALUED = frozenset({"-p", "--partition", "-N", "--nodes", "-n", "--ntasks", "--t
                     "--exclude", "--mpi", "--export", "--mem", "-o", "--output", "-e", "--error", "--qos",
                     "--reservation", "--gpu-bind", "--cpu-bind", "-m", "--distribution", "--jobid", "-C", "--constraint",
                     "--container-image", "--container-name", "--container-mounts", "--container-workdir",
-                    "--container-env", "--mem-per-gpu", "--cpus-per-gpu"})
+                    "--container-env", "--mem-per-gpu", "--cpus-per-gpu", "--environment"})
 #: a VAR=value word before the command, and the wrappers that may stand before srun or mpirun (shared with mpirun)
 ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 BEFORE = frozenset({"sudo", "time", "env", "nohup", "exec", "stdbuf", "-E"})
@@ -54,7 +54,9 @@ def options(command: str) -> tuple[dict[str, str], list[str]] | None:
     i = 0
     while i < len(rest) and rest[i].startswith("-") and rest[i] != "--":
         opt, eq, value = rest[i].partition("=")
-        if not eq and opt in VALUED and i + 1 < len(rest):
+        if not eq and not opt.startswith("--") and len(opt) > 2 and opt[:2] in VALUED:
+            opt, value = opt[:2], opt[2:]  # a short option with its value attached: "-n5", "-t2", "-wnode01"
+        elif not eq and opt in VALUED and i + 1 < len(rest):
             value = rest[i + 1]
             i += 1
         opts[opt] = value
@@ -78,5 +80,6 @@ def asks_for_gpus(opts: dict[str, str]) -> list[str]:
 
 
 def in_container(opts: dict[str, str]) -> bool:
-    """pyxis starts the step in an enroot container (--container-image or --container-name)."""
-    return "--container-image" in opts or "--container-name" in opts
+    """pyxis starts the step in an enroot container (--container-image or --container-name); CSCS's Container
+    Engine does from an environment definition file (--environment=NAME or a .toml path)."""
+    return "--container-image" in opts or "--container-name" in opts or bool(opts.get("--environment"))

@@ -85,6 +85,7 @@ DRIVER_NAMES = {
     "CUDA_ERROR_STUB_LIBRARY": "cudaErrorStubLibrary",
     "CUDA_ERROR_NO_DEVICE": "cudaErrorNoDevice",
     "CUDA_ERROR_INVALID_DEVICE": "cudaErrorInvalidDevice",
+    "CUDA_ERROR_DEVICE_UNAVAILABLE": "cudaErrorDevicesUnavailable",
     "CUDA_ERROR_ECC_UNCORRECTABLE": "cudaErrorECCUncorrectable",
     "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED": "cudaErrorPeerAccessUnsupported",
     "CUDA_ERROR_NVLINK_UNCORRECTABLE": "cudaErrorNvlinkUncorrectable",
@@ -106,7 +107,10 @@ DRIVER_NAMES = {
 _DISTINCT = [name for name, (_, msg) in RUNTIME_ERRORS.items()
              if name not in ("cudaErrorInvalidValue", "cudaErrorMemoryAllocation", "cudaErrorInitializationError",
                              "cudaErrorUnknown", "cudaErrorNotSupported")]
-_MESSAGE_LOW = {name: RUNTIME_ERRORS[name][1].lower() for name in RUNTIME_ERRORS}
+# the runtime's other wordings of a message (cudaGetErrorString since CUDA 11: "CUDA-capable device(s) is/are busy or
+# unavailable" for 46, as the CUDA samples print it)
+_OTHER_WORDINGS = {"cudaErrorDevicesUnavailable": ("cuda-capable device(s) is/are busy or unavailable",)}
+_MESSAGE_LOW = {name: (RUNTIME_ERRORS[name][1].lower(),) + _OTHER_WORDINGS.get(name, ()) for name in RUNTIME_ERRORS}
 # Every error line holds one of these (lower case): lines without any are skipped before the expressions run.
 _KEYS = ("cuda", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",
          "illegal memory access", "launch failure", "device-side assert", "launch timed out", "invalid device",
@@ -153,7 +157,7 @@ def _line_kind(line: str) -> str | None:
         return "cuda"
     if _RUNTIME_NAME.search(line) or "CUDA_ERROR_" in line:
         return "cuda"
-    if any(_MESSAGE_LOW[name] in low for name in _DISTINCT):
+    if any(msg in low for name in _DISTINCT for msg in _MESSAGE_LOW[name]):
         return "cuda"
     if _CUDA_MARKER.search(line) or _NO_DRIVER.search(line):
         return "cuda"
@@ -190,8 +194,8 @@ def _codes(line: str) -> tuple[set[str], set[int]]:
             names.add(name)
     generic_ok = bool(_CUDA_MARKER.search(line))
     low = line.lower()
-    for name, msg in _MESSAGE_LOW.items():
-        if (name in _DISTINCT or generic_ok) and msg in low:
+    for name, msgs in _MESSAGE_LOW.items():
+        if (name in _DISTINCT or generic_ok) and any(msg in low for msg in msgs):
             names.add(name)
     if _KERNEL_ASSERT.search(line):
         names.add("cudaErrorAssert")

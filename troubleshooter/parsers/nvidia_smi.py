@@ -31,8 +31,21 @@ _ROW1 = re.compile(
 )
 _ROW2 = re.compile(
     r"^\|\s*(\S+)\s+(\S+)\s+(P\d+|N/A|ERR!)\s+(.*?)\|\s*(\S+?)\s*/\s*(\S+?)\s*\|\s*(\S+)"
+    r"(?:\s+(Default|E\. Process|E\. Thread|Prohibited)\s*\|)?"
 )
+# nvidia-smi's warning before or after its report when the GPU's InfoROM (the board's configuration and error-record
+# store) fails its checksum: "WARNING: infoROM is corrupted at gpu 0000:0B:00.0"
+_INFOROM = re.compile(r"WARNING: infoROM is corrupted at gpu ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
 
+
+def inforom_corrupted(text: str) -> list[str]:
+    """Bus ids nvidia-smi warned about: the InfoROM failed its checksum."""
+    return list(dict.fromkeys(m.group(1).lower() for m in _INFOROM.finditer(text[:1 << 20])))[:64]
+
+INFOROM_FACT = ("gpu.inforom_corrupted", "list", "", "bus ids nvidia-smi warned about: 'WARNING: infoROM is corrupted "
+                "at gpu ...' (the board's InfoROM failed its checksum)")
+COMPUTE_EXCLUSIVE_FACT = ("gpu.compute_exclusive", "list", "", "indexes of GPUs whose compute mode lets one process "
+                          "at most ('E. Process', Exclusive_Process) or none (Prohibited) hold a context")
 FACTS = [
     ("gpu.count", "number", "count", "GPUs attached"),
     ("gpu.names", "list", "", "product name of each GPU, in index order"),
@@ -42,6 +55,8 @@ FACTS = [
      "power_w, power_limit_w, mem_used_mib, mem_total_mib, util_pct; from nvml / nvidia-smi -q: the health dict "
      "(clocks, event reasons, ECC, remapped rows, PCIe, NVLink, processes)"),
     ("gpu.persistence_off", "list", "", "indexes of GPUs with persistence mode off"),
+    COMPUTE_EXCLUSIVE_FACT,
+    INFOROM_FACT,
     ("gpu.idle_p0_no_persistence", "list", "", "indexes of GPUs idle (no memory used beyond a few MiB, 0% utilization) yet in P0 with persistence mode off: the driver re-initialises them for each client (here nvidia-smi) and holds them at full performance state"),
 ]
 
@@ -74,6 +89,7 @@ def parse(text: str) -> dict[str, object]:
     facts: dict[str, Any] = {}
     devices: list[dict[str, Any]] = []
     persistence: dict[int, bool] = {}
+    modes: dict[int, str] = {}
     header_seen = False
     for n, line in enumerate(lines):
         if "Processes:" in line:
@@ -107,6 +123,8 @@ def parse(text: str) -> dict[str, object]:
             dev["mem_total_mib"] = int(total) if total is not None else None
             util = _unit_number(r2.group(7), "%")
             dev["util_pct"] = util
+            if r2.group(8):
+                modes[dev["index"]] = r2.group(8)
         devices.append(dev)
     if not devices:
         if header_seen:
@@ -115,6 +133,11 @@ def parse(text: str) -> dict[str, object]:
     facts["gpu.count"] = len(devices)
     facts["gpu.names"] = [d["name"] for d in devices]
     facts["gpu.devices"] = devices
+    if modes:
+        facts["gpu.compute_exclusive"] = [i for i, m in sorted(modes.items()) if m in ("E. Process", "Prohibited")]
+    bad = inforom_corrupted(text)
+    if bad:
+        facts["gpu.inforom_corrupted"] = bad
     if persistence:
         off = sorted(i for i, on in persistence.items() if not on)
         facts["gpu.persistence_off"] = off

@@ -67,6 +67,7 @@ import re
 from typing import Any, Iterator
 
 from troubleshooter.parsers.base import ParseError, parser, require_text, to_number
+from troubleshooter.parsers.nvidia_smi import COMPUTE_EXCLUSIVE_FACT, INFOROM_FACT, inforom_corrupted
 from troubleshooter.parsers.nvml_json import FACTS, gpu_facts
 
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$", re.MULTILINE)
@@ -495,11 +496,14 @@ def _detect(text: str) -> float:
     return 0.0
 
 
+_COMPUTE_MODE = re.compile(r"^\s*Compute Mode\s*:\s*(\w+)\s*$", re.MULTILINE)
+
+
 @parser(
     "nvidia-smi-q",
     detect=_detect,
     summary="nvidia-smi -q: full per-GPU report (clocks, event/throttle reasons, power, ECC, remapped rows, PCIe)",
-    facts=FACTS,
+    facts=FACTS + [INFOROM_FACT, COMPUTE_EXCLUSIVE_FACT],
     command="nvidia-smi -q",
 )
 def parse(text: str) -> dict[str, object]:
@@ -510,6 +514,13 @@ def parse(text: str) -> dict[str, object]:
     facts = gpu_facts(devices, driver=driver if driver != "N/A" else None,
                       cuda=cuda if cuda != "N/A" else None,
                       count=attached if isinstance(attached, int) else None)
+    bad = inforom_corrupted(text)
+    if bad:
+        facts["gpu.inforom_corrupted"] = bad
+    modes = _COMPUTE_MODE.findall(text[:1 << 22])
+    if modes and len(modes) == len(devices):  # "Compute Mode : Exclusive_Process", one per GPU section
+        facts["gpu.compute_exclusive"] = [d["index"] for d, m in zip(devices, modes)
+                                          if m.lower() in ("exclusive_process", "prohibited")]
     if all(d["bus_id"] is None for d in devices):
         # a grep'd fragment (no GPU headers): how many GPUs the machine has, and their names, are not shown
         if not isinstance(attached, int):

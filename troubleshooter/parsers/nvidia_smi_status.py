@@ -86,11 +86,14 @@ _BLOCKED = re.compile(r"MIG mode is in pending (?:enable|disable) state for GPU 
                       r"|^\s*GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]): In use by another client", re.MULTILINE)
 _NVML_LIB = re.compile(r"^\s*NVML library version:\s*(\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 _NVRM = re.compile(r"^\s*NVRM version:\s*NVIDIA .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)\b", re.MULTILINE)
-_LIST = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)\s*$", re.MULTILINE)
+# a UUID as printed, or elided by whoever pasted it ("GPU-...", "GPU-xxxx", "<redacted>")
+_UUID = r"(GPU-[0-9a-fA-F-]+|GPU-[0-9a-fA-F-]*(?:\.\.\.|…|[xX*]+)|<[\w -]{1,20}>)"
+_LIST = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: " + _UUID + r"\)\s*$", re.MULTILINE)
 # one task's line of a multi-task listing: srun --label's "0: ", or the task's own "PROC_ID=0 " / "PROCID=2: " (the
 # line may be quoted whole, as an echo of it was)
 _TASK = r"""^\s*["']?(?:(?P<label>\d{1,5}):\s+|(?:SLURM_)?(?:PROC_?ID|RANK|TASK_?ID|LOCALID)=(?P<var>\d{1,6}):?\s+)?"""
-_TASK_GPU = re.compile(_TASK + r"""GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]+)\)["']?\s*$""", re.MULTILINE)
+_TASK_GPU = re.compile(_TASK + r"""GPU (\d+): (.+?) \(UUID: """ + _UUID + r"""\)["']?\s*$""", re.MULTILINE)
+_FULL_UUID = re.compile(r"GPU-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 _TASK_NONE = re.compile(_TASK + r"""No devices found\.?["']?\s*$""", re.MULTILINE)
 # a shell prompt and its command: "$ srun ...", "user@host:~$ srun ...", "(container) $ nvidia-smi -L", zsh's "➜  ~ "
 _SHELL = prompt("$", "command")
@@ -187,9 +190,10 @@ def parse(text: str) -> dict[str, Any]:
         facts["gpu.smi_error_kind"] = "driver-library-mismatch"
     gpus = [m.group(3, 4, 5) for m in _TASK_GPU.finditer(text)]
     if gpus:
-        # several tasks can list the same GPU: each GPU once, by its UUID
-        seen = {uuid: name for _, name, uuid in reversed(gpus)}
-        names = [seen.pop(uuid) for _, _, uuid in gpus if uuid in seen]
+        # several tasks can list the same GPU: each GPU once, by its UUID (by its index where the UUID was elided)
+        keys = [(uuid if _FULL_UUID.fullmatch(uuid) else f"#{idx}", name) for idx, name, uuid in gpus]
+        seen = {key: name for key, name in reversed(keys)}
+        names = [seen.pop(key) for key, _ in keys if key in seen]
         facts["gpu.count"] = len(names)
         facts["gpu.names"] = names
     # each command's listings on their own (a run without a container, then the same with one): the last command

@@ -820,3 +820,10 @@ def test_cuda_error_46_with_more_tasks_than_gpus_and_alone() -> None:
 
 def test_the_inforom_warning_is_a_board_fault() -> None:
     assert _found(["nvidia-smi/gpuop-p100-inforom-corrupted-warning-rc14.txt"]) == [("gpu-inforom-corrupted", "confirmed")]
+
+
+def test_a_bus_error_in_nccls_threads_is_a_small_dev_shm_in_a_container() -> None:
+    rel = "ucx/pipedream76-sigbus-in-nccl-threads-docker-shm.txt"
+    assert ("shm-too-small", "likely") in _found([f"container:{rel}"])
+    # where it ran is not said: possible, with df -h /dev/shm to settle it
+    assert "shm-too-small" not in [c for c, _ in _found([rel])] and "shm-too-small" in _suspected([rel])

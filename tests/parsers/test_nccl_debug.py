@@ -385,3 +385,10 @@ def test_ofi_no_eligible_provider_then_init_failure_is_no_provider_not_a_failed_
     assert f["nccl.net_plugin"] == "AWS Libfabric"
     assert f["nccl.net_plugin_failed"] is False  # the WARNs that follow are the plugin giving up for want of one
     assert "NET/OFI Unable to find a protocol that worked. Failing initialization." in f["nccl.warnings"]
+
+
+def test_a_requested_network_whose_plugin_is_missing():
+    f = parse("cscs-ofi-plugin-not-found-network-aws-libfabric-not-found.txt")
+    assert f["nccl.net_plugin_failed"] is True  # NCCL_NET='AWS Libfabric' asked for; its plugin never loaded
+    assert f["nccl.warnings"] == ["Error: network AWS Libfabric not found."]
+    assert "nccl.ofi_no_provider" not in f

@@ -45,3 +45,12 @@ def test_a_crash_in_a_cpu_copy_under_ucxs_send_path():
     assert f["ucx.crash_frames"][:4] == ["libc.so.6+", "uct_rc_mlx5_ep_am_short", "ucp_tag_send_nbr", "mca_pml_ucx_send"]
     f = parsers.run("ucx", load("ucx/ucx7845-memcpy-ssse3-under-ucp-dt-pack.txt"))
     assert f["ucx.crash_frames"][:2] == ["__memcpy_ssse3", "ucp_dt_pack"] and f["ucx.segfault_in_copy"] is True
+
+
+def test_the_crash_report_of_another_librarys_bus_error():
+    # UCX's handler reports a SIGBUS in NCCL's threads (pipedream#76, Docker's 64 MB /dev/shm): read, not a UCX crash
+    f = parsers.run("ucx", load("ucx/pipedream76-sigbus-in-nccl-threads-docker-shm.txt"))
+    assert f["ucx.crash_signal"] == "Bus error"
+    assert f["ucx.crash_frames"] == ["__nss_database_lookup", "ncclGroupEnd", "ncclGroupEnd", "ncclGetUniqueId",
+                                     "ncclRedOpDestroy", "start_thread", "clone"]
+    assert "ucx.segfault" not in f and "ucx.segfault_in_copy" not in f

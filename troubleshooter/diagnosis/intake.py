@@ -332,8 +332,9 @@ def is_prompt(line: str) -> bool:
 
 
 # a section banner a collection script echoes between its commands' outputs: "=== DRIVER ===", "----- ibstat -----"
-# (nvidia-smi -q's own "====NVSMI LOG====" is output, not a section a script echoed)
-_SECTION_BANNER = re.compile(r"^(?!.*NVSMI LOG)\s*(?:={3,}|-{3,}|#{3,}|\*{3,})[ \t]*[A-Za-z][^=#*]{0,78}?[ \t]*(?:={3,}|-{3,}|#{3,}|\*{3,})\s*$")
+# (nvidia-smi -q's own "====NVSMI LOG====" and UCX's crash report "==== backtrace (tid: N) ====" are output, not sections a
+# script echoed)
+_SECTION_BANNER = re.compile(r"^(?!.*NVSMI LOG|\s*=+ backtrace\b)\s*(?:={3,}|-{3,}|#{3,}|\*{3,})[ \t]*[A-Za-z][^=#*]{0,78}?[ \t]*(?:={3,}|-{3,}|#{3,}|\*{3,})\s*$")
 
 
 # "user@host:~$", "[root@gpu3 ~]#" (after an optional "(env)"), bash's default "sh-4.2$" or zsh's "➜  ~" with no

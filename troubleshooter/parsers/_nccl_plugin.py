@@ -28,3 +28,8 @@ _OFI_INIT_FAIL = re.compile(
     re.IGNORECASE,
 )
 _PLUGIN_BY_ENV = re.compile(r"Plugin name set by env to (\S+)")
+# NCCL_NET names a network no loaded plugin provides (src/plugin/net.cc: "Error: network %s not found."), and
+# NCCL_NET_PLUGIN named a plugin that is not there ("Could not find: ofi libnccl-net-ofi.so"): a requested plugin
+# missing, not NCCL's default search finding none ("Could not find: libnccl-net.so")
+_NET_NOT_FOUND = re.compile(r"Error: network (.{1,80}?) not found")
+_NAMED_PLUGIN_MISSING = re.compile(r"Could not find: (\S+) libnccl-net-\S+\.so")

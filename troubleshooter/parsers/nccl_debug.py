@@ -41,8 +41,9 @@ from typing import Any, Iterable
 
 from troubleshooter.parsers._nccl_facts import (FACTS, MAX_WARNINGS, VERSION, count_ib_channel, ib_channel_facts,
                                                 mask_cpus)
-from troubleshooter.parsers._nccl_plugin import (_LOADED_PLUGIN, _OFI_INIT_FAIL, _OFI_NO_PROVIDER, _P2P_PLUGIN,
-                                                 _PLUGIN_ABSENT, _PLUGIN_BY_ENV, _PLUGIN_FAIL, _PLUGIN_LOAD_ERR)
+from troubleshooter.parsers._nccl_plugin import (_LOADED_PLUGIN, _NAMED_PLUGIN_MISSING, _NET_NOT_FOUND, _OFI_INIT_FAIL,
+                                                 _OFI_NO_PROVIDER, _P2P_PLUGIN, _PLUGIN_ABSENT, _PLUGIN_BY_ENV,
+                                                 _PLUGIN_FAIL, _PLUGIN_LOAD_ERR)
 from troubleshooter.parsers.base import STREAMS, ParseError, clip, parser, require_text, to_number
 from troubleshooter.parsers.cuda_errors import codes_in_nccl_lines
 
@@ -416,7 +417,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
             pp = _P2P_PLUGIN.match(msg)
             if pp:
                 p2p_plugin = pp.group(1)
-            if _PLUGIN_BY_ENV.search(msg) and msg.startswith("NET/Plugin"):
+            if (_PLUGIN_BY_ENV.search(msg) and msg.startswith("NET/Plugin")) or _NAMED_PLUGIN_MISSING.search(msg):
                 plugin_requested = True
             if _PLUGIN_ABSENT.search(msg):
                 plugin_absent = True
@@ -428,6 +429,8 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
             if _PLUGIN_FAIL.search(msg):
                 plugin_failed = True
 
+        if "not found" in msg and _NET_NOT_FOUND.search(msg):
+            plugin_failed = True  # the network NCCL_NET asks for: its plugin did not load
         e = _ENV_SET.search(msg) if " set " in msg else None
         if e:
             value = e.group(2)

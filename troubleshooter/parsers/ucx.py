@@ -42,6 +42,7 @@ FACTS = [
     ("ucx.hosts", "list", "", "sorted distinct host names of the log prefixes"),
     ("ucx.segfault", "bool", "", "a process crashed inside UCX: 'Caught signal 11 (Segmentation fault ...)' or UCX's '==== backtrace ====' with UCX frames (ucp_/uct_) in it"),
     ("ucx.crash_frames", "list", "", "the crash backtrace's functions, innermost first, UCX's own signal handling left out (at most 12; 'libc.so.6+' where a frame has no symbol)"),
+    ("ucx.crash_signal", "string", "", "the signal UCX's handler caught ('Segmentation fault', 'Bus error'), from 'Caught signal N (NAME: ...)': the handler reports any crash of a process that loaded UCX, in UCX or not"),
     ("ucx.segfault_in_copy", "bool", "", "the crash is a CPU memory copy (memcpy, or an unnamed libc frame) called from UCX's send or pack path: UCX treated a buffer as host memory that the CPU cannot touch, a GPU buffer when UCX runs without its CUDA support"),
     ("ucx.shm_alloc_failures", "list", "", "UCX's shared-memory transport (mm, posix over /dev/shm) failing to allocate its receive FIFO or buffers ('mm_iface failed to allocate receive FIFO', 'Not enough memory to write total of N bytes. Please check that /dev/shm ...'), with or without the UCX ERROR prefix, as printed"),
 ]
@@ -58,6 +59,8 @@ _SHM = re.compile(r"mm_iface failed to allocate receive FIFO|Not enough memory t
                   r"that /dev/shm")
 # UCX's crash report: "Caught signal 11 (Segmentation fault: ...)" and its "==== backtrace (tid: N) ====" block
 _CAUGHT = re.compile(r"Caught signal 11 \(Segmentation fault|^\s*>?\s*==== backtrace\b")
+# UCS's handler: "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)"
+_SIGNAL = re.compile(r"Caught signal (\d{1,2}) \(([A-Za-z][A-Za-z ]{2,40})(?::|\))")
 # backtrace frames: "4  libuct_ib.so.0(uct_rc_mlx5_ep_am_short+0x25b) [0x7f..]" or "> 1 0x000000000003ea99 ucp_dt_pack()  dt.c:120"
 _FRAME_LIB = re.compile(r"^\s*>?\s*\d{1,3}\s+(\S+?)\((\w*)(?:\+0x[0-9a-fA-F]+)?\)\s+\[0x[0-9a-fA-F]+\]")
 _FRAME_SYM = re.compile(r"^\s*>?\s*\d{1,3}\s+0x[0-9a-fA-F]+\s+(\w+)\(\)")
@@ -71,6 +74,8 @@ def _detect(text: str) -> float:
     info = len(re.findall(r"^\s*#\s+(?:Memory domain|Transport|Device):", head, re.MULTILINE))
     if n >= 2 or (n and info) or info >= 4:
         return 0.9
+    if _SIGNAL.search(head) and re.search(r"^\s*>?\s*==== backtrace\b", head, re.MULTILINE):
+        return 0.6  # UCX's crash report of a process that loaded it (its frames may be another library's)
     if n == 1 or _SHM.search(head) or (re.search(r"\b(?:ucp|uct)_\w+", head) and (
             _CAUGHT.search(head) or sum(1 for ln in head.split("\n")[:400] if _FRAME_LIB.match(ln) or _FRAME_SYM.match(ln)) >= 3)):
         return 0.6  # one line; UCX's shared-memory failure quoted without its prefix; UCX's crash backtrace
@@ -98,8 +103,12 @@ def parse(text: str) -> dict[str, Any]:
     shm: list[str] = []
     frames: list[str] = []
     caught = False
+    signal = ""
     for raw in text.split("\n"):
         line = raw.rstrip()
+        if not signal and "Caught signal" in line and (sg := _SIGNAL.search(line)):
+            signal = sg.group(2).strip()
+            seen += 1
         if ("Caught signal 11" in line or "==== backtrace" in line) and _CAUGHT.search(line):
             caught = True
             seen += 1
@@ -163,6 +172,10 @@ def parse(text: str) -> dict[str, Any]:
     if shm:
         facts["ucx.shm_alloc_failures"] = shm
     crash = [f for f in frames if not f.startswith(("libucs", "ucs_", "libpthread", "__restore_rt", "killpg"))]
+    if signal:
+        facts["ucx.crash_signal"] = signal
+        if crash:
+            facts["ucx.crash_frames"] = crash[:12]
     if (caught or len(frames) >= 3) and any(f.startswith(("ucp_", "uct_")) for f in crash):
         facts["ucx.segfault"] = True
         facts["ucx.crash_frames"] = crash[:12]

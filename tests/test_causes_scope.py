@@ -827,3 +827,10 @@ def test_a_bus_error_in_nccls_threads_is_a_small_dev_shm_in_a_container() -> Non
     assert ("shm-too-small", "likely") in _found([f"container:{rel}"])
     # where it ran is not said: possible, with df -h /dev/shm to settle it
     assert "shm-too-small" not in [c for c, _ in _found([rel])] and "shm-too-small" in _suspected([rel])
+
+
+def test_the_device_plugins_xid_79_is_a_gpu_off_the_bus() -> None:
+    rel = "k8s-device-plugin/gpuop-health-xid79-marking-device-unhealthy.txt"
+    assert ("gpu-fallen-off-bus", "confirmed") in _found([rel])
+    ef = EvidenceFacts.from_specs(_specs([rel]))
+    assert ef.lookup("gpu.xid_classes") == ["bus"]  # classed like the kernel log's (decision_trees/xid.yaml)

@@ -70,3 +70,10 @@ def test_other_text_is_refused(text: str) -> None:
     with pytest.raises(parsers.ParseError):
         parsers.run(KIND, text)
     assert parsers.get(KIND).detect(text) < parsers.DETECT_MIN
+
+
+def test_the_health_checks_xid_and_the_device_it_marked_unhealthy():
+    f = parsers.run("k8s-device-plugin", load("k8s-device-plugin/gpuop-health-xid79-marking-device-unhealthy.txt"))
+    assert f["k8s_device_plugin.xid_codes"] == [79]
+    assert f["k8s_device_plugin.unhealthy"] == ["GPU-adb24b25-1db1-436e-d958-ddee5da83d07"]
+    assert f["k8s_device_plugin.errors"] == []

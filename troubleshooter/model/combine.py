@@ -453,7 +453,8 @@ def xid_catalogue() -> dict[int, str]:
 
 
 def _xids(fs: FactSet) -> None:
-    codes = fs.get("dmesg.xid_codes")
+    # the kernel log's, else those the NVIDIA device plugin's health check saw (NVML's critical Xid events)
+    codes = fs.get("dmesg.xid_codes") or fs.get("k8s_device_plugin.xid_codes")
     if codes is None or not isinstance(codes.value, list) or "gpu.xid_classes" in fs:
         return
     cat = xid_catalogue()

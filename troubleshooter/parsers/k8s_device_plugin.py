@@ -42,6 +42,11 @@ FACTS = [
     ("k8s_device_plugin.resources", "list", "", "the resources it served or registered ('nvidia.com/gpu', MIG "
      "resources), where its lines name them"),
     ("k8s_device_plugin.errors", "list", "", "its error lines, as printed (the message, without the log prefix)"),
+    ("k8s_device_plugin.xid_codes", "list", "", "sorted distinct Xid codes the plugin's health check saw in NVML's "
+     "critical-error events ('XidCriticalError: Xid=79 on Device=GPU-...; marking device as unhealthy'): the node's "
+     "kernel log has them too"),
+    ("k8s_device_plugin.unhealthy", "list", "", "the devices the plugin marked unhealthy and stopped advertising "
+     "('device marked unhealthy: GPU-...'; 'all' when it marked every device)"),
 ]
 
 _NVML_FAILED = re.compile(r"Failed to (?:initialize|start) NVML(?: with error)?:\s*(.+?)\.?\s*$", re.IGNORECASE)
@@ -58,7 +63,11 @@ _ERROR_WORDS = re.compile(r"\b((?:Failed|Could not|Incompatible|error starting) 
 _ADVICE = re.compile(r"did you (?:set the docker default runtime to|configure the NVIDIA Container Toolkit)|"
                      r"k8s-device-plugin#prerequisites")
 _NOT_ERRORS = re.compile(r"You can (?:check|learn)|If this is (?:not )?a GPU node")  # its advice, printed at E level
-_ANY = (_NVML_FAILED, _NON_NVML, _AUTO, _LOADING, _REGISTERED, _SERVING, _NO_DEVICES, _ADVICE)
+# its health check (internal/rm/health.go; nvidia.go before 0.9: "..., the device will go unhealthy." and
+# "XidCriticalError: Xid=%d, All devices will go unhealthy.")
+_XID = re.compile(r"XidCriticalError: Xid=(\d{1,3})(?: on Device=(\S+?)[;,]|, (All devices))")
+_UNHEALTHY = re.compile(r"device marked unhealthy: (\S+)|Marking (all) devices as unhealthy")
+_ANY = (_XID, _UNHEALTHY, _NVML_FAILED, _NON_NVML, _AUTO, _LOADING, _REGISTERED, _SERVING, _NO_DEVICES, _ADVICE)
 MAX_LINE = 4000
 
 
@@ -84,6 +93,8 @@ def parse(text: str) -> dict[str, Any]:
     nvml_error = ""
     resources: list[str] = []
     errors: list[str] = []
+    xids: list[int] = []
+    unhealthy: list[str] = []
     for raw in text.split("\n"):
         ln = raw[:MAX_LINE].rstrip()
         if not ln.strip():
@@ -111,13 +122,22 @@ def parse(text: str) -> dict[str, Any]:
             add_clipped(resources, s.group(1), 20)
         if _NO_DEVICES.search(ln):
             seen = no_devices = True
+        if "Xid=" in ln and (x := _XID.search(ln)):
+            seen = True
+            if int(x.group(1)) not in xids:
+                xids.append(int(x.group(1)))
+            add_clipped(unhealthy, x.group(2) or "all", 64)
+        elif "nhealthy" in ln and (u := _UNHEALTHY.search(ln)):
+            seen = True
+            add_clipped(unhealthy, u.group(1) or "all", 64)
         seen = seen or bool(_ADVICE.search(ln))
         e = _KLOG_ERROR.search(ln) or _ERROR_WORDS.search(ln)
         if e and not _NOT_ERRORS.search(ln):
             add_clipped(errors, e.group(1).rstrip("`"), 20)
     if not seen:
         raise ParseError("no NVIDIA device plugin line ('Loading NVML', 'Failed to initialize NVML: ...', "
-                         "'Registered device plugin ... with Kubelet', 'No devices found. Waiting indefinitely.')")
+                         "'Registered device plugin ... with Kubelet', 'No devices found. Waiting indefinitely.', "
+                         "'XidCriticalError: Xid=...')")
     facts: dict[str, Any] = {}
     if missing or loaded or registered:
         facts["k8s_device_plugin.nvml_missing"] = missing and not registered
@@ -129,4 +149,8 @@ def parse(text: str) -> dict[str, Any]:
     if resources:
         facts["k8s_device_plugin.resources"] = resources
     facts["k8s_device_plugin.errors"] = errors
+    if xids:
+        facts["k8s_device_plugin.xid_codes"] = sorted(xids)
+    if unhealthy:
+        facts["k8s_device_plugin.unhealthy"] = unhealthy
     return facts

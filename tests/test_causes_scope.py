@@ -834,3 +834,8 @@ def test_the_device_plugins_xid_79_is_a_gpu_off_the_bus() -> None:
     assert ("gpu-fallen-off-bus", "confirmed") in _found([rel])
     ef = EvidenceFacts.from_specs(_specs([rel]))
     assert ef.lookup("gpu.xid_classes") == ["bus"]  # classed like the kernel log's (decision_trees/xid.yaml)
+
+
+def test_ranks_that_all_inherited_one_core_are_a_narrow_launcher_binding() -> None:
+    assert ("launcher-cpu-affinity-narrow", "likely") in _found(["taskset/olcf-numa-api-torchrun.txt"])
+    assert "launcher-cpu-affinity-narrow" not in [c for c, _ in _found(["taskset/olcf-numa-api-srun-reference.txt"])]

@@ -25,13 +25,19 @@ FACTS = [
     ("proc.cpus_allowed_list", "string", "", "CPUs the process may run on, as a cpulist '0-7,56-63'"),
     ("proc.cpus_allowed_count", "number", "count", "how many CPUs the process may run on"),
     ("proc.pid", "number", "", "process id (Pid:)"),
+    ("proc.affinity_by_pid", "dict", "", "several processes' bindings, pid -> cpulist, where the paste lists more than one"),
+    ("proc.shared_narrow_binding", "number", "count", "the most processes bound to one and the same set of at most two "
+     "CPUs (ranks of a launcher that all inherited one core): they take turns on it"),
 ]
 
 _LINE = re.compile(r"pid (\d+)'s (?:current|new) affinity (list|mask): ?([0-9a-fA-F,\-x]*)")
+# the same question answered by a site's helper (OLCF's numa_api example: "core affinity for PID 884147: 1 2 3")
+_CORES = re.compile(r"^\s*core affinity for PID (\d+): ?((?:\d+ ?)*)$", re.MULTILINE)
 
 
 def _detect(text: str) -> float:
-    return 0.95 if _LINE.search(text[:65536]) else 0.0
+    head = text[:65536]
+    return 0.95 if _LINE.search(head) else 0.8 if _CORES.search(head) else 0.0
 
 
 def _mask_to_list(mask: str) -> list[int]:
@@ -65,17 +71,27 @@ def _count(cpulist: str) -> int:
         command="taskset -cp <training pid>")
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "taskset -cp PID output (pid N's current affinity list: ...)")
-    found = list(_LINE.finditer(text))
+    found = sorted([(m.start(), m.group(1), m.group(2), m.group(3)) for m in _LINE.finditer(text)] +
+                   [(m.start(), m.group(1), "list", _ranges([int(c) for c in m.group(2).split()]))
+                    for m in _CORES.finditer(text) if m.group(2).strip()])
     if not found:
         raise ParseError("no \"pid N's current affinity list/mask\" line")
-    m = found[-1]
-    value = m.group(3)
-    if not value:
-        raise ParseError("the affinity line has no CPU list", line=text[: m.start()].count("\n") + 1)
-    try:
-        cpulist = value if m.group(2) == "list" else _ranges(_mask_to_list(value))
-    except ValueError as exc:
-        raise ParseError(f"not a CPU mask: {value!r}") from exc
-    if not cpulist:
-        raise ParseError("empty CPU affinity")
-    return {"proc.cpus_allowed_list": cpulist, "proc.cpus_allowed_count": _count(cpulist), "proc.pid": int(m.group(1))}
+    bindings: dict[str, str] = {}
+    for at, pid, form, value in found[:4096]:
+        if not value:
+            raise ParseError("the affinity line has no CPU list", line=text[:at].count("\n") + 1)
+        try:
+            cpulist = value if form == "list" else _ranges(_mask_to_list(value))
+        except ValueError as exc:
+            raise ParseError(f"not a CPU mask: {value!r}", line=text[:at].count("\n") + 1) from exc
+        if not cpulist:
+            raise ParseError("empty CPU affinity", line=text[:at].count("\n") + 1)
+        bindings[pid] = cpulist
+    pid, cpulist = found[-1][1], bindings[found[-1][1]]
+    facts: dict[str, Any] = {"proc.cpus_allowed_list": cpulist, "proc.cpus_allowed_count": _count(cpulist),
+                             "proc.pid": int(pid)}
+    if len(bindings) > 1:
+        facts["proc.affinity_by_pid"] = bindings
+        narrow = [c for c in bindings.values() if _count(c) <= 2]
+        facts["proc.shared_narrow_binding"] = max((narrow.count(c) for c in narrow), default=0)
+    return facts

@@ -839,3 +839,12 @@ def test_the_device_plugins_xid_79_is_a_gpu_off_the_bus() -> None:
 def test_ranks_that_all_inherited_one_core_are_a_narrow_launcher_binding() -> None:
     assert ("launcher-cpu-affinity-narrow", "likely") in _found(["taskset/olcf-numa-api-torchrun.txt"])
     assert "launcher-cpu-affinity-narrow" not in [c for c, _ in _found(["taskset/olcf-numa-api-srun-reference.txt"])]
+
+
+def test_selinux_denials_of_a_gpu_container_launch() -> None:
+    avc = "selinux/nvdocker814-avc-nvidia-docker-entrypoint-docker-xserver-t.txt"
+    assert ("selinux-blocks-gpu-container", "likely") in _found([avc])
+    assert ("selinux-blocks-gpu-container", "likely") in _found(["selinux/selinuxpolicy1695-sealert-container-t-dev-nvidia0.txt"])
+    # the host's policy holds for the containers it starts: given for the host beside a container's own output
+    env = "env/proc-self-environ-bwrap-container-nccl-slurm-nul.txt"
+    assert ("selinux-blocks-gpu-container", "likely") in _found([env, f"host:{avc}"])

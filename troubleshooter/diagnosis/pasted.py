@@ -366,10 +366,11 @@ INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli",
 
 # Outputs that add up when one paste holds several (two nccl-tests runs, a log in pieces); a state listing
 # (ibstat, env) is a snapshot, and the last one shown stands
-# Kinds of output that describe the kernel and the hardware, which a container or a job step shares with its host
+# Kinds of output that describe the kernel (its log, options, modules, security policy) and the hardware, which a
+# container or a job step shares with its host
 # (a cgroup, a namespace or a device list does not change them)
 _HOST_WIDE = {"dmesg", "cmdline", "kernel-config", "kmod", "lspci", "cpufreq", "cpuidle", "cpupower", "turbostat",
-              "mlxconfig", "virt"}
+              "mlxconfig", "virt", "selinux"}
 _ACCUMULATE = {"nccl-tests", "nccl-debug", "dmesg", "cuda-errors", "steps", "nhc", "torch-distributed", "ucx", "bandwidth-test"}
 
 

@@ -34,6 +34,7 @@ def test_gh200_single_gpu():
         "gpu.persistence_off": [],
         "gpu.idle_p0_no_persistence": [],  # idle at P0 is a data-center GPU's normal state with persistence on
         "gpu.compute_exclusive": [],  # 'Default' compute mode
+        "gpu.processes": [],  # "No running processes found"
     }
 
 
@@ -147,3 +148,9 @@ def test_the_inforom_warning_after_a_normal_table():
     f = parse(load("nvidia-smi/gpuop-p100-inforom-corrupted-warning-rc14.txt"))
     assert f["gpu.inforom_corrupted"] == ["0000:0b:00.0"]
     assert f["gpu.names"] == ["Tesla P100-PCIE..."] and f["gpu.compute_exclusive"] == []
+
+
+def test_the_processes_table_alone_on_the_host_and_in_the_container():
+    host = parse(load("nvidia-smi/nvdocker179-processes-table-host.txt"))
+    assert host == {"gpu.processes": [{"gpu": 0, "pid": 28290, "type": "C", "name": "python", "mem_mib": 1012}]}
+    assert parse(load("nvidia-smi/nvdocker179-processes-table-container.txt")) == {"gpu.processes": []}

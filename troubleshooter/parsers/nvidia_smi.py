@@ -57,6 +57,8 @@ FACTS = [
     ("gpu.persistence_off", "list", "", "indexes of GPUs with persistence mode off"),
     COMPUTE_EXCLUSIVE_FACT,
     INFOROM_FACT,
+    ("gpu.processes", "list", "", "the Processes table's rows: {gpu, pid, type, name, mem_mib} ([] for 'No running "
+     "processes found' or an empty table); inside a container's PID namespace the driver lists none of them"),
     ("gpu.idle_p0_no_persistence", "list", "", "indexes of GPUs idle (no memory used beyond a few MiB, 0% utilization) yet in P0 with persistence mode off: the driver re-initialises them for each client (here nvidia-smi) and holds them at full performance state"),
 ]
 
@@ -91,8 +93,10 @@ def parse(text: str) -> dict[str, object]:
     persistence: dict[int, bool] = {}
     modes: dict[int, str] = {}
     header_seen = False
+    procs_at = None
     for n, line in enumerate(lines):
         if "Processes:" in line:
+            procs_at = n
             break  # the processes table (its rows also start with a GPU number)
         h = _HEADER.search(line)
         if h and not header_seen:
@@ -126,6 +130,11 @@ def parse(text: str) -> dict[str, object]:
             if r2.group(8):
                 modes[dev["index"]] = r2.group(8)
         devices.append(dev)
+    procs = _processes(lines[procs_at:]) if procs_at is not None else None
+    if not devices and procs is not None and not header_seen:
+        return {"gpu.processes": procs}  # the Processes table alone
+    if procs is not None:
+        facts["gpu.processes"] = procs
     if not devices:
         if header_seen:
             raise ParseError("nvidia-smi header found but no GPU rows (no GPU, or the table was cut)")
@@ -147,9 +156,26 @@ def parse(text: str) -> dict[str, object]:
     return facts
 
 
+# "|    0     28290    C   python                                        1012MiB |" (and "|    0   N/A  N/A    122792      C
+# nvidia-cuda-mps-server  25MiB |" with the MIG GI/CI columns of newer drivers)
+_PROC_ROW = re.compile(r"^\|\s*(\d+)\s+(?:(?:N/A|\d+)\s+(?:N/A|\d+)\s+)?(\d+)\s+(C\+G|C|G|M|M\+C)\s+(.+?)\s+(\d+)MiB\s*\|\s*$")
+_PROC_HEADER = re.compile(r"^\|\s*Processes:\s+(?:GPU Memory\s*)?\|\s*$", re.MULTILINE)
+
+
+def _processes(lines: list[str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for line in lines[:4096]:
+        m = _PROC_ROW.match(line.strip())
+        if m and len(out) < 256:
+            out.append({"gpu": int(m.group(1)), "pid": int(m.group(2)), "type": m.group(3), "name": m.group(4).strip(),
+                        "mem_mib": int(m.group(5))})
+    return out
+
+
 def _detect(text: str) -> float:
     if not _HEADER.search(text):
-        return 0.0
+        # the Processes table alone (a paste of nvidia-smi's lower half)
+        return 0.6 if _PROC_HEADER.search(text[:65536]) and re.search(r"PID\s+Type\s+Process name", text[:65536]) else 0.0
     if re.search(r"^=+\s*NVSMI LOG\s*=+\s*$", text, re.MULTILINE):
         return 0.6  # the table followed by nvidia-smi -q: the -q parser reads more
     return 0.9

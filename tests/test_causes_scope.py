@@ -848,3 +848,8 @@ def test_selinux_denials_of_a_gpu_container_launch() -> None:
     # the host's policy holds for the containers it starts: given for the host beside a container's own output
     env = "env/proc-self-environ-bwrap-container-nccl-slurm-nul.txt"
     assert ("selinux-blocks-gpu-container", "likely") in _found([env, f"host:{avc}"])
+
+
+def test_the_rdma_shared_plugin_refusing_exclusive_netns() -> None:
+    assert _found(["rdma-device-plugin/rdmasdp87-exiting-incorrect-rdma-netns.txt"]) == [
+        ("rdma-netns-exclusive-breaks-shared-plugin", "confirmed")]

@@ -374,6 +374,8 @@ NOT_SIGNALS = {
     "gpu.throttle_reasons": "which reasons; gpu.throttled is the signal",
     "numa.memoryless_nodes": "includes normal CPU-less nodes (GPU memory on GH200); numa.cpu_memoryless_nodes is the signal",
     "cuda.errors": "the messages; cuda.error_codes (and cuda.system_not_ready) are the signals",
+    "rdma_dp.errors": "the RDMA device plugin's start-up failures as printed; rdma_dp.netns_exclusive is the signal a "
+                      "cause reads (an invalid configuration or no device found names none by itself)",
     "cuda.error_numbers": "the numbers as printed; cuda.error_codes names them",
     "gpu.nvlink_inactive_links": "which links; gpu.nvlink_inactive is the signal",
     "gpu.nvlink_all_inactive": "PCIe GPUs without NVLink print it too; gpu.nvlink_inactive counts real links down",

@@ -853,3 +853,9 @@ def test_selinux_denials_of_a_gpu_container_launch() -> None:
 def test_the_rdma_shared_plugin_refusing_exclusive_netns() -> None:
     assert _found(["rdma-device-plugin/rdmasdp87-exiting-incorrect-rdma-netns.txt"]) == [
         ("rdma-netns-exclusive-breaks-shared-plugin", "confirmed")]
+
+
+def test_a_gpus_unassigned_bar_and_a_bare_rminitadapter_failure() -> None:
+    assert _found(["dmesg/wucvgl-8gpu-4-shown-bar1-0m-pci-realloc.txt"]) == [("gpu-bar-unassigned", "confirmed")]
+    # the refusal of the wrong module flavor names its reason: no BAR suspicion there
+    assert "gpu-bar-unassigned" not in _suspected(["dmesg/rtx5090-xid79-fallen-off-bus-gsp-rpc-failed-open-kmod-595.txt"])

@@ -258,3 +258,9 @@ def test_an_old_kernels_aer_words_and_the_xid_79_that_follows():
     assert (f["dmesg.aer_fatal"], f["dmesg.aer_corrected"]) == (2, 2)
     assert f["dmesg.aer_gpu_devices"] == ["0000:02:00.0"] and f["dmesg.aer_recovery_failed"] is True
     assert f["dmesg.xid_codes"] == [79]
+
+
+def test_a_gpus_bar_the_firmware_left_unassigned():
+    f = parsers.run("dmesg", load("dmesg/wucvgl-8gpu-4-shown-bar1-0m-pci-realloc.txt"))
+    assert f["dmesg.gpu_bar_invalid"] == ["BAR1 of 0000:56:00.0"]  # the second line indented under the first
+    assert "dmesg.rm_init_failed" not in f and f["dmesg.xid_codes"] == []

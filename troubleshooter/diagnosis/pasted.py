@@ -361,7 +361,7 @@ PARTIAL_ENV_DROPS = ("env.names", "env.count")
 #: kinds whose lines other tools' outputs carry interleaved (read alongside whatever the block is): the NVIDIA
 #: container hook's error comes back inside docker's, compose's, kubelet's or enroot's output, after a docker run line;
 #: libibverbs warns on the program's stderr
-INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli", "verbs-errors")
+INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli", "verbs-errors", "dmesg")
 
 
 # Outputs that add up when one paste holds several (two nccl-tests runs, a log in pieces); a state listing

@@ -87,6 +87,11 @@ FACTS = [
      "flavor: {gpu (PCI address), pci_id (10de:xxxx), needs: 'open' (Blackwell and later: 'requires use of the NVIDIA "
      "open kernel modules') or 'proprietary' (no GSP: 'not supported by open nvidia.ko')}; absent when the log does not say"),
     ("dmesg.kmod_flavor_needed", "list", "", "the flavors those refused GPUs need ('open', 'proprietary'), sorted"),
+    ("dmesg.gpu_bar_invalid", "list", "", "GPUs whose PCI memory windows (BARs) the firmware left unassigned or too small: "
+     "'NVRM: This PCI I/O region assigned to your NVIDIA device is invalid: BAR1 is 0M @ 0x0 (PCI:...)' ('BAR1 of "
+     "0000:01:00.0'), at most 64"),
+    ("dmesg.rm_init_failed", "list", "", "GPUs the driver could not initialise ('NVRM: GPU 0000:01:00.0: RmInitAdapter "
+     "failed! (0x22:0x56:884)'): the driver is loaded and the GPU is not usable; the lines around it say why"),
     ("dmesg.aer_fatal", "number", "count", "PCIe AER reports of an Uncorrected (Fatal) error (a link or device the kernel must reset)"),
     ("dmesg.aer_nonfatal", "number", "count", "PCIe AER reports of an Uncorrected (Non-Fatal) error"),
     ("dmesg.aer_corrected", "number", "count", "PCIe AER reports of Corrected errors (link retries: a marginal link when they flood)"),
@@ -159,6 +164,9 @@ _NV_VERSION = re.compile(r"NVRM: loading NVIDIA .*?Kernel Module(?: for \S+)?\s+
 # drivers/nvidia's probe: the GPU on one line, why the loaded flavor cannot drive it on the next ones
 _FLAVOR_GPU = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s*\(PCI ID: "
                          r"([0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
+# nv-pci.c's BAR check, the BAR on the next line: "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:56:00.0)" (older: "PCI:0002:00.0")
+_BAR_INVALID = re.compile(r"NVRM: BAR(\d) is (\d+)M @ 0x[0-9a-fA-F]+ \(PCI:([0-9a-fA-F:.]+)\)")
+_RM_INIT = re.compile(r"NVRM: GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): RmInitAdapter failed!")
 _NEEDS_OPEN = re.compile(r"requires use of the NVIDIA open kernel modules", re.IGNORECASE)
 _NEEDS_PROPRIETARY = re.compile(r"installed in this system is not supported by open\b")
 _LINUX_VERSION = re.compile(r"^Linux version (\S+)")
@@ -259,6 +267,8 @@ def parse(text: str) -> dict[str, object]:
     fallback = False
     cmdline = early_cmdline = nv_version = linux_version = None
     fw_old: list[str] = []
+    bars: list[str] = []
+    rm_failed: list[str] = []
     flavor: str | None = None
     refused: list[dict[str, str]] = []
     gpu_named: tuple[str, str] | None = None  # the GPU the last 'The NVIDIA GPU ... (PCI ID: ...)' named
@@ -357,6 +367,10 @@ def parse(text: str) -> dict[str, object]:
             _flavor_refusal(msg, refused, gpu_named)
             g = _FLAVOR_GPU.search(msg)
             gpu_named = (g.group(1), g.group(2).lower()) if g else gpu_named
+        if "NVRM: BAR" in msg and (bar := _BAR_INVALID.search(msg)):
+            add_clipped(bars, f"BAR{bar.group(1)} of {bar.group(3).lower()}", 64)
+        if "RmInitAdapter failed" in msg and (ri := _RM_INIT.search(msg)):
+            add_clipped(rm_failed, ri.group(1).lower(), 64)
         if ("FW" in msg or "firmware's" in msg) and _HCA_FW_OLD.search(msg):
             add_clipped(fw_old, msg, 10)
         lv = _LINUX_VERSION.match(msg) if msg.startswith("Linux version ") else None
@@ -407,6 +421,10 @@ def parse(text: str) -> dict[str, object]:
     if refused:
         facts["dmesg.kmod_flavor_refused"] = refused
         facts["dmesg.kmod_flavor_needed"] = sorted({r["needs"] for r in refused})
+    if bars:
+        facts["dmesg.gpu_bar_invalid"] = bars
+    if rm_failed:
+        facts["dmesg.rm_init_failed"] = rm_failed
     if linux_version:
         facts["dmesg.kernel_version"] = linux_version
     if fw_old:

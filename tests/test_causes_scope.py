@@ -859,3 +859,15 @@ def test_a_gpus_unassigned_bar_and_a_bare_rminitadapter_failure() -> None:
     assert _found(["dmesg/wucvgl-8gpu-4-shown-bar1-0m-pci-realloc.txt"]) == [("gpu-bar-unassigned", "confirmed")]
     # the refusal of the wrong module flavor names its reason: no BAR suspicion there
     assert "gpu-bar-unassigned" not in _suspected(["dmesg/rtx5090-xid79-fallen-off-bus-gsp-rpc-failed-open-kmod-595.txt"])
+
+
+def test_nvmls_mismatch_in_a_singularity_run_without_nv_is_the_missing_flag() -> None:
+    # the same words on a host are a driver upgraded under a loaded module; here the second run, with --nv, shows
+    # the host's driver answering ("casper$" prompts: the host's name alone before '$')
+    rel = "nvidia-smi-status/ncar-singularity-without-nv-mismatch-then-with-nv.txt"
+    found = _found([rel])
+    assert ("apptainer-nv-flag-missing", "likely") in found
+    assert "driver-library-mismatch" in next(c for c in causes.load() if c.id == "apptainer-nv-flag-missing").supersedes
+    ef = EvidenceFacts.from_specs(_specs([rel]))
+    assert ef.lookup("container.nvml_error_without_nv") == "driver-library-mismatch"
+    assert ef.lookup("gpu.driver_version") == "545.23.06"

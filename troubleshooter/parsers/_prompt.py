@@ -5,7 +5,8 @@ A prompt: ``user@host:dir$`` / ``root@host:/#`` / ``[user@host dir]$`` (``[ ~]#`
 after an optional ``(venv)`` /
 bash's default ``sh-4.2$`` or ``bash-5.1#`` (zsh's ``zsh-5.8%`` too) / oh-my-zsh's default theme ``➜  ~`` or
 ``➜  repo git:(main) ✗`` / Singularity's and Apptainer's container shell ``Singularity>`` (group ``cshell``: the
-command ran inside a container); where the reader allows it, a lone ``$`` (or ``#``, ``%``). Groups: ``label`` (the
+command ran inside a container); where the reader allows it, a lone ``$`` (or ``#``, ``%``) and a host's name
+alone before ``$`` or ``%`` (``casper$``). Groups: ``label`` (the
 venv), ``who``/``host`` (or ``who2``/``host2`` in brackets), and ``cmd`` when a command must follow.
 """
 
@@ -20,6 +21,8 @@ _REDACTED = r"\[ ?~[\w/.-]*\][$#]"  # the bracket prompt with user@host cut out 
 _SH = r"(?:ba|z)?sh-\d+(?:\.\d+)*[$#%]"
 _ZSH = r"➜\s+(?:~\S*|/\S*|[\w.-]+)(?:\s+git:\([^)\s]*\))?(?:\s+✗)?"
 _CONTAINER_SHELL = r"(?P<cshell>Singularity|Apptainer)>"
+# a prompt of the host's name alone, as csh/tcsh and many site profiles print it: "casper$ ", "login1% "
+_HOST_ONLY = r"[A-Za-z][\w.-]{0,40}[$%]"
 _THEN = {"command": r"\s+(?P<cmd>\S.*)$", "space": r"\s", "nothing": r"\s*$"}
 
 
@@ -31,4 +34,6 @@ def prompt(lone: str = "", then: str = "command") -> re.Pattern[str]:
     alts = [_USER, _BRACKETS, _REDACTED, _SH, _ZSH, _CONTAINER_SHELL]
     if lone and then != "nothing":
         alts.append("[" + re.escape(lone) + "]")
+        if "$" in lone:
+            alts.append(_HOST_ONLY)
     return re.compile(_LEAD + "(?:" + "|".join(alts) + ")" + _THEN[then])

@@ -871,3 +871,8 @@ def test_nvmls_mismatch_in_a_singularity_run_without_nv_is_the_missing_flag() ->
     ef = EvidenceFacts.from_specs(_specs([rel]))
     assert ef.lookup("container.nvml_error_without_nv") == "driver-library-mismatch"
     assert ef.lookup("gpu.driver_version") == "545.23.06"
+
+
+def test_a_framework_refused_at_import_for_an_nccl_function_is_an_nccl_too_old() -> None:
+    rel = "python-traceback/awsomeai-openvla-libtorch-cuda-undefined-nccl-symbol-wrapped.txt"
+    assert _found([rel]) == [("nccl-version-too-old", "likely")]

@@ -57,3 +57,10 @@ def test_pytorchs_out_of_memory_error_pasted_alone():
     f = parsers.run("python-traceback", text)
     assert f["py.tracebacks"] == 0 and f["py.exception_types"] == ["RuntimeError"]
     assert f["py.exceptions"][0].startswith("RuntimeError: CUDA out of memory Tried to allocate 200.00 MiB (GPU 0;")
+
+
+def test_an_import_refused_for_an_undefined_nccl_symbol_wrapped_after_its_colon():
+    f = parsers.run("python-traceback", load("python-traceback/awsomeai-openvla-libtorch-cuda-undefined-nccl-symbol-wrapped.txt"))
+    assert f["py.exceptions"] == ["ImportError: /usr/local/lib/python<py>/dist-packages/torch/lib/libtorch_cuda.so: "
+                                  "undefined symbol: ncclDevCommDestroy"]
+    assert f["py.undefined_symbols"] == ["ncclDevCommDestroy"]

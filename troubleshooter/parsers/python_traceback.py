@@ -37,6 +37,9 @@ FACTS = [
     ("py.shm_errors", "list", "", "PyTorch DataLoader workers that died for want of shared memory ('Unexpected bus error "
      "encountered in worker. This might be caused by insufficient shared memory (shm)', 'DataLoader worker (pid N) is "
      "killed by signal: Bus error', '... out of shared memory'), deduplicated"),
+    ("py.undefined_symbols", "list", "", "symbols the dynamic loader could not resolve when Python imported a library "
+     "('libtorch_cuda.so: undefined symbol: ncclDevCommDestroy'): the library found at run time is older than the one "
+     "the importer was built against"),
 ]
 
 # PyTorch's own words (torch/utils/data/_utils/signal_handling.py and dataloader.py) when a worker's shared memory
@@ -47,6 +50,8 @@ _SHM = re.compile(r"(?:Unexpected bus error encountered in worker\b.*|DataLoader
 _OOM = re.compile(r"^\s*((?:torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError|RuntimeError)): (CUDA out of memory.*)$")
 _PREFIX = re.compile(r"^(?:\s*(?:\([^()]*=[^()]*\)|\[(?:rank|default)?\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=\s))\s*)+")
 _TB = "Traceback (most recent call last):"
+# the dynamic loader's refusal of a library built against a newer one ("libtorch_cuda.so: undefined symbol: ncclX")
+_UNDEFINED = re.compile(r"undefined symbol: ([A-Za-z_]\w{1,127})")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?')
 _EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning|Timeout)|KeyboardInterrupt|StopIteration)"
                   r"(?::\s*(.*))?$")
@@ -108,6 +113,12 @@ def parse(text: str) -> dict[str, Any]:
                         and not _EXC.match(lines[j].strip()) and lines[j].strip() != _TB and ":" not in lines[j][:40]:
                     msg += " " + lines[j].strip()
                     j += 1
+                # a message cut after its colon, the rest indented on the next line ("...libtorch_cuda.so:" /
+                # "  undefined symbol: ncclDevCommDestroy", as a page or a ticket re-wrapped it)
+                if msg.endswith(":") and j < len(lines) and lines[j][:1].isspace() and lines[j].strip() \
+                        and not _FRAME.match(lines[j]):
+                    msg += " " + lines[j].strip()
+                    j += 1
                 add_clipped(exceptions, f"{e.group(1)}: {msg}" if msg else e.group(1), MAX_ITEMS, MAX_TEXT)
                 if e.group(1) not in types and len(types) < MAX_ITEMS:
                     types.append(e.group(1))
@@ -130,4 +141,7 @@ def parse(text: str) -> dict[str, Any]:
                            "py.last_frames": frames}
     if shm:
         out["py.shm_errors"] = shm
+    symbols = [m.group(1) for e in exceptions for m in _UNDEFINED.finditer(e)]
+    if symbols:
+        out["py.undefined_symbols"] = list(dict.fromkeys(symbols))[:MAX_ITEMS]
     return out

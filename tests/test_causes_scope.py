@@ -876,3 +876,8 @@ def test_nvmls_mismatch_in_a_singularity_run_without_nv_is_the_missing_flag() ->
 def test_a_framework_refused_at_import_for_an_nccl_function_is_an_nccl_too_old() -> None:
     rel = "python-traceback/awsomeai-openvla-libtorch-cuda-undefined-nccl-symbol-wrapped.txt"
     assert _found([rel]) == [("nccl-version-too-old", "likely")]
+
+
+def test_mpi_without_its_gpu_layer_and_without_pmix() -> None:
+    assert _found(["openmpi/cscs-cray-mpich-gpu-support-gtl-not-linked.txt"]) == [("mpi-not-cuda-aware", "confirmed")]
+    assert _found(["openmpi/cscs-ompi5-no-pmix-server-pmi2-detected.txt"]) == [("slurm-mpi-plugin-not-pmix", "likely")]

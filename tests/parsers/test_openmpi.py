@@ -32,3 +32,13 @@ def test_open_mpi_saying_it_was_built_without_cuda():
     f = parsers.run("openmpi", load("openmpi/condaforgeompi83-cuda-support-requested-not-compiled.txt"))
     assert f["mpi.cuda_aware"] is False and f["mpi.crash_signal"] == "Segmentation fault (11)"
     assert parsers.run("openmpi", "mca:mpi:base:param:mpi_built_with_cuda_support:value:true\n")["mpi.cuda_aware"] is True
+
+
+def test_cray_mpich_asked_for_gpu_support_without_its_gtl():
+    f = parsers.run("openmpi", load("openmpi/cscs-cray-mpich-gpu-support-gtl-not-linked.txt"))
+    assert f == {"mpi.cuda_aware": False}
+
+
+def test_open_mpi_5_started_by_srun_without_pmix():
+    f = parsers.run("openmpi", load("openmpi/cscs-ompi5-no-pmix-server-pmi2-detected.txt"))
+    assert f == {"mpi.pmix_missing": True}

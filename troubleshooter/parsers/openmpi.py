@@ -34,6 +34,9 @@ FACTS = [
     ("mpi.exited_on_signal", "list", "", "'mpirun noticed that process rank N ... exited on signal S': the ranks, as 'rank N: signal S'"),
     ("mpi.cma_errors", "number", "count", "single-copy (Cross Memory Attach) failures between ranks: 'Read -1, expected N, errno = E'"),
     ("mpi.cuda_aware", "bool", "", "Open MPI was built with CUDA support: false from its own words ('The user requested CUDA support ... but the library was not compiled with any support') or from ompi_info's 'mpi_built_with_cuda_support:value:false'; true from the latter's 'true'"),
+    ("mpi.pmix_missing", "bool", "", "the ranks were launched by srun without PMIx, which this Open MPI needs to join "
+     "them into one job ('No PMIx server was reachable, but a PMI1/2 was detected', 'OMPI was not built with SLURM's PMI "
+     "support'): each rank starts alone"),
     ("mpi.cma_errnos", "list", "", "the errno values of those failures, sorted (1: EPERM, ptrace not allowed; 38: ENOSYS, no CMA)"),
 ]
 
@@ -41,14 +44,23 @@ _TAG = r"^\s*(?:\[[^\]]{1,80}\]\s*)?"
 _SIGNAL = re.compile(_TAG + r"Signal: (.+?)\s*$")
 _FRAME = re.compile(_TAG + r"\[\s*\d+\]\s+(\S+?)\(([^)+]*)(?:\+0x[0-9a-f]+)?\)")
 _CMA = re.compile(_TAG + r"(?:Read|Write) -1, expected \d+, errno = (\d+)")
-_NO_CUDA = re.compile(r"but the library was not compiled with any support|mpi_built_with_cuda_support:value:false")
+# Open MPI's own words and ompi_info; Cray MPICH asked for GPU support (MPICH_GPU_SUPPORT_ENABLED=1) in a program not
+# linked with its GPU transport layer (libmpi_gtl_cuda): "MPIDI_CRAY_init: GPU_SUPPORT_ENABLED is requested, but GTL
+# library is not linked"
+_NO_CUDA = re.compile(r"but the library was not compiled with any support|mpi_built_with_cuda_support:value:false|"
+                      r"GPU_SUPPORT_ENABLED is requested, but GTL library is not linked")
+# Open MPI 5 started by srun without PMIx (srun's default --mpi=none or pmi2): each rank comes up as a singleton;
+# older releases: "OMPI was not built with SLURM's PMI support" / "...direct launched using \"srun\""
+_NO_PMIX = re.compile(r"No PMIx server was reachable, but a PMI1/2 was detected|"
+                      r"OMPI was not built with SLURM's PMI support|application appears to have been direct launched using \"srun\"")
 _WITH_CUDA = re.compile(r"mpi_built_with_cuda_support:value:true")
 _NOTICED = re.compile(r"mpirun noticed that process rank (\d+) .*?exited on signal (\d+)(?: \(([^)]+)\))?")
 
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if "*** Process received signal ***" in head or _NOTICED.search(head) or _NO_CUDA.search(head) or _WITH_CUDA.search(head):
+    if "*** Process received signal ***" in head or _NOTICED.search(head) or _NO_CUDA.search(head) or \
+            _WITH_CUDA.search(head) or _NO_PMIX.search(head):
         return 0.75
     if len(re.findall(r"(?:Read|Write) -1, expected \d+, errno = \d+", head)) >= 1:
         return 0.7
@@ -58,7 +70,7 @@ def _detect(text: str) -> float:
 @parser(
     "openmpi",
     detect=_detect,
-    summary="Open MPI reports: a rank's crash (signal, backtrace, 'mpirun noticed ... exited on signal') and CMA failures",
+    summary="MPI reports (Open MPI, Cray MPICH): a rank's crash, CMA failures, CUDA/GPU support, PMIx under srun",
     facts=FACTS,
     command="<your mpirun command> 2>&1 | tail -50",
 )
@@ -94,9 +106,13 @@ def parse(text: str) -> dict[str, Any]:
             if n:
                 noticed.append(f"rank {n.group(1)}: signal {n.group(2)}" + (f" ({n.group(3)})" if n.group(3) else ""))
     cuda = False if _NO_CUDA.search(text) else True if _WITH_CUDA.search(text) else None
-    if signal is None and not frames and not cma and not noticed and cuda is None:
-        raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line, CMA failure or CUDA-support answer")
+    no_pmix = bool(_NO_PMIX.search(text))
+    if signal is None and not frames and not cma and not noticed and cuda is None and not no_pmix:
+        raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line, CMA failure, CUDA-support answer "
+                         "or PMIx complaint")
     facts: dict[str, Any] = {}
+    if no_pmix:
+        facts["mpi.pmix_missing"] = True
     if cuda is not None:
         facts["mpi.cuda_aware"] = cuda
     if signal is not None:

@@ -881,3 +881,10 @@ def test_a_framework_refused_at_import_for_an_nccl_function_is_an_nccl_too_old()
 def test_mpi_without_its_gpu_layer_and_without_pmix() -> None:
     assert _found(["openmpi/cscs-cray-mpich-gpu-support-gtl-not-linked.txt"]) == [("mpi-not-cuda-aware", "confirmed")]
     assert _found(["openmpi/cscs-ompi5-no-pmix-server-pmi2-detected.txt"]) == [("slurm-mpi-plugin-not-pmix", "likely")]
+
+
+def test_the_hook_refusing_docker_gpus_in_csv_mode() -> None:
+    rel = "nvidia-container-cli/nvct-readme-gpus-flag-hook-directly-csv-mode.txt"
+    assert ("nvidia-runtime-not-default", "confirmed") in _found([rel])
+    ef = EvidenceFacts.from_specs(_specs([rel]))
+    assert ef.lookup("container_cli.error_kinds") == ["hook-without-runtime"]

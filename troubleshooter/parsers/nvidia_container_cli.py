@@ -39,6 +39,10 @@ or kubelet prefix) is left out. What each kind means:
   own copy, ``file exists``; a device rule or mount refused);
 - ``no-gpu-runtime``: Docker's own ``could not select device driver "" with capabilities: [[gpu]]`` (no GPU device
   driver registered: dockerd found no NVIDIA Container Toolkit hook) or ``Unknown runtime specified nvidia``;
+- ``hook-without-runtime``: the NVIDIA Container Runtime Hook refusing to run on its own ("invoking the NVIDIA
+  Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not supported. Please use the NVIDIA
+  Container Runtime instead."): the toolkit is in CSV mode (Jetson/Tegra, or mode = "csv") and only the nvidia
+  runtime (--runtime=nvidia) can set the container up;
 - ``other``: any other class (``ldcache error``, ``driver error: failed to process request``, ``detection error:
   nvml error: unknown error``, ``load library failed: ...: file too short``, ``failed to get device cgroup mount
   path``), which this reads but does not name a cause for.
@@ -60,7 +64,8 @@ from typing import Any
 from troubleshooter.parsers.base import ParseError, add_clipped, clip, parser, require_text
 
 KINDS = ("requirement-cuda", "requirement-other", "cgroup-devices-not-found", "driver-not-loaded",
-         "nvml-library-missing", "driver-library-mismatch", "unknown-device", "mount-error", "no-gpu-runtime", "other")
+         "nvml-library-missing", "driver-library-mismatch", "unknown-device", "mount-error", "no-gpu-runtime",
+         "hook-without-runtime", "other")
 
 FACTS = [
     ("container_cli.error", "string", "", "the first error the NVIDIA container hook (nvidia-container-cli) "
@@ -81,6 +86,8 @@ _CLASS = re.compile(r"^([a-z]{2,24})error:")
 # Docker's own refusals, matched in the text with its blanks removed (a wrap can cut them anywhere)
 _NO_GPU_DRIVER = re.compile(r'couldnotselectdevicedriver(?:"[^"]{0,40}")?withcapabilities:\[\[[^\]]{0,80}gpu[^\]]{0,80}\]\]')
 _NO_NVIDIA_RUNTIME = re.compile(r"(?:Unknownruntimespecified|unknownorinvalidruntimename:)nvidia(?![\w-])")
+_HOOK_ALONE = re.compile(r"invokingtheNVIDIAContainerRuntimeHookdirectly(?:\(e\.g\.specifyingthedocker--gpusflag\))?"
+                         r"isnotsupported")
 MAX_SQUASHED = 8 << 20  # Docker's refusals are looked for in the first 8 MB of a paste
 # a line that starts a record of its own (a log line, a prompt, a Markdown quote or fence, a new hook message), never
 # the rest of a message wrapped at a blank
@@ -216,16 +223,17 @@ def _docker_refusals(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
     where = [i for i, c in enumerate(head) if not c.isspace()]
     squashed = "".join(head[i] for i in where)
     out = []
-    for rx in (_NO_GPU_DRIVER, _NO_NVIDIA_RUNTIME):
+    for rx, kind in ((_NO_GPU_DRIVER, "no-gpu-runtime"), (_NO_NVIDIA_RUNTIME, "no-gpu-runtime"),
+                     (_HOOK_ALONE, "hook-without-runtime")):
         for m in rx.finditer(squashed):
             a, b = where[m.start()], where[m.end() - 1] + 1
-            out.append((a, clip(head[a:b], 200), "no-gpu-runtime", {}))
+            out.append((a, clip(head[a:b], 200), kind, {}))
     return out
 
 
 def _read(text: str) -> dict[str, Any]:
     found = _hook_messages(text)
-    if any(w in text for w in ("device", "pabilit", "gpu", "runtime", "nvidia", "specified")):  # (a wrap cuts one)
+    if any(w in text for w in ("device", "pabilit", "gpu", "runtime", "nvidia", "specified", "Hook")):  # (a wrap cuts one)
         found += _docker_refusals(text)
     if not found:
         return {}
@@ -246,7 +254,7 @@ def _read(text: str) -> dict[str, Any]:
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if "nvidia" not in head and "device driver" not in head:
+    if "nvidia" not in head and "NVIDIA" not in head and "device driver" not in head:
         return 0.0
     return 0.9 if _read(head.replace("\r\n", "\n").replace("\r", "\n")) else 0.0
 

@@ -888,3 +888,16 @@ def test_the_hook_refusing_docker_gpus_in_csv_mode() -> None:
     assert ("nvidia-runtime-not-default", "confirmed") in _found([rel])
     ef = EvidenceFacts.from_specs(_specs([rel]))
     assert ef.lookup("container_cli.error_kinds") == ["hook-without-runtime"]
+
+
+def test_a_driver_without_its_gsp_firmware() -> None:
+    rel = "dmesg/gpuop-relnotes-vgpu-open-kmod-no-gsp-firmware-image.txt"
+    assert _found([rel]) == [("gsp-firmware-missing", "confirmed")]
+    assert "gpu-bar-unassigned" not in _suspected([rel])  # the RmInitAdapter failure has its reason in the log
+
+
+def test_the_mig_manager_refused_an_instance_a_process_holds() -> None:
+    rel = "nvidia-smi-status/ocp-mig-manager-destroy-compute-instance-in-use.txt"
+    assert _found([rel]) == [("gpu-reset-blocked-by-driver-client", "likely")]
+    ef = EvidenceFacts.from_specs(_specs([rel]))
+    assert ef.lookup("gpu.reset_blocked") == ["Compute instance for profile '(0, 0)'"]

@@ -264,3 +264,9 @@ def test_a_gpus_bar_the_firmware_left_unassigned():
     f = parsers.run("dmesg", load("dmesg/wucvgl-8gpu-4-shown-bar1-0m-pci-realloc.txt"))
     assert f["dmesg.gpu_bar_invalid"] == ["BAR1 of 0000:56:00.0"]  # the second line indented under the first
     assert "dmesg.rm_init_failed" not in f and f["dmesg.xid_codes"] == []
+
+
+def test_no_gsp_firmware_image_then_rminitadapter_fails():
+    f = parsers.run("dmesg", load("dmesg/gpuop-relnotes-vgpu-open-kmod-no-gsp-firmware-image.txt"))
+    assert f["dmesg.gsp_firmware_missing"] == ["gsp"] and f["dmesg.rm_init_failed"] == ["0000:ae:00.0"]
+    assert f["dmesg.nvidia_module_flavor"] == "open" and f["dmesg.nvidia_driver_version"] == "550.90.05"

@@ -90,6 +90,9 @@ FACTS = [
     ("dmesg.gpu_bar_invalid", "list", "", "GPUs whose PCI memory windows (BARs) the firmware left unassigned or too small: "
      "'NVRM: This PCI I/O region assigned to your NVIDIA device is invalid: BAR1 is 0M @ 0x0 (PCI:...)' ('BAR1 of "
      "0000:01:00.0'), at most 64"),
+    ("dmesg.gsp_firmware_missing", "list", "", "the GSP firmware the driver could not load: 'RmFetchGspRmImages: No "
+     "firmware image found', the kernel's 'Direct firmware load for nvidia/VERSION/gsp_*.bin failed with error -2' "
+     "(the file names, or 'gsp' where the message names none)"),
     ("dmesg.rm_init_failed", "list", "", "GPUs the driver could not initialise ('NVRM: GPU 0000:01:00.0: RmInitAdapter "
      "failed! (0x22:0x56:884)'): the driver is loaded and the GPU is not usable; the lines around it say why"),
     ("dmesg.aer_fatal", "number", "count", "PCIe AER reports of an Uncorrected (Fatal) error (a link or device the kernel must reset)"),
@@ -166,6 +169,8 @@ _FLAVOR_GPU = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[
                          r"([0-9a-fA-F]{4}:[0-9a-fA-F]{4})\)")
 # nv-pci.c's BAR check, the BAR on the next line: "NVRM: BAR1 is 0M @ 0x0 (PCI:0000:56:00.0)" (older: "PCI:0002:00.0")
 _BAR_INVALID = re.compile(r"NVRM: BAR(\d) is (\d+)M @ 0x[0-9a-fA-F]+ \(PCI:([0-9a-fA-F:.]+)\)")
+_GSP_FW = re.compile(r"RmFetchGspRmImages: No firmware image found|Direct firmware load for (nvidia/[\w.]+/gsp\w*\.bin) "
+                     r"failed with error -2")
 _RM_INIT = re.compile(r"NVRM: GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): RmInitAdapter failed!")
 _NEEDS_OPEN = re.compile(r"requires use of the NVIDIA open kernel modules", re.IGNORECASE)
 _NEEDS_PROPRIETARY = re.compile(r"installed in this system is not supported by open\b")
@@ -269,6 +274,7 @@ def parse(text: str) -> dict[str, object]:
     fw_old: list[str] = []
     bars: list[str] = []
     rm_failed: list[str] = []
+    gsp_fw: list[str] = []
     flavor: str | None = None
     refused: list[dict[str, str]] = []
     gpu_named: tuple[str, str] | None = None  # the GPU the last 'The NVIDIA GPU ... (PCI ID: ...)' named
@@ -369,6 +375,8 @@ def parse(text: str) -> dict[str, object]:
             gpu_named = (g.group(1), g.group(2).lower()) if g else gpu_named
         if "NVRM: BAR" in msg and (bar := _BAR_INVALID.search(msg)):
             add_clipped(bars, f"BAR{bar.group(1)} of {bar.group(3).lower()}", 64)
+        if ("RmFetchGspRmImages" in msg or "Direct firmware load" in msg) and (gf := _GSP_FW.search(msg)):
+            add_clipped(gsp_fw, gf.group(1) or "gsp", 16)
         if "RmInitAdapter failed" in msg and (ri := _RM_INIT.search(msg)):
             add_clipped(rm_failed, ri.group(1).lower(), 64)
         if ("FW" in msg or "firmware's" in msg) and _HCA_FW_OLD.search(msg):
@@ -425,6 +433,8 @@ def parse(text: str) -> dict[str, object]:
         facts["dmesg.gpu_bar_invalid"] = bars
     if rm_failed:
         facts["dmesg.rm_init_failed"] = rm_failed
+    if gsp_fw:
+        facts["dmesg.gsp_firmware_missing"] = gsp_fw
     if linux_version:
         facts["dmesg.kernel_version"] = linux_version
     if fw_old:

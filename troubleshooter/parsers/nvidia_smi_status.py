@@ -62,7 +62,7 @@ FACTS = [
      "(--gpus-per-task); given with that command line only"),
     ("gpu.listing_in_container", "bool", "", "the srun line that printed the listings started a pyxis/enroot container "
      "(--container-image or --container-name); given with that command line only"),
-    ("gpu.reset_blocked", "list", "", "GPUs (bus ids as printed) whose reset or MIG mode change was refused because a client holds them: 'MIG mode is in pending disable state for GPU ...:In use by another client', 'GPU ... is currently in use by another process', nvidia-mig-parted's 'could not be reset: ... In use by another client'"),
+    ("gpu.reset_blocked", "list", "", "GPUs (bus ids as printed) whose reset or MIG mode change was refused because a client holds them: 'MIG mode is in pending disable state for GPU ...:In use by another client', 'GPU ... is currently in use by another process', nvidia-mig-parted's 'could not be reset: ... In use by another client'; the MIG manager's 'error destroying Compute instance for profile ...: In use by another client' (the instance as named)"),
     ("env.var.*", "string", "", "a variable the srun line that printed the listings set for its step (NAME=value "
      "before srun, --export=ALL,NAME=value)"),
 ]
@@ -83,7 +83,10 @@ _ERRORS = [
 # a reset or a MIG mode change refused while a client (nvidia-persistenced, nvidia_drm, DCGM, a process) holds the GPU
 _BLOCKED = re.compile(r"MIG mode is in pending (?:enable|disable) state for GPU ([0-9A-Fa-f:.]+):\s*In use by another client"
                       r"|^\s*GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]) is currently in use by another process"
-                      r"|^\s*GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]): In use by another client", re.MULTILINE)
+                      r"|^\s*GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]): In use by another client"
+                      # the MIG manager (and mig-parted) tearing down instances a process still holds
+                      r"|error destroying ((?:Compute|GPU) instance for profile '[^']{1,40}'): In use by another client",
+                      re.MULTILINE)
 _NVML_LIB = re.compile(r"^\s*NVML library version:\s*(\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 _NVRM = re.compile(r"^\s*NVRM version:\s*NVIDIA .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)\b", re.MULTILINE)
 # a UUID as printed, or elided by whoever pasted it ("GPU-...", "GPU-xxxx", "<redacted>")
@@ -97,6 +100,11 @@ _FULL_UUID = re.compile(r"GPU-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{1
 _TASK_NONE = re.compile(_TASK + r"""No devices found\.?["']?\s*$""", re.MULTILINE)
 # a shell prompt and its command: "$ srun ...", "user@host:~$ srun ...", "(container) $ nvidia-smi -L", zsh's "➜  ~ "
 _SHELL = prompt("$", "command")
+
+
+def _blocked_name(what: str) -> str:
+    """A bus id in upper case as nvidia-smi prints it; a MIG instance as the manager named it."""
+    return what.upper() if re.fullmatch(r"[0-9A-Fa-f:.]+", what) else what
 
 
 def _detect(text: str) -> float:
@@ -173,7 +181,7 @@ def parse(text: str) -> dict[str, Any]:
             facts["gpu.smi_error"] = text[m.start(): line_end if line_end >= 0 else len(text)].strip()
             facts["gpu.smi_error_kind"] = kind
             break
-    blocked = list(dict.fromkeys(next(g for g in m.groups() if g).upper() for m in _BLOCKED.finditer(text)))
+    blocked = list(dict.fromkeys(_blocked_name(next(g for g in m.groups() if g)) for m in _BLOCKED.finditer(text)))
     if blocked:
         facts["gpu.reset_blocked"] = blocked
     lost = list(dict.fromkeys(m.group(1).lower() for m in _HANDLE.finditer(text)))

@@ -10,7 +10,7 @@ from pathlib import Path
 from troubleshooter import sources
 from troubleshooter.diagnosis import causes
 from troubleshooter.diagnosis.pasted import EvidenceFacts
-from troubleshooter.model.facts import FactSet
+from troubleshooter.model.facts import FactSet, Unknown
 
 DATA = Path(__file__).parent / "data"
 
@@ -901,3 +901,20 @@ def test_the_mig_manager_refused_an_instance_a_process_holds() -> None:
     assert _found([rel]) == [("gpu-reset-blocked-by-driver-client", "likely")]
     ef = EvidenceFacts.from_specs(_specs([rel]))
     assert ef.lookup("gpu.reset_blocked") == ["Compute instance for profile '(0, 0)'"]
+
+
+def test_a_container_asking_for_two_shared_gpus() -> None:
+    assert _found(["k8s-events/k8sdp-readme-timeslicing-request-2-too-large.txt"]) == [
+        ("shared-gpu-request-over-one", "confirmed")]
+
+
+def test_a_kernel_log_inside_another_output_is_read_only_with_kernel_words() -> None:
+    # set AC's nvidia-smi paste with syslog's NVRM lines below it: the kernel lines are read
+    rel = "nvidia-smi-status/ogkm862-no-devices-then-syslog-rminitadapter-cut.txt"
+    ef = EvidenceFacts.from_specs(_specs([rel]))
+    assert ef.lookup("dmesg.rm_init_failed") == ["0000:01:00.0"]
+    assert "gpu-bar-unassigned" in _suspected([rel])  # the reason was cut away: possible, with the lines that decide
+    # UCX's bracketed timestamps look like the kernel's, but no kernel line is there: no kernel-log facts (an empty
+    # Xid list would speak for a log nobody gave)
+    ef = EvidenceFacts.from_specs(_specs(["ucx/ucx1037-mm-posix-not-enough-dev-shm.txt"]))
+    assert isinstance(ef.lookup("dmesg.xid_codes"), Unknown)

@@ -358,6 +358,7 @@ def grepped_words(command: str, tool: str) -> list[str]:
 #: facts of an env listing that claim the whole environment, which a command line's variables are not
 PARTIAL_ENV_DROPS = ("env.names", "env.count")
 
+_KERNEL_WORDS = re.compile(r"NVRM: |\bS?Xid \(|\bkernel: |\bpcieport |\bAER: ")
 _APPTAINER = re.compile(r"(?:^|[\s/])(?:singularity|apptainer)\s+(?:exec|run|shell)\b")
 _APPTAINER_GPU = re.compile(r"\s--(?:nv|nvccli)\b")
 
@@ -526,6 +527,8 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
         for kd in INTERLEAVED:
             if kd in tried or parsers.get(kd).detect(b.text[:262144]) < parsers.DETECT_MIN:
                 continue
+            if kd == "dmesg" and not _KERNEL_WORDS.search(b.text[:262144]):
+                continue  # bracketed timestamps alone (UCX's, a tool's) are no kernel log inside another output
             tried.add(kd)
             try:
                 out.append(PastedFile(path, bside, kd, parsers.run(kd, b.text), "", "interleaved", where))

@@ -1,0 +1,29 @@
+"""Kubernetes events (kubectl describe's Events table, kubectl get events) from real documentation examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.corpus import load
+from troubleshooter import parsers
+from troubleshooter.parsers import ParseError
+
+
+def test_the_device_plugin_refusing_two_shared_gpus():
+    f = parsers.run("k8s-events", load("k8s-events/k8sdp-readme-timeslicing-request-2-too-large.txt"))
+    assert f["k8s.event_reasons"] == ["UnexpectedAdmissionError"]
+    assert f["k8s.shared_gpu_request_too_large"] is True
+    assert f["k8s.events"][0].startswith("UnexpectedAdmissionError: Allocate failed due to rpc error")
+
+
+def test_a_sandbox_failure_with_a_repeat_count_in_the_age_column():
+    f = parsers.run("k8s-events", load("k8s-events/coco-kata-cold-plug-podresources-get-disabled.txt"))
+    assert f["k8s.event_reasons"] == ["FailedCreatePodSandBox"]
+    assert "PodResources API Get method disabled" not in f["k8s.events"][0]  # cut at 300 characters, as documented
+    assert f["k8s.events"][0].startswith("FailedCreatePodSandBox: (combined from similar events): Failed to create pod sandbox")
+    assert "k8s.shared_gpu_request_too_large" not in f
+
+
+def test_no_event_row():
+    with pytest.raises(ParseError):
+        parsers.run("k8s-events", "Events:  <none>\n")

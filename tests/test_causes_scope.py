@@ -918,3 +918,11 @@ def test_a_kernel_log_inside_another_output_is_read_only_with_kernel_words() -> 
     # Xid list would speak for a log nobody gave)
     ef = EvidenceFacts.from_specs(_specs(["ucx/ucx1037-mm-posix-not-enough-dev-shm.txt"]))
     assert isinstance(ef.lookup("dmesg.xid_codes"), Unknown)
+
+
+def test_threads_that_outnumber_their_cpus() -> None:
+    assert _found(["thread-placement/olcf-frontier-srun-c1-omp2-threads-on-one-hwt.txt"]) == [
+        ("cpu-threads-oversubscribed", "likely")]
+    assert _found(["thread-placement/olcf-summit-jsrun-brs-two-tasks-one-core-set.txt"]) == [
+        ("cpu-threads-oversubscribed", "likely")]
+    assert _found(["thread-placement/olcf-frontier-srun-c2-omp2-reference.txt"]) == []

@@ -375,7 +375,8 @@ INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli",
 # (a cgroup, a namespace or a device list does not change them)
 _HOST_WIDE = {"dmesg", "cmdline", "kernel-config", "kmod", "lspci", "cpufreq", "cpuidle", "cpupower", "turbostat",
               "mlxconfig", "virt", "selinux"}
-_ACCUMULATE = {"nccl-tests", "nccl-debug", "dmesg", "cuda-errors", "steps", "nhc", "torch-distributed", "ucx", "bandwidth-test"}
+_ACCUMULATE = {"nccl-tests", "nccl-debug", "dmesg", "cuda-errors", "steps", "nhc", "torch-distributed", "ucx", "bandwidth-test",
+               "thread-placement"}
 
 
 def _gather(blocks: list[intake.Block]) -> list[intake.Block]:

@@ -364,17 +364,16 @@ _APPTAINER_GPU = re.compile(r"\s--(?:nv|nvccli)\b")
 
 #: kinds whose lines other tools' outputs carry interleaved (read alongside whatever the block is): the NVIDIA
 #: container hook's error comes back inside docker's, compose's, kubelet's or enroot's output, after a docker run line;
-#: libibverbs warns on the program's stderr
+#: libibverbs warns on the program's stderr; syslog's kernel lines pasted below another command's output
 INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli", "verbs-errors", "dmesg")
 
 
-# Outputs that add up when one paste holds several (two nccl-tests runs, a log in pieces); a state listing
-# (ibstat, env) is a snapshot, and the last one shown stands
 # Kinds of output that describe the kernel (its log, options, modules, security policy) and the hardware, which a
-# container or a job step shares with its host
-# (a cgroup, a namespace or a device list does not change them)
+# container or a job step shares with its host (a cgroup, a namespace or a device list does not change them)
 _HOST_WIDE = {"dmesg", "cmdline", "kernel-config", "kmod", "lspci", "cpufreq", "cpuidle", "cpupower", "turbostat",
               "mlxconfig", "virt", "selinux"}
+# Outputs that add up when one paste holds several (two nccl-tests runs, a log in pieces); a state listing
+# (ibstat, env) is a snapshot, and the last one shown stands
 _ACCUMULATE = {"nccl-tests", "nccl-debug", "dmesg", "cuda-errors", "steps", "nhc", "torch-distributed", "ucx", "bandwidth-test",
                "thread-placement"}
 

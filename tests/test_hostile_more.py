@@ -392,3 +392,18 @@ def test_slurm_job_end_is_an_error_of_the_target(monkeypatch) -> None:
         assert ev.status is Status.ERROR and ev.reason == reason, (ev.status, ev.reason)
         assert t.gone.startswith("job 42 ") and t.lost == ["cpuidle"]
     assert targets.SlurmTarget("43").gone == "" and targets.SlurmTarget("43").lost == []  # per target
+
+
+def test_a_malformed_cause_catalogue_is_a_one_line_error_naming_the_file(tmp_path: Path) -> None:
+    import os
+
+    trees = tmp_path / "trees"
+    shutil.copytree(ROOT / "decision_trees", trees)
+    text = (trees / "causes.yaml").read_text()
+    (trees / "causes.yaml").write_text(text.replace("        confidence: confirmed", "        confidence: sure", 1))
+    env = dict(os.environ, TROUBLESHOOTER_TREES=str(trees), TROUBLESHOOTER_DATA_DIR=str(tmp_path / "data"))
+    res = subprocess.run([sys.executable, "-m", "troubleshooter", "trees", "lint"], capture_output=True, text=True,
+                         env=env, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith(f"troubleshooter: {trees / 'causes.yaml'}: causes[0] (gpu-fallen-off-bus): confidence")
+    assert "internal error" not in res.stderr and "Traceback" not in res.stderr

@@ -34,11 +34,12 @@ VERB_MODULE = {
 def _user_errors() -> tuple[type[BaseException], ...]:
     """Errors that describe bad input (a malformed tree, a bad bundle): one line, exit 2, no traceback."""
     from troubleshooter.probe.bundle import BundleError
+    from troubleshooter.diagnosis.causes import CauseError
     from troubleshooter.diagnosis.checks import CheckError
     from troubleshooter.diagnosis.profiles import ProfileError
     from troubleshooter.yamlio import YamlError
 
-    errs: list[type[BaseException]] = [BundleError, CheckError, ProfileError, YamlError]
+    errs: list[type[BaseException]] = [BundleError, CauseError, CheckError, ProfileError, YamlError]
     try:
         from troubleshooter.diagnosis.engine import TreeError
 

@@ -25,3 +25,9 @@ def test_the_drivers_own_libraries_are_not_the_stacks():
     assert f["loader.gpu_stack_missing"] == []
     with pytest.raises(parsers.ParseError):
         parsers.run("loader", "all fine here\n")
+
+
+def test_tensorflows_own_loader_not_finding_cupti():
+    f = parsers.run("loader", load("loader/jaxdocs-tf-dso-loader-libcupti-not-found.txt"))
+    assert f == {"loader.missing_libs": ["libcupti.so.10.1"], "loader.programs": [],
+                 "loader.gpu_stack_missing": ["libcupti.so.10.1"]}

@@ -31,7 +31,10 @@ FACTS = [
 
 _LD = re.compile(r"(?:^|\s)(\S+): error while loading shared libraries: ([\w.+-]+\.so[\w.]*): cannot open shared object file")
 _PY = re.compile(r"(?:ImportError|OSError|ModuleNotFoundError)(?: \([^)]{0,80}\))?: ([\w.+-]+\.so[\w.]*): cannot open shared object file")
-_GPU_STACK = re.compile(r"^lib(?:gdrapi|uc[pstm]|uct_\w+|nccl|nccl-net\S*|nccl_net\S*|cudart|cublas\w*|cudnn\w*|cufft\w*|curand|"
+# TensorFlow's (and JAX's, through XLA) own loader: "dso_loader.cc:55] Could not load dynamic library 'libcupti.so.10.1';
+# dlerror: libcupti.so.10.1: cannot open shared object file: No such file or directory"
+_DSO = re.compile(r"Could not load dynamic library '([\w.+-]+\.so[\w.]*)'; dlerror: [^:]{0,200}: cannot open shared object file")
+_GPU_STACK = re.compile(r"^lib(?:gdrapi|cupti|uc[pstm]|uct_\w+|nccl|nccl-net\S*|nccl_net\S*|cudart|cublas\w*|cudnn\w*|cufft\w*|curand|"
                         r"cusparse\w*|cusolver\w*|nvrtc\w*|nvToolsExt|nvJitLink|ibverbs|mlx5|mlx4|rdmacm|efa|fabric|nvshmem\w*|"
                         r"hcoll|sharp\w*|nvidia-peermem)\b")
 
@@ -40,7 +43,7 @@ def _detect(text: str) -> float:
     head = text[:262144]
     if _LD.search(head):
         return 0.9
-    if _PY.search(head):
+    if _PY.search(head) or _DSO.search(head):
         return 0.55
     return 0.0
 
@@ -48,7 +51,7 @@ def _detect(text: str) -> float:
 @parser(
     "loader",
     detect=_detect,
-    summary="the loader's 'error while loading shared libraries' and Python's 'cannot open shared object file': a library not on the path",
+    summary="the loader's 'error while loading shared libraries', Python's and TensorFlow's 'cannot open shared object file': a library not on the path",
     facts=FACTS,
     command="ldd \"$(command -v ucx_info)\" | grep 'not found'   # or the program that would not start",
 )
@@ -66,7 +69,7 @@ def parse(text: str) -> dict[str, Any]:
                 programs.append(prog)
             lib = m.group(2)
         else:
-            p = _PY.search(line)
+            p = _PY.search(line) or _DSO.search(line)
             if not p:
                 continue
             lib = p.group(1)

@@ -926,3 +926,9 @@ def test_threads_that_outnumber_their_cpus() -> None:
     assert _found(["thread-placement/olcf-summit-jsrun-brs-two-tasks-one-core-set.txt"]) == [
         ("cpu-threads-oversubscribed", "likely")]
     assert _found(["thread-placement/olcf-frontier-srun-c2-omp2-reference.txt"]) == []
+
+
+def test_no_kernel_image_for_the_device_is_possible_with_the_arch_check() -> None:
+    # XLA's compilation bugs print the same words (set AL's JAX case): the architectures listed decide
+    rel = "cuda-errors/deepspeed-docs-no-kernel-image-for-device.txt"
+    assert _found([rel]) == [] and "cuda-arch-not-in-build" in _suspected([rel])

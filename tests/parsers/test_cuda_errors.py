@@ -173,3 +173,8 @@ def test_error_46_in_the_runtimes_newer_wording():
     assert f["cuda.error_codes"] == ["cudaErrorDevicesUnavailable"] and f["cuda.error_numbers"] == [46]
     assert f["cuda.errors"] == ["Failed to allocate device vector A (error code CUDA-capable device(s) is/are busy "
                                 "or unavailable)!"]
+
+
+def test_error_209_no_kernel_image_for_the_device():
+    f = parse(load("cuda-errors/deepspeed-docs-no-kernel-image-for-device.txt"))
+    assert f["cuda.error_codes"] == ["cudaErrorNoKernelImageForDevice"] and f["cuda.error_numbers"] == [209]

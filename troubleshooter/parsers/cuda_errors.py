@@ -60,6 +60,7 @@ RUNTIME_ERRORS: dict[str, tuple[int, str]] = {
     "cudaErrorDevicesUnavailable": (46, "all CUDA-capable devices are busy or unavailable"),
     "cudaErrorNoDevice": (100, "no CUDA-capable device is detected"),
     "cudaErrorInvalidDevice": (101, "invalid device ordinal"),
+    "cudaErrorNoKernelImageForDevice": (209, "no kernel image is available for execution on the device"),
     "cudaErrorECCUncorrectable": (214, "uncorrectable ECC error encountered"),
     "cudaErrorPeerAccessUnsupported": (217, "peer access is not supported between these two devices"),
     "cudaErrorNvlinkUncorrectable": (220, "uncorrectable NVLink error detected during the execution"),
@@ -86,6 +87,7 @@ DRIVER_NAMES = {
     "CUDA_ERROR_NO_DEVICE": "cudaErrorNoDevice",
     "CUDA_ERROR_INVALID_DEVICE": "cudaErrorInvalidDevice",
     "CUDA_ERROR_DEVICE_UNAVAILABLE": "cudaErrorDevicesUnavailable",
+    "CUDA_ERROR_NO_BINARY_FOR_GPU": "cudaErrorNoKernelImageForDevice",
     "CUDA_ERROR_ECC_UNCORRECTABLE": "cudaErrorECCUncorrectable",
     "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED": "cudaErrorPeerAccessUnsupported",
     "CUDA_ERROR_NVLINK_UNCORRECTABLE": "cudaErrorNvlinkUncorrectable",
@@ -114,7 +116,7 @@ _MESSAGE_LOW = {name: (RUNTIME_ERRORS[name][1].lower(),) + _OTHER_WORDINGS.get(n
 # Every error line holds one of these (lower case): lines without any are skipped before the expressions run.
 _KEYS = ("cuda", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",
          "illegal memory access", "launch failure", "device-side assert", "launch timed out", "invalid device",
-         "peer access", "peer mapping", "busy or unavailable", "stub library", "display driver", "no nvidia driver",
+         "peer access", "peer mapping", "busy or unavailable", "stub library", "no kernel image", "display driver", "no nvidia driver",
          "assertion")
 # a kernel's own assertion, which CUDA then reports as a device-side assert (cudaErrorAssert): PyTorch's ATen kernels
 # print "../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [316,0,0], thread: [62,0,0]

@@ -932,3 +932,9 @@ def test_no_kernel_image_for_the_device_is_possible_with_the_arch_check() -> Non
     # XLA's compilation bugs print the same words (set AL's JAX case): the architectures listed decide
     rel = "cuda-errors/deepspeed-docs-no-kernel-image-for-device.txt"
     assert _found([rel]) == [] and "cuda-arch-not-in-build" in _suspected([rel])
+
+
+def test_node_conditions_of_the_clouds_gpu_health_agents() -> None:
+    assert _found(["k8s-node-conditions/oke-maintenancefault-ecc-row-remaps-exceeded.txt"]) == [("gpu-memory-errors", "likely")]
+    assert _found(["k8s-node-conditions/oke-npd-rdmalink-true-gpuecc-unknown.txt"]) == [("fabric-port-down", "likely")]
+    assert _found(["k8s-node-conditions/gpuop-describe-node-conditions-all-healthy.txt"]) == []

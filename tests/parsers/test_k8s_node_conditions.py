@@ -1,0 +1,34 @@
+"""A Kubernetes node's conditions, as kubectl describe node and the clouds' GPU health agents print them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.corpus import load
+from troubleshooter import parsers
+from troubleshooter.parsers import ParseError
+
+
+def test_one_condition_as_fields():
+    f = parsers.run("k8s-node-conditions", load("k8s-node-conditions/oke-maintenancefault-ecc-row-remaps-exceeded.txt"))
+    assert f == {"k8s.node_conditions": {"oci.oraclecloud.com/MaintenanceFault": "True"},
+                 "k8s.node_problems": ["oci.oraclecloud.com/MaintenanceFault: HPCGPU-0002-02: The GPU has exceeded the "
+                                       "maximum number of ECC defective row remaps."]}
+
+
+def test_compact_rows_with_an_unknown_check():
+    f = parsers.run("k8s-node-conditions", load("k8s-node-conditions/oke-npd-rdmalink-true-gpuecc-unknown.txt"))
+    assert f["k8s.node_conditions"] == {"GpuCount": "False", "GpuEcc": "Unknown", "RdmaLink": "True"}
+    assert f["k8s.node_problems"] == ["RdmaLink: RdmaLinkHasIssues: Healthcheck:: RDMA Link Error"]
+
+
+def test_describe_nodes_table_with_timestamps_all_healthy():
+    f = parsers.run("k8s-node-conditions", load("k8s-node-conditions/gpuop-describe-node-conditions-all-healthy.txt"))
+    assert f["k8s.node_conditions"] == {"MemoryPressure": "False", "DiskPressure": "False", "PIDPressure": "False",
+                                        "Ready": "True"}
+    assert f["k8s.node_problems"] == []
+
+
+def test_no_condition():
+    with pytest.raises(ParseError):
+        parsers.run("k8s-node-conditions", "Conditions:\n")

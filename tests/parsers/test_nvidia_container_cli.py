@@ -29,9 +29,11 @@ CASES = {
         PRE + "requirement error: unsatisfied condition: cuda >= 9.0", "requirement-cuda", required_cuda="9.0"),
     "requirement-cuda-vitisai103-prestart-hook-0-escaped-quotes-cuda-10.0.txt": _one(
         PRE + "requirement error: unsatisfied condition: cuda>=10.0", "requirement-cuda", required_cuda="10.0"),
-    # the exec command's --require=cuda>=10.0 is the image's requirement, not the failed condition: no required_cuda
+    # the exec command's --require=cuda>=10.0 is the image's requirement: its cuda>= alternative failed before the
+    # brand = tesla one the error names
     "requirement-other-nvdocker921-brand-tesla-exec-command-require.txt": _one(
-        PRE + "requirement error: unsatisfied condition: brand = tesla", "requirement-other"),
+        PRE + "requirement error: unsatisfied condition: brand = tesla", "requirement-other", required_cuda="10.0",
+        requirement_alternatives=["cuda>=10.0", "brand=tesla,driver>=384,driver<385"]),
     # printed twice by compose, wrapped at spaces: one error
     "cgroup-devices-dalle105-compose-wrapped-at-spaces-twice.txt": _one(
         PRE + "container error: cgroup subsystem devices not found", "cgroup-devices-not-found"),

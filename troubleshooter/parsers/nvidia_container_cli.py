@@ -76,11 +76,17 @@ FACTS = [
     ("container_cli.error_kinds", "list", "", "the kind of each distinct hook error, in order, each kind once"),
     ("container_cli.required_cuda", "string", "", "the CUDA version the image requires and the host driver does "
      "not support ('11.0' from 'unsatisfied condition: cuda>=11.0')"),
+    ("container_cli.requirement_alternatives", "list", "", "the image's requirement as the hook's command line shows it "
+     "(--require=...), one alternative per item ('cuda>=10.0', 'brand=tesla,driver>=384,driver<385')"),
     ("container_cli.device", "string", "", "the device the hook did not know ('GPU-...', an index, a path), from "
      "'device error: X: unknown device'"),
 ]
 
 _START = re.compile(r"nvidia-container-cli(?:\.real)?:")
+# the hook's exec line as runc prints it: "... --require=cuda>=10.0 brand=tesla,driver>=384,driver<385 --pid=35777 ..."
+_REQUIRE = re.compile(r"--require=(.{1,600}?)(?:--|\]|$)")
+_ALTERNATIVE = re.compile(r"cuda>=\d+(?:\.\d+)*|(?:brand=[a-z]+|arch=[\d.]+)(?:,(?:driver[<>=!]{1,2}[\d.]+|brand=[a-z]+|"
+                          r"arch=[\d.]+))*")
 # the class of the message, read with its blanks removed: "initializationerror:", "mounterror:" ...
 _CLASS = re.compile(r"^([a-z]{2,24})error:")
 # Docker's own refusals, matched in the text with its blanks removed (a wrap can cut them anywhere)
@@ -249,6 +255,17 @@ def _read(text: str) -> dict[str, Any]:
             facts.setdefault(f"container_cli.{name}", value)
     facts["container_cli.errors"] = errors
     facts["container_cli.error_kinds"] = kinds
+    if "requirement-other" in kinds and "container_cli.required_cuda" not in facts:
+        # the hook's command line, where the runtime printed it, carries the image's whole requirement: alternatives
+        # separated by blanks, of which the one named in the error was the last tried. With a cuda>=X alternative
+        # among them, that one failed first: the driver supports no CUDA X (and no branch the image lists as an exception)
+        # (read with its blanks removed, as a terminal's or a ticket's wrap may have cut it anywhere)
+        req = _REQUIRE.search("".join(text[:MAX_SQUASHED].split()))
+        alts = _ALTERNATIVE.findall(req.group(1)) if req else []
+        cuda = next((a[len("cuda>="):] for a in alts if a.startswith("cuda>=")), None)
+        if cuda:
+            facts["container_cli.required_cuda"] = cuda
+            facts["container_cli.requirement_alternatives"] = alts[:16]
     return facts
 
 

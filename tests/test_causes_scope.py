@@ -941,3 +941,15 @@ def test_node_conditions_of_the_clouds_gpu_health_agents() -> None:
     assert _found(["k8s-node-conditions/oke-maintenancefault-ecc-row-remaps-exceeded.txt"]) == [("gpu-memory-errors", "likely")]
     assert _found(["k8s-node-conditions/oke-npd-rdmalink-true-gpuecc-unknown.txt"]) == [("fabric-port-down", "likely")]
     assert _found(["k8s-node-conditions/gpuop-describe-node-conditions-all-healthy.txt"]) == []
+
+
+def test_a_driver_build_without_the_running_kernels_packages_supersedes_no_driver() -> None:
+    from troubleshooter.service.diagnose import diagnose
+
+    for rel in ("nvidia-installer/ibmrok-driver-pod-no-kernel-headers-eus.txt",
+                "nvidia-installer/ocp-dtk-ctr-broken-toolkit-node-kernel-vs-package.txt"):
+        assert ("driver-build-kernel-mismatch", "likely") in _found([rel])
+        # gpu-driver-not-loaded holds too, and the catalogue lists it after: the more specific cause stands alone
+        walk, _ = diagnose("below-reference", EvidenceFacts.from_specs(_specs([rel])), answers={}, profile_id=None,
+                           target_desc={"kind": "evidence"})
+        assert [c.cause for c in walk.conclusions] == ["driver-build-kernel-mismatch"], rel

@@ -97,3 +97,15 @@ def test_other_text_is_refused(text: str) -> None:
     with pytest.raises(parsers.ParseError):
         parsers.run(KIND, text)
     assert parsers.get(KIND).detect(text) < parsers.DETECT_MIN
+
+
+def test_a_driver_container_without_the_running_kernels_headers():
+    f = parsers.run("nvidia-installer", load("nvidia-installer/ibmrok-driver-pod-no-kernel-headers-eus.txt"))
+    assert f["driver_install.failed"] is True and f["driver_install.reason"] == "kernel-packages-missing"
+    assert f["driver_install.kernel"] == "5.14.0-570.112.1.el9_6"
+
+
+def test_openshifts_driver_toolkit_built_for_another_kernel():
+    f = parsers.run("nvidia-installer", load("nvidia-installer/ocp-dtk-ctr-broken-toolkit-node-kernel-vs-package.txt"))
+    assert f["driver_install.failed"] is True and f["driver_install.reason"] == "dtk-kernel-mismatch"
+    assert f["driver_install.kernel"] == "4.18.0-305.25.1.el8_4.x86_64"  # the node's

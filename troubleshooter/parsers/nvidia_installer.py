@@ -45,7 +45,8 @@ FACTS = [
      "the nvidia kernel module was successfully built'), or 'module build (DKMS)' / 'loading the kernel module'"),
     ("driver_install.reason", "string", "", "why, when the output says: gpl-only-symbol (the kernel made a symbol the "
      "driver uses GPL-only: a kernel newer than the driver supports) | kernel-source-missing (no headers for the "
-     "kernel) | compile-error (the driver's sources do not compile against this kernel) | load-failed | build-failed "
+     "kernel) | kernel-packages-missing (a driver container found no kernel-headers/devel package of the running "
+     "kernel) | dtk-kernel-mismatch (OpenShift's Driver Toolkit built for another kernel than the node's) | compile-error (the driver's sources do not compile against this kernel) | load-failed | build-failed "
      "| install-failed"),
     ("driver_install.errors", "list", "", "the installer's ERROR and DKMS's Error! messages, as printed (wrapped lines "
      "joined)"),
@@ -92,7 +93,17 @@ _KERNELS = [re.compile(p, re.MULTILINE) for p in (
     r"/usr/src/linux-headers-([^/\s']+)",
 )]
 _CONTINUATION = re.compile(r"^\s{5,}\S")  # the installer wraps its messages under 'ERROR: ', indented
-_REASONS = ("gpl-only-symbol", "kernel-source-missing", "compile-error", "load-failed", "build-failed", "install-failed")
+_REASONS = ("gpl-only-symbol", "kernel-source-missing", "kernel-packages-missing", "dtk-kernel-mismatch", "compile-error",
+            "load-failed", "build-failed", "install-failed")
+# a driver container (GPU Operator, OpenShift) that cannot get the running kernel's headers to build against: dnf's
+# "Unable to find a match: kernel-headers-5.14.0-570.112.1.el9_6.x86_64 kernel-devel-...", apt's "Unable to locate
+# package linux-headers-...", the driver container's "Could not resolve Linux kernel version"; OpenShift's Driver
+# Toolkit image built for another kernel than the node runs ("broken Driver Toolkit image detected", Node kernel /
+# Kernel package)
+_KERNEL_PKG = re.compile(r"Unable to find a match: (?:kernel-headers|kernel-devel)-(\S+?)(?:\.x86_64|\.aarch64)?(?:\s|$)|"
+                         r"Unable to locate package linux-(?:headers|modules)-(\S+)|Could not resolve Linux kernel version")
+_DTK = re.compile(r"broken Driver Toolkit (?:image )?detected", re.IGNORECASE)
+_NODE_KERNEL = re.compile(r"^\s*-?\s*Node kernel:\s+(\S+)")
 MAX_LINE = 4000
 MAX_LINES = 400000
 MAX_WRAP = 40
@@ -103,7 +114,7 @@ def _detect(text: str) -> float:
     if (_STEP.search(head) or _GPL.search(head) or "nvidia-installer log file" in head
             or re.search(r"Accelerated Graphics Driver for Linux", head) or _SUCCESS.search(head)
             or re.search(r"dkms build -m nvidia|/var/lib/dkms/nvidia|Unable to load the kernel module 'nvidia", head)
-            or _MAKE_NV.search(head) or _DKMS_NV_FAILED.search(head)):
+            or _MAKE_NV.search(head) or _DKMS_NV_FAILED.search(head) or _KERNEL_PKG.search(head) or _DTK.search(head)):
         return 0.9
     if any(_DKMS_STATUS.match(ln) for ln in head.split("\n")[:2000] if len(ln) < 400):
         return 0.75  # dkms status alone
@@ -151,6 +162,7 @@ def parse(text: str) -> dict[str, Any]:
     status: list[str] = []
     last_failure = last_success = -1
     status_version = ""
+    kernel_pkg = ""
     nvidia_dkms = bool(re.search(r"/var/lib/dkms/nvidia|dkms (?:build|install) (?:-m )?nvidia|nvidia[\w-]*\.ko|"
                                  r"NV_EXCLUDE_BUILD_MODULES|NV_KERNEL_MODULES", text))
     for i, ln in enumerate(lines):
@@ -166,6 +178,17 @@ def parse(text: str) -> dict[str, Any]:
         elif re.search(r"\bERROR: Unable to find the kernel source tree", ln):
             reasons.add("kernel-source-missing")
             last_failure = i
+        elif ("Unable to" in ln or "Could not resolve" in ln) and (kp := _KERNEL_PKG.search(ln)):
+            reasons.add("kernel-packages-missing")
+            step = step or "getting the running kernel's headers"
+            kernel_pkg = kernel_pkg or kp.group(1) or kp.group(2) or ""
+            last_failure = i
+        elif "oolkit" in ln and _DTK.search(ln):
+            reasons.add("dtk-kernel-mismatch")
+            step = step or "the Driver Toolkit's kernel"
+            last_failure = i
+        elif "Node kernel:" in ln and (nk := _NODE_KERNEL.match(ln)):
+            kernel_pkg = kernel_pkg or nk.group(1)
         elif re.search(r"\bERROR: modpost: .*\bnvidia[\w-]*\.ko\b", ln):
             reasons.add("build-failed")  # (a GPL-only symbol is told apart below)
             last_failure = i
@@ -195,7 +218,7 @@ def parse(text: str) -> dict[str, Any]:
                 last_success = i
     version = next((m.group(1) for rx in _VERSIONS for m in [rx.search(joined)] if m), "")
     version = version or status_version  # the first `dkms status` line's
-    kernel = next((m.group(1) for rx in _KERNELS for m in [rx.search(joined)] if m), "")
+    kernel = next((m.group(1) for rx in _KERNELS for m in [rx.search(joined)] if m), "") or kernel_pkg
     if not (reasons or last_success >= 0 or status or version):
         raise ParseError("no NVIDIA installer or DKMS line (an installer 'ERROR: ...', 'Error! Bad return status for "
                          "module build', 'Kernel module compilation complete.', a `dkms status` line for nvidia)")

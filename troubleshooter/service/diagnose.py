@@ -118,9 +118,13 @@ def add_signature_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict[
     added = []
     have = {c.cause for c in walk.conclusions}
     trees = trees if trees is not None else eng.load_trees()
-    for f in causes_mod.ruled_in(causes_mod.load(), lookup, profile):
+    catalogue = causes_mod.load()
+    by_id = {c.id: c for c in catalogue}
+    for f in causes_mod.ruled_in(catalogue, lookup, profile):
         if f.cause.id in have:
             continue
+        if any(f.cause.id in by_id[c.cause].supersedes for c in walk.conclusions if c.cause in by_id):
+            continue  # a more specific cause already found makes this one redundant, whichever the catalogue lists first
         concl = causes_mod.conclusion(f, lookup, facts.has_side, trees)
         walk.conclusions[:] = [c for c in walk.conclusions if c.cause not in f.cause.supersedes]
         walk.conclusions.append(concl)

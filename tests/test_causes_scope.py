@@ -953,3 +953,7 @@ def test_a_driver_build_without_the_running_kernels_packages_supersedes_no_drive
         walk, _ = diagnose("below-reference", EvidenceFacts.from_specs(_specs([rel])), answers={}, profile_id=None,
                            target_desc={"kind": "evidence"})
         assert [c.cause for c in walk.conclusions] == ["driver-build-kernel-mismatch"], rel
+
+
+def test_a_profiler_refused_the_gpus_counters() -> None:
+    assert _found(["cuda-errors/jaxdocs-cupti-insufficient-privileges.txt"]) == [("gpu-profiling-restricted-to-admin", "confirmed")]

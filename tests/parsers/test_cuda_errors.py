@@ -178,3 +178,9 @@ def test_error_46_in_the_runtimes_newer_wording():
 def test_error_209_no_kernel_image_for_the_device():
     f = parse(load("cuda-errors/deepspeed-docs-no-kernel-image-for-device.txt"))
     assert f["cuda.error_codes"] == ["cudaErrorNoKernelImageForDevice"] and f["cuda.error_numbers"] == [209]
+
+
+def test_cupti_refused_the_performance_counters():
+    f = parse(load("cuda-errors/jaxdocs-cupti-insufficient-privileges.txt"))
+    assert f["cuda.profiling_restricted"] is True and f["cuda.error_codes"] == []
+    assert len(f["cuda.errors"]) == 1 and f["cuda.errors"][0].endswith("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES")

@@ -46,6 +46,8 @@ FACTS = [
     ("cuda.system_not_ready", "bool", "", "'system not yet initialized' (802): on an NVSwitch system the fabric manager is not running"),
     ("cuda.nvls_failed", "bool", "", "NCCL's NVLink SHARP (NVLS) multicast set-up failed ('Failed to bind NVLink SHARP (NVLS) "
      "Multicast memory of size N: CUDA error 401 ...'); absent when the text does not say"),
+    ("cuda.profiling_restricted", "bool", "", "the driver refused the GPU's performance counters to a user who is not "
+     "an administrator ('CUPTI_ERROR_INSUFFICIENT_PRIVILEGES', Nsight's 'ERR_NVGPUCTRPERM'): profiling a slow job fails"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
     ("nccl.version", "string", "", "NCCL version a framework's NCCL error names ('..., NCCL version 2.21.5')"),
 ]
@@ -117,7 +119,7 @@ _MESSAGE_LOW = {name: (RUNTIME_ERRORS[name][1].lower(),) + _OTHER_WORDINGS.get(n
 _KEYS = ("cuda", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",
          "illegal memory access", "launch failure", "device-side assert", "launch timed out", "invalid device",
          "peer access", "peer mapping", "busy or unavailable", "stub library", "no kernel image", "display driver", "no nvidia driver",
-         "assertion")
+         "assertion", "cupti_error_insufficient", "gpuctrperm", "performance counters")
 # a kernel's own assertion, which CUDA then reports as a device-side assert (cudaErrorAssert): PyTorch's ATen kernels
 # print "../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [316,0,0], thread: [62,0,0]
 # Assertion `srcIndex < srcSelectDimSize` failed." (an index out of range in the application's data, not the GPU)
@@ -125,6 +127,10 @@ _KERNEL_ASSERT = re.compile(r"\.cuh?:\d+: [^:\n]{1,200}: block: \[\d+,\d+,\d+\],
 # PyTorch's words for cudaErrorInsufficientDriver when the driver version is 0 (no libcuda): no driver at all, not an
 # old one (c10/cuda/CUDAFunctions.cpp), so it names no error code
 _NO_DRIVER = re.compile(r"Found no NVIDIA driver on your system")
+# the driver refusing the GPU's performance counters to a user that is not an administrator (CUPTI, Nsight): the
+# nvidia module's RmProfilingAdminOnly / NVreg_RestrictProfilingToAdminUsers, on by default since driver 418.43
+_PROFILING = re.compile(r"CUPTI_ERROR_INSUFFICIENT_PRIVILEGES|ERR_NVGPUCTRPERM|does not have permission to access "
+                        r"NVIDIA GPU Performance Counters")
 
 _RUNTIME_NAME = re.compile(r"\b(cudaError[A-Z][A-Za-z0-9]+)")
 _DRIVER_NAME = re.compile(r"\b(?:CUDA_)?(ERROR_[A-Z][A-Z_]+)\b")
@@ -155,7 +161,7 @@ def _line_kind(line: str) -> str | None:
         return None
     if _NCCL_ERROR.search(line):
         return "nccl"
-    if _KERNEL_ASSERT.search(line):
+    if _KERNEL_ASSERT.search(line) or _PROFILING.search(line):
         return "cuda"
     if _RUNTIME_NAME.search(line) or "CUDA_ERROR_" in line:
         return "cuda"
@@ -275,6 +281,8 @@ def parse(text: str) -> dict[str, Any]:
         facts["cuda.nvls_failed"] = True
     if any(_NO_DRIVER.search(line) for line in cuda_lines):
         facts["cuda.no_driver"] = True
+    if any(_PROFILING.search(line) for line in cuda_lines):
+        facts["cuda.profiling_restricted"] = True
     if nccl_lines:
         facts["nccl.errors"] = nccl_lines
         for line in nccl_lines:  # PyTorch's "NCCL error in: ..., NCCL version 2.21.5"

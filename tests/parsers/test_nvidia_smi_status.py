@@ -145,3 +145,9 @@ def test_a_reset_or_mig_change_refused_while_a_client_holds_the_gpu():
     assert f == {"gpu.reset_blocked": ["00000000:01:00.0", "00000000:47:00.0", "00000000:81:00.0", "00000000:C2:00.0"]}
     f = parsers.run("nvidia-smi-status", load("nvidia-smi-status/gpuoperator118-mig-disable-and-gpu-reset.txt"))
     assert f["gpu.reset_blocked"] == ["00000000:C1:00.0"]
+
+
+def test_nvmls_failure_under_a_singularity_command_without_nv():
+    f = parsers.run("nvidia-smi-status", load("nvidia-smi-status/ncar-singularity-without-nv-mismatch-then-with-nv.txt"))
+    assert f["gpu.smi_error_kind"] == "driver-library-mismatch"
+    assert f["container.nvml_error_without_nv"] == "driver-library-mismatch"  # the run with --nv printed no error

@@ -359,8 +359,6 @@ def grepped_words(command: str, tool: str) -> list[str]:
 PARTIAL_ENV_DROPS = ("env.names", "env.count")
 
 _KERNEL_WORDS = re.compile(r"NVRM: |\bS?Xid \(|\bkernel: |\bpcieport |\bAER: ")
-_APPTAINER = re.compile(r"(?:^|[\s/])(?:singularity|apptainer)\s+(?:exec|run|shell)\b")
-_APPTAINER_GPU = re.compile(r"\s--(?:nv|nvccli)\b")
 
 #: kinds whose lines other tools' outputs carry interleaved (read alongside whatever the block is): the NVIDIA
 #: container hook's error comes back inside docker's, compose's, kubelet's or enroot's output, after a docker run line;
@@ -411,12 +409,6 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
                 out[first_out:] = again
         if b.side == "container":  # the command went through a container, or its prompt is a container's
             out[first_out:] = [dataclasses.replace(f, declared="container") for f in out[first_out:]]
-        if b.command and _APPTAINER.search(b.command) and not _APPTAINER_GPU.search(b.command):
-            # nvidia-smi's failure in a Singularity/Apptainer run started without --nv/--nvccli: the host's driver
-            # libraries were not bound in, so NVML there is whatever the image ships (or nothing)
-            out[first_out:] = [dataclasses.replace(f, facts={**f.facts, "container.nvml_error_without_nv": f.facts[
-                "gpu.smi_error_kind"]}) if f.kind == "nvidia-smi-status" and f.facts.get("gpu.smi_error_kind") else f
-                for f in out[first_out:]]
     if len(out) > 1 and any(f.kind and not f.error for f in out):
         # an ambiguous block that one candidate could not read is not a failure of the paste
         out = [f for f in out if not (f.error and f.how.startswith("detected (several"))]

@@ -38,9 +38,6 @@ declare("derived", [
     ("gdr.peermem_loaded", "bool", "", "a peer-memory module for GPUDirect RDMA (nvidia_peermem, or the older nv_peer_mem) is loaded: from lsmod's rows; false when the whole lsmod shows neither, when a 'lsmod | grep' for an installed peer module printed nothing, or when greps cover both names"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
     ("limits.process", "string", "", "the program whose limits limits.* are (slurmd, dockerd, python ...): the process limits.pid names in a ps listing of the same side"),
-    ("container.nvml_error_without_nv", "string", "", "the kind of nvidia-smi's failure (driver-library-mismatch, "
-     "no-driver ...) in a Singularity/Apptainer run started without --nv or --nvccli: the host's driver libraries were "
-     "not bound into the container (read from the launch line above the output)"),
     ("job.tasks_over_gpus", "string", "", "a launch line starts more tasks on a node than the node shows GPUs ('srun -n5 "
      "on one node, 4 GPUs listed'): extra ranks share a GPU, which an exclusive compute mode refuses"),
     ("rdma.enomem", "list", "", "messages saying an RDMA queue creation or memory registration failed with ENOMEM ('Cannot allocate memory'), from UCX, NCCL and the verbs tools; [] when their output was read and none says so"),

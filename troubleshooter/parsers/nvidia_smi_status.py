@@ -62,6 +62,9 @@ FACTS = [
      "(--gpus-per-task); given with that command line only"),
     ("gpu.listing_in_container", "bool", "", "the srun line that printed the listings started a pyxis/enroot container "
      "(--container-image or --container-name); given with that command line only"),
+    ("container.nvml_error_without_nv", "string", "", "the kind of nvidia-smi's failure (driver-library-mismatch, "
+     "no-driver ...) under a Singularity/Apptainer command started without --nv or --nvccli: the host's driver "
+     "libraries were not bound into the container (read from the command line above the output)"),
     ("gpu.reset_blocked", "list", "", "GPUs (bus ids as printed) whose reset or MIG mode change was refused because a client holds them: 'MIG mode is in pending disable state for GPU ...:In use by another client', 'GPU ... is currently in use by another process', nvidia-mig-parted's 'could not be reset: ... In use by another client'; the MIG manager's 'error destroying Compute instance for profile ...: In use by another client' (the instance as named)"),
     ("env.var.*", "string", "", "a variable the srun line that printed the listings set for its step (NAME=value "
      "before srun, --export=ALL,NAME=value)"),
@@ -100,6 +103,8 @@ _FULL_UUID = re.compile(r"GPU-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{1
 _TASK_NONE = re.compile(_TASK + r"""No devices found\.?["']?\s*$""", re.MULTILINE)
 # a shell prompt and its command: "$ srun ...", "user@host:~$ srun ...", "(container) $ nvidia-smi -L", zsh's "➜  ~ "
 _SHELL = prompt("$", "command")
+_APPTAINER = re.compile(r"(?:^|[\s/])(?:singularity|apptainer)\s+(?:exec|run|shell)\b")
+_APPTAINER_GPU = re.compile(r"\s--(?:nv|nvccli)\b")
 
 
 def _blocked_name(what: str) -> str:
@@ -216,6 +221,14 @@ def parse(text: str) -> dict[str, Any]:
             facts["gpu.tasks_without_devices"] = without
         if cmd:
             facts.update(_srun_launch(cmd))
+    for cmd, seg, _ in runs:
+        # nvidia-smi failing in a Singularity/Apptainer run started without --nv/--nvccli: the host's driver libraries
+        # were not bound in, so NVML there is whatever the image ships (or nothing)
+        if cmd and _APPTAINER.search(cmd) and not _APPTAINER_GPU.search(cmd):
+            kind = next((k for rx, k in _ERRORS if rx.search(seg)), None)
+            if kind:
+                facts["container.nvml_error_without_nv"] = kind
+                break
     if not facts or all(k.startswith(("gpu.listing_", "env.var.")) for k in facts):
         raise ParseError("neither an nvidia-smi failure message, a version line nor a 'GPU N: NAME (UUID: ...)' line")
     return facts

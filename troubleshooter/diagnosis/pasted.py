@@ -106,6 +106,7 @@ class EvidenceFacts(FactSource):
         self.files = files
         self.factsets: dict[str, FactSet] = {}
         self.kinds_by_side: dict[str, dict[str, list[PastedFile]]] = {}
+        together_by: dict[tuple[str, str], dict[str, Any]] = {}  # (side, kind) -> the facts of its files read as one
         kind_of: dict[tuple[str, str], str] = {}  # (side, fact) -> the kind of the file that gave it
         for f in files:
             if f.kind is None or f.error:
@@ -132,6 +133,7 @@ class EvidenceFacts(FactSource):
                         together = parsers.run(kind, "\n".join(g.text for g in group))
                     except parsers.ParseError:
                         continue
+                    together_by[(side, kind)] = together
                     names = ", ".join(dict.fromkeys(g.path.name for g in group))
                     self.factsets[side].update_from(together, source=f"files {names}, read together", target=side, at=0.0)
         self.factsets.setdefault("target", FactSet("target"))
@@ -143,7 +145,7 @@ class EvidenceFacts(FactSource):
         if dropped:
             self.factsets["target"].add(Fact("slurm.plugins.nvml_dropped", dropped, "", "inferred: the Slurm "
                                              "packages' file lists compared", "", 0.0))
-        self._inherit_from_host()
+        self._inherit_from_host(together_by)
         registry = sources.load_all()
         for side, fs in self.factsets.items():
             have = self.kinds_by_side.get(side, {})
@@ -161,7 +163,7 @@ class EvidenceFacts(FactSource):
                 fs.add(Fact("container.inside", False, "", "inferred: the outputs were given as the host's", "", 0.0))
             derived.apply(fs)
 
-    def _inherit_from_host(self) -> None:
+    def _inherit_from_host(self, together_by: dict[tuple[str, str], dict[str, Any]]) -> None:
         """A job's container or step runs on its host's kernel and hardware: outputs of those given for the host
         side (its kernel log, boot line, modules, PCI devices, CPU power states) speak for the target too, where the
         target has no output of that kind of its own. A container's view of its GPUs, devices, environment and
@@ -175,11 +177,7 @@ class EvidenceFacts(FactSource):
             values: dict[str, Any] = {}
             for g in group:
                 values.update(g.facts)
-            if kind in _ACCUMULATE and len(group) > 1 and all(g.text for g in group):
-                try:  # as the host side read them: one log in pieces is one log
-                    values = parsers.run(kind, "\n".join(g.text for g in group))
-                except parsers.ParseError:
-                    pass
+            values = together_by.get(("host", kind), values)  # as the host side read them: one log in pieces is one log
             names = ", ".join(dict.fromkeys(g.path.name for g in group))
             fs.update_from({k: v for k, v in values.items() if k not in fs},
                            source=f"host side {names}: the kernel and hardware the job shares with its host",

@@ -957,3 +957,13 @@ def test_a_driver_build_without_the_running_kernels_packages_supersedes_no_drive
 
 def test_a_profiler_refused_the_gpus_counters() -> None:
     assert _found(["cuda-errors/jaxdocs-cupti-insufficient-privileges.txt"]) == [("gpu-profiling-restricted-to-admin", "confirmed")]
+
+
+def test_gpu_cores_that_are_not_whole_sockets_in_slurm() -> None:
+    for rel in ("slurm-log/slurmdocs-gres-autodetected-core-affinity-not-socket-aligned.txt",
+                "slurm-log/unige3938-scontrol-reason-gres-core-specification-not-socket-aligned.txt"):
+        assert _found([rel]) == [("slurm-gres-cores-not-socket-aligned", "confirmed")], rel
+    # the node's own slurmd log, given for the host beside a job's env, speaks for it
+    assert ("slurm-gres-cores-not-socket-aligned", "confirmed") in _found(
+        ["env/proc-self-environ-bwrap-container-nccl-slurm-nul.txt",
+         "host:slurm-log/slurmdocs-gres-autodetected-core-affinity-not-socket-aligned.txt"])

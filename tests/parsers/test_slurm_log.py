@@ -94,3 +94,17 @@ def test_a_missing_plugin_that_is_not_a_gpu_one_is_not_read() -> None:
     # slurmd without its cgroup/v2 plugin: a Slurm fault, but nothing about GPUs
     with pytest.raises(parsers.ParseError):
         parsers.run("slurm-log", load(CGROUP))
+
+
+SOCKETS = "slurm-log/slurmdocs-gres-autodetected-core-affinity-not-socket-aligned.txt"
+SOCKETS_REASON = "slurm-log/unige3938-scontrol-reason-gres-core-specification-not-socket-aligned.txt"
+
+
+def test_gpu_cores_that_are_not_whole_sockets() -> None:
+    f = parsers.run("slurm-log", load(SOCKETS))
+    assert f["slurm.log.gres_cores_not_socket_aligned"] == ["0-7 (socket 0 is cores 0-1)"]
+    assert parsers.detect(load(SOCKETS)) == "slurm-log"
+    # the same refusal as the drain reason scontrol shows, in a user's backticks
+    f = parsers.run("slurm-log", load(SOCKETS_REASON))
+    assert f["slurm.log.gres_cores_not_socket_aligned"] == ["12-15 (socket 0 is cores 0-16)"]
+    assert parsers.detect(load(SOCKETS_REASON)) == "slurm-log"

@@ -55,6 +55,9 @@ FACTS = [
      "detected')"),
     ("slurm.log.gres_gpu_count", "number", "count", "GPUs in slurmd's GRES list ('Gres Name=gpu ... Count=N' lines, "
      "as slurmd -G prints them), summed"),
+    ("slurm.log.gres_cores_not_socket_aligned", "list", "", "GPU core ranges Slurm refused because they do not cover "
+     "whole sockets as slurm.conf describes them ('gres/gpu GRES autodetected core affinity 0-7 on node node0 doesn't "
+     "match socket boundaries. (Socket 0 is cores 0-1)'), each as 'RANGE (socket N is cores A-B)'"),
     ("slurm.log.gres_files_missing", "list", "", "device files gres.conf names that do not exist on the node "
      "('can't stat gres.conf file /dev/nvidia0')"),
 ]
@@ -91,6 +94,10 @@ _MISMATCH = [re.compile(p) for p in (
     r"MIG mode is enabled, but no MIG devices were found",
     r"gres/gpu: \S*:? ?has CPUs configured for only some of the records",
 )]
+# src/interfaces/gres.c: the cores a GPU is bound to (autodetected from NVML, or gres.conf's Cores=) must be
+# whole sockets of slurm.conf's node description; the message also reaches a node's Reason=
+_SOCKETS = re.compile(r"GRES (?:autodetected core affinity|core specification) ([\d,-]+)\b.{0,120}?doesn't match "
+                      r"socket boundaries\.?(?: \(Socket (\d+) is cores ([\d,-]+)\))?")
 _LOWER = re.compile(r"gres/gpu count reported lower than configured \((\d+) < (\d+)\)")
 _CHANGED = re.compile(r"gres/gpu:? Count changed on node (\S+) \((\d+) != (\d+)\)")
 _INVAL = re.compile(r"Setting node (\S+) state to INVAL with reason:\s*(gres/gpu.*)$")
@@ -104,7 +111,7 @@ _GRES_LINE = re.compile(r"^Gres Name=gpu Type=\S+ Count=(\d+)\b")
 _FILE_MISSING = re.compile(r"(?:can't stat gres\.conf file|Waiting for gres\.conf file) (\S+?)(?::|\s*$)")
 # a GRES/GPU message worth keeping as printed
 _KEEP = re.compile(r"gres|GRES|gpu/|GPU|nvml|NVML|gpu_nvml|INVAL")
-_FAST = re.compile(r"gres|GRES|nvml|GPU system device|autodetected GPU|config-only GPU|file-less GPU|MIG mode")
+_FAST = re.compile(r"gres|GRES|socket boundaries|nvml|GPU system device|autodetected GPU|config-only GPU|file-less GPU|MIG mode")
 MAX_LINE = 4000
 
 
@@ -121,7 +128,7 @@ def message(line: str) -> str:
 def _signal(msg: str) -> bool:
     return bool(any(rx.search(msg) for rx in _CONF_ERRORS) or any(rx.search(msg) for rx in _MISMATCH)
                 or _LOWER.search(msg) or _CHANGED.search(msg) or _NOT_BUILT.search(msg) or _LIB_MISSING.search(msg)
-                or _DETECTED.search(msg) or _GRES_LINE.match(msg) or _FILE_MISSING.search(msg)
+                or _SOCKETS.search(msg) or _DETECTED.search(msg) or _GRES_LINE.match(msg) or _FILE_MISSING.search(msg)
                 or (_PLUGIN.search(msg) and "gpu/" in msg))
 
 
@@ -150,6 +157,7 @@ def parse(text: str) -> dict[str, Any]:
     invalid: list[str] = []
     plugins: list[str] = []
     missing: list[str] = []
+    aligned: list[str] = []
     lower: tuple[int, int] | None = None
     not_built = lib_missing = False
     detected: int | None = None
@@ -179,6 +187,10 @@ def parse(text: str) -> dict[str, Any]:
         if m:
             signal = True
             lower = lower or (int(m.group(1)), int(m.group(2)))
+        m = _SOCKETS.search(msg)
+        if m:
+            signal = True
+            add_clipped(aligned, f"{m.group(1)} (socket {m.group(2)} is cores {m.group(3)})" if m.group(3) else m.group(1))
         m = _CHANGED.search(msg)
         if m:
             signal = True
@@ -222,6 +234,8 @@ def parse(text: str) -> dict[str, Any]:
         facts["slurm.log.gpu_count_reported"], facts["slurm.log.gpu_count_configured"] = lower
     if changed:
         facts["slurm.log.gpu_count_changed"] = changed
+    if aligned:
+        facts["slurm.log.gres_cores_not_socket_aligned"] = aligned
     if invalid:
         facts["slurm.log.gres_invalid_nodes"] = invalid
     if not_built:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from troubleshooter import sources
 from troubleshooter.diagnosis import causes
 from troubleshooter.diagnosis.pasted import EvidenceFacts
@@ -967,3 +969,23 @@ def test_gpu_cores_that_are_not_whole_sockets_in_slurm() -> None:
     assert ("slurm-gres-cores-not-socket-aligned", "confirmed") in _found(
         ["env/proc-self-environ-bwrap-container-nccl-slurm-nul.txt",
          "host:slurm-log/slurmdocs-gres-autodetected-core-affinity-not-socket-aligned.txt"])
+
+
+def test_the_hooks_refusal_answered_by_a_later_run_through_the_runtime() -> None:
+    refusal = "host:nvidia-container-cli/hook-without-runtime-dcgmexp101-jetson-gpus-all-csv-mode.txt"
+    later = "host:docker-run/dcgmexp101-jetson-runtime-nvidia-started-then-docker-ps-empty.txt"
+    assert _found([refusal]) == [("nvidia-runtime-not-default", "confirmed")]
+    # the same machine's next launch is the one the refusal asks for, and it went past the hook: not a root cause
+    # (neither from the evidence as a whole nor from the earlier output alone), only the command that decides
+    assert _found([refusal, later]) == []
+    assert "nvidia-runtime-not-default" in _suspected([refusal, later])
+
+
+def test_resolved_when_is_checked_like_a_signature(tmp_path) -> None:
+    from troubleshooter.diagnosis import causes
+
+    bad = tmp_path / "causes.yaml"
+    bad.write_text("version: 1\ncauses:\n  - id: x\n    title: X\n    signatures:\n      - name: s\n        when: "
+                   "{fact: a.b, op: exists}\n    resolved_when: {fact: a.b, op: sometimes}\n")
+    with pytest.raises(causes.CauseError, match="resolved_when"):
+        causes.load(bad)

@@ -14,7 +14,8 @@ def test_multiline_launch_for_multinode_ib():
     assert parsers.run("docker-run", text) == {
         "docker.runs": 1, "docker.image": "oneflow:WDL", "docker.shm_size_mb": 16384, "docker.memlock": "-1",
         "docker.memlock_unlimited": True, "docker.network": "host", "docker.privileged": True,
-        "docker.rdma_devices": True, "docker.cap_add": ["IPC_LOCK"], "docker.shm_limited": False}
+        "docker.rdma_devices": True, "docker.cap_add": ["IPC_LOCK"], "docker.shm_limited": False,
+        "docker.nvidia_runtime_used": False}
 
 
 def test_mpirun_launching_docker_with_rdma_devices_and_env():
@@ -22,7 +23,7 @@ def test_mpirun_launching_docker_with_rdma_devices_and_env():
     assert f == {"docker.runs": 1, "docker.image": "jyoo332/astra-sim-gent:mpi_0324", "docker.network": "host",
                  "docker.memlock": "-1:-1", "docker.memlock_unlimited": True, "env.var.RDMA_PORT": "1",
                  "env.var.RDMA_DRIVER": "mlx5_0", "docker.privileged": False, "docker.rdma_devices": True,
-                 "docker.shm_limited": True}
+                 "docker.shm_limited": True, "docker.nvidia_runtime_used": False}
 
 
 def test_a_transcript_gives_the_launch_line_and_the_containers_output():
@@ -40,3 +41,10 @@ def test_inside_bash_c_quotes_and_network_none():
     assert f["docker.network"] == "none" and f["docker.ipc"] == "host" and f["docker.image"] == "img"
     with pytest.raises(ParseError):
         parsers.run("docker-run", "we run everything in docker, it is fine\n")
+
+
+def test_a_run_through_the_nvidia_runtime_after_the_hooks_refusal():
+    f = parsers.run("docker-run", load("docker-run/dcgmexp101-jetson-runtime-nvidia-started-then-docker-ps-empty.txt"))
+    assert (f["docker.gpus"], f["docker.nvidia_runtime_used"]) == ("runtime=nvidia", True)
+    f = parsers.run("docker-run", load("nvidia-container-cli/hook-without-runtime-dcgmexp101-jetson-gpus-all-csv-mode.txt"))
+    assert (f["docker.gpus"], f["docker.nvidia_runtime_used"]) == ("all", False)

@@ -52,6 +52,9 @@ class Cause:
     node: str = ""  #: TREE.NODE: a conclude node of a tree that holds this cause's title, evidence and fixes
     supersedes: tuple[str, ...] = ()  #: more general causes this one makes redundant when both are found
     settle: str = ""  #: the one command whose output decides a possible signature (required with one)
+    #: evidence that the fault was dealt with where it shows at start-up: an earlier output shows the fault, a later
+    #: one of the same machine the launch its fix asks for, going past it (see service.diagnose's overridden findings)
+    resolved_when: dict[str, Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,13 +100,18 @@ def _load(path: Path) -> list[Cause]:
             raise CauseError(f"{where}: a cause needs at least one signature")
         if any(sg.confidence == "possible" for sg in sigs) and not str(c.get("settle", "")).strip():
             raise CauseError(f"{where}: a cause with a possible signature needs 'settle', the command that decides it")
+        resolved = c.get("resolved_when")
+        if resolved is not None:
+            errs = conditions.validate(resolved, f"{where} resolved_when")
+            if errs:
+                raise CauseError("; ".join(errs))
         if not c.get("node") and not c.get("title"):
             raise CauseError(f"{where}: a cause needs a title (or node: TREE.NODE naming its conclude node)")
         out.append(Cause(str(c["id"]), str(c.get("title", "")), str(c.get("area", "")),
                          str(c.get("summary", "")).strip(), tuple(sigs), tuple(c.get("evidence", [])),
                          tuple(dict(f) for f in c.get("fix", [])), dict(c.get("verify", {})),
                          tuple(c.get("references", [])), str(c.get("node", "")), tuple(c.get("supersedes", [])),
-                         str(c.get("settle", "")).strip()))
+                         str(c.get("settle", "")).strip(), dict(resolved) if resolved is not None else None))
     return out
 
 

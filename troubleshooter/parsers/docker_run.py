@@ -44,6 +44,7 @@ FACTS = [
     ("docker.memlock_unlimited", "bool", "", "--ulimit memlock makes the soft limit unlimited (-1); false when given with a number or not given"),
     ("docker.rdma_devices", "bool", "", "the container gets /dev/infiniband (a --device or -v of it, or --privileged)"),
     ("docker.gpus", "string", "", "--gpus value, or 'runtime=nvidia' for --runtime=nvidia / nvidia-docker"),
+    ("docker.nvidia_runtime_used", "bool", "", "one of the runs read (not only the last) went through the nvidia runtime (--runtime=nvidia, nvidia-docker)"),
     ("docker.cap_add", "list", "", "--cap-add capabilities (IPC_LOCK lets the container lock memory past its limit)"),
     ("docker.shm_limited", "bool", "", "neither --ipc=host nor a --shm-size of 1 GB or more: /dev/shm stays small (64 MB by default)"),
     ("env.var.*", "string", "", "the value of one environment variable, as set (secrets included; redacted in output)"),
@@ -189,6 +190,8 @@ def parse(text: str) -> dict[str, Any]:
                 facts[f"env.var.{name}"] = val
     if "docker.gpus" not in facts and "nvidia-docker" in text:
         facts["docker.gpus"] = "runtime=nvidia"
+    facts["docker.nvidia_runtime_used"] = facts.get("docker.gpus") == "runtime=nvidia" or any(
+        re.search(r"(?:^|\s)--runtime[= ]nvidia\b", " " + r) for r in runs) or "nvidia-docker" in text
     facts["docker.privileged"] = privileged
     facts["docker.rdma_devices"] = rdma or privileged
     facts.setdefault("docker.memlock_unlimited", False)

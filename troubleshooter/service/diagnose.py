@@ -196,6 +196,9 @@ def add_overridden_findings(walk: eng.Walk, facts: eng.FactSource, profile: dict
             disputed = sorted(n for n in diff if n in read)
             if finding.cause.id in have or not disputed:
                 continue
+            resolved = finding.cause.resolved_when
+            if resolved is not None and conditions.Evaluator(facts.lookup, profile).evaluate(resolved).value is True:
+                continue  # the later output is the launch the fault's fix asks for, gone past it
             concl = causes_mod.conclusion(finding, alone.lookup, alone.has_side, trees)
             note = "; ".join(f"{n}: {diff[n]}" for n in disputed)
             walk.conclusions.append(dataclasses.replace(concl, summary=f"{concl.summary} Shown by {f.path.name}; a "

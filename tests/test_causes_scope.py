@@ -989,3 +989,20 @@ def test_resolved_when_is_checked_like_a_signature(tmp_path) -> None:
                    "{fact: a.b, op: exists}\n    resolved_when: {fact: a.b, op: sometimes}\n")
     with pytest.raises(causes.CauseError, match="resolved_when"):
         causes.load(bad)
+
+
+def test_open_mpis_and_mpichs_own_words_on_memory_and_gpus() -> None:
+    for rel in ("openmpi/ompi-users-4443-openib-btl-locked-memory-memlock-32768-torque.txt",
+                "openmpi/ompifaq-openib-btl-locked-memory-memlock-32767.txt"):
+        assert _found([rel]) == [("memlock-limit", "confirmed")], rel
+    # ulimit -l is unlimited in that thread: the driver's table, not the process's limit
+    for rel in ("openmpi/ompi-users-20124-registerable-memory-4096-of-32151-mib.txt",
+                "openmpi/ompifaq-registerable-memory-32768-of-65476-mib.txt"):
+        assert _found([rel]) == [("hca-registration-limit-low", "confirmed")], rel
+    assert _found(["openmpi/mpichwiki-summit-yaksa-exclusive-mode-cuda-disabled.txt"]) == [
+        ("gpu-exclusive-process-oversubscribed", "likely")]
+
+
+def test_apptainer_nvccli_contain_without_visible_devices() -> None:
+    assert _found(["nvidia-container-cli/visible-devices-unset-apptainerdocs-nvccli-contain.txt"]) == [
+        ("container-nvidia-visible-devices-unset", "confirmed")]

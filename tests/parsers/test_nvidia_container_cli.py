@@ -207,3 +207,9 @@ def test_unrelated_real_logs_are_refused() -> None:
         with pytest.raises(parsers.ParseError, match="not an NVIDIA container hook error"):
             parsers.run(KIND, text)
         assert parsers.get(KIND).detect(text) < parsers.DETECT_MIN
+
+
+def test_apptainers_warning_that_nvccli_with_contain_binds_no_gpu() -> None:
+    text = load("nvidia-container-cli/visible-devices-unset-apptainerdocs-nvccli-contain.txt")
+    assert parsers.detect(text) == "nvidia-container-cli"
+    assert parsers.run("nvidia-container-cli", text) == {"container_cli.visible_devices_unset": True}

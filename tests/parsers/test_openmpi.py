@@ -42,3 +42,30 @@ def test_cray_mpich_asked_for_gpu_support_without_its_gtl():
 def test_open_mpi_5_started_by_srun_without_pmix():
     f = parsers.run("openmpi", load("openmpi/cscs-ompi5-no-pmix-server-pmi2-detected.txt"))
     assert f == {"mpi.pmix_missing": True}
+
+
+@pytest.mark.parametrize("rel, locked, limit", [
+    ("openmpi/ompi-users-4443-openib-btl-locked-memory-memlock-32768-torque.txt", ["ibv_create_cq() on mthca0"], "32768"),
+    # the FAQ's example prints "Device: Out of memory" where the device would be: no device is named then
+    ("openmpi/ompifaq-openib-btl-locked-memory-memlock-32767.txt", ["ibv_create_cq()"], "32767"),
+])
+def test_the_openib_btl_failing_to_allocate_locked_memory(rel, locked, limit):
+    text = load(rel)
+    assert parsers.detect(text) == "openmpi"
+    assert parsers.run("openmpi", text) == {"mpi.locked_memory_failed": locked, "mpi.memlock_limit": limit}
+
+
+@pytest.mark.parametrize("rel, reg, total", [
+    ("openmpi/ompi-users-20124-registerable-memory-4096-of-32151-mib.txt", 4096, 32151),
+    ("openmpi/ompifaq-registerable-memory-32768-of-65476-mib.txt", 32768, 65476),
+])
+def test_the_openib_btl_warning_that_only_part_of_memory_registers(rel, reg, total):
+    text = load(rel)
+    assert parsers.detect(text) == "openmpi"
+    assert parsers.run("openmpi", text) == {"mpi.registerable_memory_mib": reg, "mpi.total_memory_mib": total}
+
+
+def test_mpichs_yaksa_turning_cuda_off_for_exclusive_gpus_all_visible():
+    text = load("openmpi/mpichwiki-summit-yaksa-exclusive-mode-cuda-disabled.txt")
+    assert parsers.detect(text) == "openmpi"
+    assert parsers.run("openmpi", text) == {"mpi.gpu_support_disabled": "exclusive-mode-all-gpus-visible"}

@@ -74,6 +74,9 @@ FACTS = [
     ("container_cli.error_kind", "string", "", "what the first error is: " + " | ".join(KINDS)),
     ("container_cli.errors", "list", "", "each distinct error of the NVIDIA container hook in the text, in order"),
     ("container_cli.error_kinds", "list", "", "the kind of each distinct hook error, in order, each kind once"),
+    ("container_cli.visible_devices_unset", "bool", "", "Singularity/Apptainer warned that its --nvccli mode with "
+     "--contain has no NVIDIA_VISIBLE_DEVICES, so nvidia-container-cli gives the container no GPU ('When using "
+     "nvidia-container-cli with --contain NVIDIA_VISIBLE_DEVICES must be set or no GPUs will be available in container')"),
     ("container_cli.required_cuda", "string", "", "the CUDA version the image requires and the host driver does "
      "not support ('11.0' from 'unsatisfied condition: cuda>=11.0')"),
     ("container_cli.requirement_alternatives", "list", "", "the image's requirement as the hook's command line shows it "
@@ -237,10 +240,17 @@ def _docker_refusals(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
     return out
 
 
+# Singularity/Apptainer (internal/pkg/runtime/launcher/native/launcher_linux.go), read with its blanks removed
+_CONTAIN_UNSET = "Whenusingnvidia-container-cliwith--containNVIDIA_VISIBLE_DEVICESmustbesetornoGPUswillbeavailable"
+
+
 def _read(text: str) -> dict[str, Any]:
     found = _hook_messages(text)
     if any(w in text for w in ("device", "pabilit", "gpu", "runtime", "nvidia", "specified", "Hook")):  # (a wrap cuts one)
         found += _docker_refusals(text)
+    unset = "--contain" in text and _CONTAIN_UNSET in "".join(text[:MAX_SQUASHED].split())
+    if unset and not found:
+        return {"container_cli.visible_devices_unset": True}
     if not found:
         return {}
     found.sort(key=lambda f: f[0])
@@ -255,6 +265,8 @@ def _read(text: str) -> dict[str, Any]:
             facts.setdefault(f"container_cli.{name}", value)
     facts["container_cli.errors"] = errors
     facts["container_cli.error_kinds"] = kinds
+    if unset:
+        facts["container_cli.visible_devices_unset"] = True
     if "requirement-other" in kinds and "container_cli.required_cuda" not in facts:
         # the hook's command line, where the runtime printed it, carries the image's whole requirement: alternatives
         # separated by blanks, of which the one named in the error was the last tried. With a cuda>=X alternative
@@ -289,5 +301,5 @@ def parse(text: str) -> dict[str, Any]:
     facts = _read(text)
     if not facts:
         raise ParseError("not an NVIDIA container hook error: no 'nvidia-container-cli: ... error: ...' message, "
-                         "nor Docker's 'could not select device driver ... [[gpu]]'")
+                         "nor Docker's 'could not select device driver ... [[gpu]]', nor Apptainer's --nvccli warning")
     return facts

@@ -1,4 +1,5 @@
-"""Open MPI's own reports: a rank that crashed (its signal and backtrace) and shared-memory single-copy failures.
+"""Open MPI's own reports: a rank that crashed (its signal and backtrace) and shared-memory single-copy failures;
+the openib BTL's locked-memory and registerable-memory messages; MPICH's and Cray MPICH's GPU-support messages.
 
 Real samples (nccl-tests built against one MPI and run with another, NVIDIA/nccl-tests#18; Horovod in an
 unprivileged Docker container, horovod/horovod#300; tests/data/openmpi)::
@@ -37,6 +38,15 @@ FACTS = [
     ("mpi.pmix_missing", "bool", "", "the ranks were launched by srun without PMIx, which this Open MPI needs to join "
      "them into one job ('No PMIx server was reachable, but a PMI1/2 was detected', 'OMPI was not built with SLURM's PMI "
      "support'): each rank starts alone"),
+    ("mpi.locked_memory_failed", "list", "", "Open MPI's openib BTL could not allocate locked memory ('The OpenIB BTL "
+     "failed to initialize while trying to allocate some locked memory'): the verbs call and device it names, as "
+     "'ibv_create_cq() on mthca0'"),
+    ("mpi.memlock_limit", "string", "", "the locked-memory limit that message prints ('32768', 'unlimited')"),
+    ("mpi.registerable_memory_mib", "number", "MiB", "memory the HCA driver lets be registered, from Open MPI's warning "
+     "'your OpenFabrics subsystem is configured to only allow registering part of your physical memory'"),
+    ("mpi.total_memory_mib", "number", "MiB", "the node's memory that warning compares it with"),
+    ("mpi.gpu_support_disabled", "string", "", "MPICH's datatype engine (yaksa) turned its GPU support off, and why: "
+     "'exclusive-mode-all-gpus-visible' ('CUDA is setup in exclusive compute mode, but CUDA_VISIBLE_DEVICES is not set')"),
     ("mpi.cma_errnos", "list", "", "the errno values of those failures, sorted (1: EPERM, ptrace not allowed; 38: ENOSYS, no CMA)"),
 ]
 
@@ -53,6 +63,14 @@ _NO_CUDA = re.compile(r"but the library was not compiled with any support|mpi_bu
 # older releases: "OMPI was not built with SLURM's PMI support" / "...direct launched using \"srun\""
 _NO_PMIX = re.compile(r"No PMIx server was reachable, but a PMI1/2 was detected|"
                       r"OMPI was not built with SLURM's PMI support|application appears to have been direct launched using \"srun\"")
+# Open MPI's openib BTL (help-mpi-btl-openib.txt, Open MPI 1.2 to 4.x): "init-fail-no-mem" and "reg mem limit low"
+_LOCKED = re.compile(r"(?:OpenIB|OpenFabrics \(openib\)) BTL failed to initialize while trying to allocate some")
+_LOCKED_FIELD = re.compile(r"^\W{0,4}\s*(Function|Device|Memlock limit):\s+(.+?)\s*$")
+_REG_LOW = re.compile(r"OpenFabrics subsystem is configured to only")
+_REG_FIELD = re.compile(r"^\W{0,4}\s*(Registerable|Total) memory:\s+(\d+)\s*MiB")
+# yaksa (MPICH's datatype engine), src/backend/cuda/hooks: a GPU not in the Default compute mode and no
+# CUDA_VISIBLE_DEVICES: every rank would open every GPU, so it drops CUDA
+_YAKSA_EXCL = re.compile(r"\[yaksa\] CUDA is setup in exclusive compute mode, but CUDA_VISIBLE_DEVICES is not set")
 _WITH_CUDA = re.compile(r"mpi_built_with_cuda_support:value:true")
 _NOTICED = re.compile(r"mpirun noticed that process rank (\d+) .*?exited on signal (\d+)(?: \(([^)]+)\))?")
 
@@ -60,7 +78,8 @@ _NOTICED = re.compile(r"mpirun noticed that process rank (\d+) .*?exited on sign
 def _detect(text: str) -> float:
     head = text[:65536]
     if "*** Process received signal ***" in head or _NOTICED.search(head) or _NO_CUDA.search(head) or \
-            _WITH_CUDA.search(head) or _NO_PMIX.search(head):
+            _WITH_CUDA.search(head) or _NO_PMIX.search(head) or _LOCKED.search(head) or _REG_LOW.search(head) or \
+            _YAKSA_EXCL.search(head):
         return 0.75
     if len(re.findall(r"(?:Read|Write) -1, expected \d+, errno = \d+", head)) >= 1:
         return 0.7
@@ -107,10 +126,21 @@ def parse(text: str) -> dict[str, Any]:
                 noticed.append(f"rank {n.group(1)}: signal {n.group(2)}" + (f" ({n.group(3)})" if n.group(3) else ""))
     cuda = False if _NO_CUDA.search(text) else True if _WITH_CUDA.search(text) else None
     no_pmix = bool(_NO_PMIX.search(text))
-    if signal is None and not frames and not cma and not noticed and cuda is None and not no_pmix:
+    locked, limit, reg = _openib(text)
+    yaksa = bool(_YAKSA_EXCL.search(text))
+    if signal is None and not frames and not cma and not noticed and cuda is None and not no_pmix and not locked \
+            and not reg and not yaksa:
         raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line, CMA failure, CUDA-support answer "
                          "or PMIx complaint")
     facts: dict[str, Any] = {}
+    if locked:
+        facts["mpi.locked_memory_failed"] = locked
+        if limit:
+            facts["mpi.memlock_limit"] = limit
+    if reg:
+        facts["mpi.registerable_memory_mib"], facts["mpi.total_memory_mib"] = reg
+    if yaksa:
+        facts["mpi.gpu_support_disabled"] = "exclusive-mode-all-gpus-visible"
     if no_pmix:
         facts["mpi.pmix_missing"] = True
     if cuda is not None:
@@ -125,3 +155,34 @@ def parse(text: str) -> dict[str, Any]:
         facts["mpi.cma_errors"] = cma
         facts["mpi.cma_errnos"] = sorted(errnos)
     return facts
+
+
+def _openib(text: str) -> tuple[list[str], str, tuple[int, int] | None]:
+    """The openib BTL's locked-memory failures ('ibv_create_cq() on mthca0') with the memlock limit printed, and
+    its registerable-memory warning (registerable, total MiB; the smallest registerable one when several nodes say)."""
+    locked: list[str] = []
+    limit = ""
+    reg: tuple[int, int] | None = None
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if _LOCKED.search(line):
+            fields: dict[str, str] = {}
+            for nxt in lines[i + 1:i + 16]:
+                m = _LOCKED_FIELD.match(nxt)
+                if m:
+                    fields[m.group(1)] = m.group(2)
+            item = fields.get("Function", "locked memory")
+            if fields.get("Device") and not fields["Device"].lower().startswith("out of"):
+                item += f" on {fields['Device']}"
+            if item not in locked:
+                locked.append(item)
+            limit = limit or fields.get("Memlock limit", "")
+        elif _REG_LOW.search(line):
+            got: dict[str, int] = {}
+            for nxt in lines[i + 1:i + 24]:
+                m = _REG_FIELD.match(nxt)
+                if m:
+                    got[m.group(1)] = int(m.group(2))
+            if len(got) == 2 and (reg is None or got["Registerable"] < reg[0]):
+                reg = (got["Registerable"], got["Total"])
+    return locked, limit, reg

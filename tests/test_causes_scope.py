@@ -1006,3 +1006,12 @@ def test_open_mpis_and_mpichs_own_words_on_memory_and_gpus() -> None:
 def test_apptainer_nvccli_contain_without_visible_devices() -> None:
     assert _found(["nvidia-container-cli/visible-devices-unset-apptainerdocs-nvccli-contain.txt"]) == [
         ("container-nvidia-visible-devices-unset", "confirmed")]
+
+
+def test_ranks_that_each_start_alone_under_one_launcher() -> None:
+    for rel in ("mpi-ranks/apptainerdocs-host-mpich-mpirun-openmpi-container-rank-0-of-1.txt",
+                "mpi-ranks/starcluster533-openmpi-mpirun-mpich2-build-process-0-of-1.txt",
+                "mpi-ranks/mpich712-mpiexec-through-sudo-world-size-1.txt"):
+        assert _found([rel]) == [("mpi-launcher-library-mismatch", "likely")], rel
+    # after the fix, one job of two: nothing to say
+    assert _found(["mpi-ranks/starcluster533-after-removing-mpich2-process-of-2.txt"]) == []

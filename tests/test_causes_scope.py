@@ -1015,3 +1015,8 @@ def test_ranks_that_each_start_alone_under_one_launcher() -> None:
         assert _found([rel]) == [("mpi-launcher-library-mismatch", "likely")], rel
     # after the fix, one job of two: nothing to say
     assert _found(["mpi-ranks/starcluster533-after-removing-mpich2-process-of-2.txt"]) == []
+
+
+def test_srun_singletons_name_the_mpi_plugin_not_the_general_mismatch() -> None:
+    assert _found(["mpi-ranks/ompi13523-srun-mpi-pmi2-ompi5-four-singletons.txt"]) == [("slurm-mpi-plugin-not-pmix", "likely")]
+    assert "mpi-launcher-library-mismatch" not in _suspected(["mpi-ranks/ompi13523-srun-mpi-pmi2-ompi5-four-singletons.txt"])

@@ -30,3 +30,9 @@ def test_other_text_is_refused(text):
     with pytest.raises(parsers.ParseError):
         parsers.run("mpi-ranks", text)
     assert parsers.get("mpi-ranks").detect(text) < parsers.DETECT_MIN
+
+
+def test_open_mpis_singletons_under_srun_beside_its_warning():
+    # Open MPI's own warning leads, and its parser reads it (slurm-mpi-plugin-not-pmix); the rank lines say the same
+    text = load("mpi-ranks/ompi13523-srun-mpi-pmi2-ompi5-four-singletons.txt")
+    assert parsers.run("mpi-ranks", text) == {"mpi.ranks.reported": 4, "mpi.ranks.world_sizes": [1], "mpi.ranks.alone": 4}

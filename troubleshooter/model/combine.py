@@ -40,6 +40,8 @@ declare("derived", [
     ("limits.process", "string", "", "the program whose limits limits.* are (slurmd, dockerd, python ...): the process limits.pid names in a ps listing of the same side"),
     ("job.tasks_over_gpus", "string", "", "a launch line starts more tasks on a node than the node shows GPUs ('srun -n5 "
      "on one node, 4 GPUs listed'): extra ranks share a GPU, which an exclusive compute mode refuses"),
+    ("job.ranks_launched", "number", "count", "processes the launch line starts: mpirun's -np, or srun's -n/--ntasks "
+     "(--ntasks-per-node times -N)"),
     ("rdma.enomem", "list", "", "messages saying an RDMA queue creation or memory registration failed with ENOMEM ('Cannot allocate memory'), from UCX, NCCL and the verbs tools; [] when their output was read and none says so"),
 ])
 
@@ -57,6 +59,7 @@ READS["nccl.hca_transport_outliers"] = ("nccl.hca_transports",)
 READS["nccl.roce_hcas"] = ("nccl.hca_transports",)
 READS["slurm.plugins.nvml_dropped"] = ("slurm.plugins.gpu_nvml", "slurm.plugins.package")
 READS["job.tasks_over_gpus"] = ("slurm.srun.options", "gpu.count")
+READS["job.ranks_launched"] = ("mpi.launch.np", "slurm.srun.options")
 
 NCCL_DEFAULTS = {"NCCL_IB_QPS_PER_CONNECTION": "1"}
 
@@ -91,6 +94,7 @@ def apply(fs: FactSet) -> None:
     _image(fs)
     _scope(fs)
     _tasks_over_gpus(fs)
+    _ranks_launched(fs)
     _peermem(fs)
     _rdma_enomem(fs)
     _limits_process(fs)
@@ -382,6 +386,22 @@ def _tasks_over_gpus(fs: FactSet) -> None:
     if per_node is not None and per_node > gpus:
         fs.add(Fact("job.tasks_over_gpus", f"{per_node} tasks per node, {gpus} GPUs", "",
                     "inferred: the srun line's task count and the GPUs listed", "", 0.0))
+
+
+def _ranks_launched(fs: FactSet) -> None:
+    if "job.ranks_launched" in fs:
+        return
+    np_, opts = fs.get_value("mpi.launch.np"), fs.get_value("slurm.srun.options")
+    n, src = (np_, "mpirun's -np") if isinstance(np_, int) else (None, "")
+    if n is None and isinstance(opts, dict):
+        def num(*names: str) -> int | None:
+            v = next((opts[k] for k in names if k in opts), None)
+            return int(v) if isinstance(v, str) and v.isdigit() else None
+        per, nodes = num("--ntasks-per-node"), num("-N", "--nodes")
+        n = num("-n", "--ntasks") or (per * (nodes or 1) if per else None)
+        src = "srun's task count"
+    if isinstance(n, int):
+        fs.add(Fact("job.ranks_launched", n, "count", f"inferred: {src}", "", 0.0))
 
 
 def _cpulist(text: str) -> set[int]:

@@ -34,8 +34,8 @@ FACTS = [
 ]
 
 _N = r"(\d{1,7})"
-# "rank 0/8", "rank 3 out of 8", "process 0 of 1", "processor n01, rank 0 out of 1 processors", "Rank 0 of 4"
-_RANK = re.compile(rf"\b(?:rank|process|task)\s*[:=#]?\s*{_N}\s*(?:/|of|out of)\s*{_N}\b", re.IGNORECASE)
+# "rank 0/8", "rank 3 out of 8", "process 0 of 1", "Hello from proc 0 of 4", "processor n01, rank 0 out of 1 processors", "Rank 0 of 4"
+_RANK = re.compile(rf"\b(?:rank|process|proc|task)\s*[:=#]?\s*{_N}\s*(?:/|of|out of)\s*{_N}\b", re.IGNORECASE)
 # "Process 0 on myhost and world size is 4", "rank 1, world size 4", "rank=0 size=8"
 _SIZE = re.compile(rf"\b(?:rank|process)\s*[:=#]?\s*{_N}\b[^\n]{{0,80}}?\b(?:world[ _]size|size)\s*(?:is|=|:)?\s*{_N}\b",
                    re.IGNORECASE)
@@ -57,7 +57,7 @@ def _detect(text: str) -> float:
     head = text[:131072]
     if _INVALID.search(head):
         return 0.7
-    hits = sum(1 for ln in head.split("\n")[:4000] if ("ank" in ln or "rocess" in ln or "ask" in ln) and _line(ln))
+    hits = sum(1 for ln in head.split("\n")[:4000] if ("ank" in ln or "roc" in ln or "ask" in ln) and _line(ln))
     return 0.6 if hits >= 2 else 0.0
 
 

@@ -69,3 +69,32 @@ def test_mpichs_yaksa_turning_cuda_off_for_exclusive_gpus_all_visible():
     text = load("openmpi/mpichwiki-summit-yaksa-exclusive-mode-cuda-disabled.txt")
     assert parsers.detect(text) == "openmpi"
     assert parsers.run("openmpi", text) == {"mpi.gpu_support_disabled": "exclusive-mode-all-gpus-visible"}
+
+
+def test_hydras_bad_termination_banner():
+    f = parsers.run("openmpi", load("openmpi/mpich6563-hydra-bad-termination-segfault-signal-11.txt"))
+    assert f == {"mpi.exit_code": 11, "mpi.crash_signal": "Segmentation fault: 11 (signal 11)"}
+
+
+def test_hydras_banner_with_a_web_pages_no_break_spaces_read_through_the_paste_reader():
+    from pathlib import Path
+
+    from tests.corpus import DATA
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+    f = EvidenceFacts.from_specs([str(Path(DATA) / "openmpi/mpichfaq-hydra-bad-termination-nbsp-exit-code-11.txt")])
+    assert [(x.kind, x.facts) for x in f.files] == [
+        ("openmpi", {"mpi.exit_code": 11, "mpi.crash_signal": "Segmentation fault (signal 11)"})]
+
+
+@pytest.mark.parametrize("rel, fatal", [
+    ("openmpi/mpichwiki-darshan-abort-pmpi-comm-size-invalid-communicator.txt",
+     ["PMPI_Comm_size: Invalid communicator (Invalid communicator)"]),
+    ("openmpi/mpichwiki-summit-abort-init-thread-ucx-init-worker-invalid-parameter.txt",
+     ["PMPI_Init_thread: Other MPI error (ucx function returned with failed status(ucx_init.c 71 init_worker Invalid "
+      "parameter))"]),
+])
+def test_mpichs_fatal_errors_with_the_innermost_message_of_the_stack(rel, fatal):
+    text = load(rel)
+    assert parsers.detect(text) == "openmpi"
+    assert parsers.run("openmpi", text) == {"mpi.fatal_errors": fatal}

@@ -108,3 +108,14 @@ def test_gpu_cores_that_are_not_whole_sockets() -> None:
     f = parsers.run("slurm-log", load(SOCKETS_REASON))
     assert f["slurm.log.gres_cores_not_socket_aligned"] == ["12-15 (socket 0 is cores 0-16)"]
     assert parsers.detect(load(SOCKETS_REASON)) == "slurm-log"
+
+
+@pytest.mark.parametrize("rel, steps", [
+    ("slurm-log/hafs101-slurmstepd-oom-kill-step-srun-task-out-of-memory.txt", ["3495064.0"]),
+    ("slurm-log/tusas149-slurmstepd-oom-kill-event-newer-wording.txt", ["440575.0"]),
+])
+def test_a_step_its_memory_cgroup_killed(rel, steps):
+    text = load(rel)
+    assert parsers.detect(text) == "slurm-log"
+    f = parsers.run("slurm-log", text)
+    assert f["slurm.log.oom_killed_steps"] == steps and "slurm.log.gres_mismatch" not in f

@@ -51,9 +51,14 @@ def _strip_common_prefix(lines: list[str], pattern: re.Pattern[str]) -> list[str
     return [pattern.sub("", ln, count=1) for ln in lines]
 
 
+_NBSP = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2007": " "})
+
+
 def clean(text: str) -> str:
     """What pasting did to the text, undone. Values are never rewritten: only whole-line decorations go."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    # a web page's or a word processor's no-break spaces (the tools print plain ones): plain again
+    text = text.translate(_NBSP)
     text = _ANSI.sub("", text)
     lines = text.split("\n")
     lines = ["" if _FENCE.match(ln) or _HTML_WRAP.match(ln) else ln for ln in lines]  # blank, not gone: line

@@ -377,6 +377,9 @@ NOT_SIGNALS = {
     "rdma_dp.errors": "the RDMA device plugin's start-up failures as printed; rdma_dp.netns_exclusive is the signal a "
                       "cause reads (an invalid configuration or no device found names none by itself)",
     "cuda.error_numbers": "the numbers as printed; cuda.error_codes names them",
+    "mpi.fatal_errors": "MPICH's fatal error classes as printed (an invalid communicator, 'Other MPI error' from UCX), "
+                        "which name no cause in the domain by themselves: an application's own bug or a library it "
+                        "loads (set AP's darshan case); shown as evidence",
     "gpu.nvlink_inactive_links": "which links; gpu.nvlink_inactive is the signal",
     "gpu.nvlink_all_inactive": "PCIe GPUs without NVLink print it too; gpu.nvlink_inactive counts real links down",
     "gpu.nvlink_error_counts": "counter totals; gpu.nvlink_error_links is the signal",

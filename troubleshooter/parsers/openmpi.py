@@ -47,6 +47,10 @@ FACTS = [
     ("mpi.total_memory_mib", "number", "MiB", "the node's memory that warning compares it with"),
     ("mpi.gpu_support_disabled", "string", "", "MPICH's datatype engine (yaksa) turned its GPU support off, and why: "
      "'exclusive-mode-all-gpus-visible' ('CUDA is setup in exclusive compute mode, but CUDA_VISIBLE_DEVICES is not set')"),
+    ("mpi.exit_code", "number", "", "the exit code MPICH's launcher (Hydra) reports for the process that ended the job "
+     "('BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES ... EXIT CODE: 139')"),
+    ("mpi.fatal_errors", "list", "", "MPICH's fatal errors ('Abort(N) on node R ...: Fatal error in PMPI_Init_thread: "
+     "Other MPI error'), each as 'FUNCTION: CLASS', with the innermost message of its error stack in parentheses"),
     ("mpi.cma_errnos", "list", "", "the errno values of those failures, sorted (1: EPERM, ptrace not allowed; 38: ENOSYS, no CMA)"),
 ]
 
@@ -71,6 +75,13 @@ _REG_FIELD = re.compile(r"^\W{0,4}\s*(Registerable|Total) memory:\s+(\d+)\s*MiB"
 # yaksa (MPICH's datatype engine), src/backend/cuda/hooks: a GPU not in the Default compute mode and no
 # CUDA_VISIBLE_DEVICES: every rank would open every GPU, so it drops CUDA
 _YAKSA_EXCL = re.compile(r"\[yaksa\] CUDA is setup in exclusive compute mode, but CUDA_VISIBLE_DEVICES is not set")
+# MPICH's launcher (Hydra) when a process ends the job, and MPICH's fatal-error abort with its error stack
+# (\s: a web page's copy has no-break spaces between the words)
+_BAD_TERM = re.compile(r"BAD\s+TERMINATION\s+OF\s+ONE\s+OF\s+YOUR\s+APPLICATION\s+PROCESSES")
+_EXIT_CODE = re.compile(r"^=\s+EXIT\s+CODE:\s*(\d+)")
+_EXIT_STRING = re.compile(r"TERMINATED\s+WITH\s+THE\s+EXIT\s+STRING:\s*(.+?)\s*$")
+_ABORT = re.compile(r"Abort\(\d+\) on node \d+ \(rank \d+ in comm \d+\): Fatal error in (\w+): (.+?), error stack:")
+_STACK = re.compile(r"^(\w+)\(\d+\)\.*:\s*(.*?)\s*$")
 _WITH_CUDA = re.compile(r"mpi_built_with_cuda_support:value:true")
 _NOTICED = re.compile(r"mpirun noticed that process rank (\d+) .*?exited on signal (\d+)(?: \(([^)]+)\))?")
 
@@ -79,7 +90,7 @@ def _detect(text: str) -> float:
     head = text[:65536]
     if "*** Process received signal ***" in head or _NOTICED.search(head) or _NO_CUDA.search(head) or \
             _WITH_CUDA.search(head) or _NO_PMIX.search(head) or _LOCKED.search(head) or _REG_LOW.search(head) or \
-            _YAKSA_EXCL.search(head):
+            _YAKSA_EXCL.search(head) or _BAD_TERM.search(head) or _ABORT.search(head):
         return 0.75
     if len(re.findall(r"(?:Read|Write) -1, expected \d+, errno = \d+", head)) >= 1:
         return 0.7
@@ -128,11 +139,17 @@ def parse(text: str) -> dict[str, Any]:
     no_pmix = bool(_NO_PMIX.search(text))
     locked, limit, reg = _openib(text)
     yaksa = bool(_YAKSA_EXCL.search(text))
+    exit_code, exit_string, fatal = _mpich(text)
+    signal = signal or exit_string
     if signal is None and not frames and not cma and not noticed and cuda is None and not no_pmix and not locked \
-            and not reg and not yaksa:
+            and not reg and not yaksa and exit_code is None and not fatal:
         raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line, CMA failure, CUDA-support answer "
                          "or PMIx complaint")
     facts: dict[str, Any] = {}
+    if exit_code is not None:
+        facts["mpi.exit_code"] = exit_code
+    if fatal:
+        facts["mpi.fatal_errors"] = fatal
     if locked:
         facts["mpi.locked_memory_failed"] = locked
         if limit:
@@ -186,3 +203,35 @@ def _openib(text: str) -> tuple[list[str], str, tuple[int, int] | None]:
             if len(got) == 2 and (reg is None or got["Registerable"] < reg[0]):
                 reg = (got["Registerable"], got["Total"])
     return locked, limit, reg
+
+
+def _mpich(text: str) -> tuple[int | None, str | None, list[str]]:
+    """Hydra's bad-termination banner (its exit code and exit string) and MPICH's fatal errors with the innermost
+    message of each error stack."""
+    code: int | None = None
+    string: str | None = None
+    fatal: list[str] = []
+    lines = text.split("\n")
+    banner = bool(_BAD_TERM.search(text[:1 << 22]))
+    for i, line in enumerate(lines):
+        if len(line) > 4000:
+            continue
+        if banner:
+            m = _EXIT_CODE.match(line.strip()) if "EXIT" in line else None
+            if m and code is None:
+                code = int(m.group(1))
+            m = _EXIT_STRING.search(line) if "STRING" in line else None
+            if m and string is None:
+                string = " ".join(m.group(1).split())
+        a = _ABORT.search(line) if "Fatal error in" in line else None
+        if a:
+            inner = ""
+            for nxt in lines[i + 1:i + 40]:
+                f = _STACK.match(nxt.strip())
+                if not f:
+                    break
+                inner = f.group(2) or inner
+            item = f"{a.group(1)}: {a.group(2)}" + (f" ({inner})" if inner else "")
+            if item not in fatal and len(fatal) < 10:
+                fatal.append(item)
+    return code, string, fatal

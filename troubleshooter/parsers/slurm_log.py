@@ -1,5 +1,7 @@
 """Slurm's daemon logs on GPUs and GRES: ``slurmd.log``, ``slurmctld.log``, ``journalctl -u slurmd`` (and the
-lines ``systemctl status slurmd`` shows), ``slurmd -G``, with or without their timestamps.
+lines ``systemctl status slurmd`` shows), ``slurmd -G``, with or without their timestamps; and slurmstepd's report,
+in a job's output, of a step its memory cgroup killed (``Detected 1 oom-kill event(s) in StepId=4242.batch``: the job's
+host memory, not the GPUs').
 
 Real samples (ComputeCanada/puppet-magic_castle#27 and #361, an OKE GB200 test log, NVIDIA/deepops#1214,
 SlinkyProject/slurm-operator#57, BiBiServ/bibigrid#705; tests/data/slurm-log)::
@@ -58,6 +60,9 @@ FACTS = [
     ("slurm.log.gres_cores_not_socket_aligned", "list", "", "GPU core ranges Slurm refused because they do not cover "
      "whole sockets as slurm.conf describes them ('gres/gpu GRES autodetected core affinity 0-7 on node node0 doesn't "
      "match socket boundaries. (Socket 0 is cores 0-1)'), each as 'RANGE (socket N is cores A-B)'"),
+    ("slurm.log.oom_killed_steps", "list", "", "job steps in which slurmstepd saw the cgroup's out-of-memory killer "
+     "('Detected 1 oom-kill event(s) in StepId=4242.batch', 'Detected 1 oom_kill event in StepId=440575.0'): the job "
+     "used more host memory than it asked for"),
     ("slurm.log.gres_files_missing", "list", "", "device files gres.conf names that do not exist on the node "
      "('can't stat gres.conf file /dev/nvidia0')"),
 ]
@@ -98,6 +103,7 @@ _MISMATCH = [re.compile(p) for p in (
 # whole sockets of slurm.conf's node description; the message also reaches a node's Reason=
 _SOCKETS = re.compile(r"GRES (?:autodetected core affinity|core specification) ([\d,-]+)\b.{0,120}?doesn't match "
                       r"socket boundaries\.?(?: \(Socket (\d+) is cores ([\d,-]+)\))?")
+_OOM = re.compile(r"Detected \d+ oom[-_]kill events?(?:\(s\))? in (?:step |StepId=)(\d+(?:\.\w+)?)")
 _LOWER = re.compile(r"gres/gpu count reported lower than configured \((\d+) < (\d+)\)")
 _CHANGED = re.compile(r"gres/gpu:? Count changed on node (\S+) \((\d+) != (\d+)\)")
 _INVAL = re.compile(r"Setting node (\S+) state to INVAL with reason:\s*(gres/gpu.*)$")
@@ -111,7 +117,7 @@ _GRES_LINE = re.compile(r"^Gres Name=gpu Type=\S+ Count=(\d+)\b")
 _FILE_MISSING = re.compile(r"(?:can't stat gres\.conf file|Waiting for gres\.conf file) (\S+?)(?::|\s*$)")
 # a GRES/GPU message worth keeping as printed
 _KEEP = re.compile(r"gres|GRES|gpu/|GPU|nvml|NVML|gpu_nvml|INVAL")
-_FAST = re.compile(r"gres|GRES|socket boundaries|nvml|GPU system device|autodetected GPU|config-only GPU|file-less GPU|MIG mode")
+_FAST = re.compile(r"gres|GRES|socket boundaries|oom[-_]kill|nvml|GPU system device|autodetected GPU|config-only GPU|file-less GPU|MIG mode")
 MAX_LINE = 4000
 
 
@@ -128,7 +134,7 @@ def message(line: str) -> str:
 def _signal(msg: str) -> bool:
     return bool(any(rx.search(msg) for rx in _CONF_ERRORS) or any(rx.search(msg) for rx in _MISMATCH)
                 or _LOWER.search(msg) or _CHANGED.search(msg) or _NOT_BUILT.search(msg) or _LIB_MISSING.search(msg)
-                or _SOCKETS.search(msg) or _DETECTED.search(msg) or _GRES_LINE.match(msg) or _FILE_MISSING.search(msg)
+                or _SOCKETS.search(msg) or _OOM.search(msg) or _DETECTED.search(msg) or _GRES_LINE.match(msg) or _FILE_MISSING.search(msg)
                 or (_PLUGIN.search(msg) and "gpu/" in msg))
 
 
@@ -158,6 +164,7 @@ def parse(text: str) -> dict[str, Any]:
     plugins: list[str] = []
     missing: list[str] = []
     aligned: list[str] = []
+    oom: list[str] = []
     lower: tuple[int, int] | None = None
     not_built = lib_missing = False
     detected: int | None = None
@@ -187,6 +194,10 @@ def parse(text: str) -> dict[str, Any]:
         if m:
             signal = True
             lower = lower or (int(m.group(1)), int(m.group(2)))
+        m = _OOM.search(msg) if "kill" in msg else None
+        if m:
+            signal = True
+            add_clipped(oom, m.group(1))
         m = _SOCKETS.search(msg)
         if m:
             signal = True
@@ -224,7 +235,7 @@ def parse(text: str) -> dict[str, Any]:
             add_clipped(kept, msg)
     if not signals:
         raise ParseError("no Slurm GRES/GPU log message ('gres.conf duplicate records for gpu', 'gres/gpu count "
-                         "reported lower than configured', 'N GPU system device(s) detected')")
+                         "reported lower than configured', 'N GPU system device(s) detected') and no oom-kill report")
     facts: dict[str, Any] = {"slurm.log.gres_messages": kept}
     if conf_error:
         facts["slurm.log.gres_conf_error"] = conf_error
@@ -236,6 +247,8 @@ def parse(text: str) -> dict[str, Any]:
         facts["slurm.log.gpu_count_changed"] = changed
     if aligned:
         facts["slurm.log.gres_cores_not_socket_aligned"] = aligned
+    if oom:
+        facts["slurm.log.oom_killed_steps"] = oom
     if invalid:
         facts["slurm.log.gres_invalid_nodes"] = invalid
     if not_built:

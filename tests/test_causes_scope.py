@@ -1020,3 +1020,16 @@ def test_ranks_that_each_start_alone_under_one_launcher() -> None:
 def test_srun_singletons_name_the_mpi_plugin_not_the_general_mismatch() -> None:
     assert _found(["mpi-ranks/ompi13523-srun-mpi-pmi2-ompi5-four-singletons.txt"]) == [("slurm-mpi-plugin-not-pmix", "likely")]
     assert "mpi-launcher-library-mismatch" not in _suspected(["mpi-ranks/ompi13523-srun-mpi-pmi2-ompi5-four-singletons.txt"])
+
+
+def test_a_driver_that_ignores_a_legacy_gpu_and_a_module_missing_for_the_kernel() -> None:
+    assert _found(["host:dmesg/charmedk8s646-kern-log-tesla-k80-legacy-notice-cut.txt"]) == [
+        ("gpu-unsupported-by-driver-branch", "confirmed")]
+    found = _found(["host:kmod/gcpgpuinstall10-modprobe-nvidia-kernel-5-13-0-1025-gcp.txt",
+                    "host:kmod/gcpgpuinstall10-find-insmod-kernel-5-13-0-1025-gcp.txt"])
+    assert found == [("kernel-update-breaks-nvidia-driver", "likely")]
+
+
+def test_open_mpis_older_slurm_pmi_words_without_a_launch_line_are_only_possible() -> None:
+    rel = "openmpi/trtllmdocs-pmi2-init-failed-direct-launch-not-built-with-slurm-pmi.txt"
+    assert _found([rel]) == [] and "slurm-mpi-plugin-not-pmix" in _suspected([rel])

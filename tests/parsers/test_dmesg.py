@@ -270,3 +270,8 @@ def test_no_gsp_firmware_image_then_rminitadapter_fails():
     f = parsers.run("dmesg", load("dmesg/gpuop-relnotes-vgpu-open-kmod-no-gsp-firmware-image.txt"))
     assert f["dmesg.gsp_firmware_missing"] == ["gsp"] and f["dmesg.rm_init_failed"] == ["0000:ae:00.0"]
     assert f["dmesg.nvidia_module_flavor"] == "open" and f["dmesg.nvidia_driver_version"] == "550.90.05"
+
+
+def test_the_drivers_legacy_gpu_notice_even_cut_after_its_first_line():
+    f = parsers.run("dmesg", load("dmesg/charmedk8s646-kern-log-tesla-k80-legacy-notice-cut.txt"))
+    assert f["dmesg.gpu_legacy_unsupported"] == ["Tesla K80"]

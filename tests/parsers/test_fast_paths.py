@@ -308,7 +308,8 @@ def test_dmesg_same_as_before() -> None:
            "dmesg.sxid_events", "dmesg.sxid_codes", "dmesg.sxid_fatal_codes", "dmesg.xid_nonfatal_codes",
            "dmesg.nvidia_module_flavor", "dmesg.kmod_flavor_refused", "dmesg.kmod_flavor_needed",
            "dmesg.aer_fatal", "dmesg.aer_nonfatal", "dmesg.aer_corrected", "dmesg.aer_devices", "dmesg.aer_gpu_devices",
-           "dmesg.aer_recovery_failed", "dmesg.gpu_bar_invalid", "dmesg.rm_init_failed", "dmesg.gsp_firmware_missing"}
+           "dmesg.aer_recovery_failed", "dmesg.gpu_bar_invalid", "dmesg.rm_init_failed", "dmesg.gsp_firmware_missing",
+           "dmesg.gpu_legacy_unsupported"}
     for name, text in texts:
         # NVSwitch lines, Talos' prefix and a follow-on Xid naming its cause (its code joins xid_codes): learnt after
         # the copy, and read by the parser's own tests

@@ -46,3 +46,16 @@ def test_a_key_value_log_is_not_an_environment() -> None:
     assert parsers.get("env").detect(text) < parsers.DETECT_MIN
     with pytest.raises(parsers.ParseError, match="cannot tell what tool printed this"):
         parsers.detect(text)
+
+
+def test_modprobe_finding_no_module_for_the_running_kernel():
+    text = load("kmod/gcpgpuinstall10-modprobe-nvidia-kernel-5-13-0-1025-gcp.txt")
+    assert parsers.detect(text) == "kmod"
+    assert parsers.run("kmod", text) == {"kmod.missing_for_kernel": {"nvidia": "5.13.0-1025-gcp"}}
+
+
+def test_insmod_refusing_modules_of_another_kernels_tree():
+    f = parsers.run("kmod", load("kmod/gcpgpuinstall10-find-insmod-kernel-5-13-0-1025-gcp.txt"))
+    assert f == {"kmod.insert_failed": [
+        "/lib/modules/5.13.0-1024-gcp/kernel/drivers/gpu/drm/drm.ko: File exists",
+        "/lib/modules/5.13.0-1024-gcp/kernel/drivers/video/nvidia.ko: Invalid parameters"]}

@@ -41,7 +41,7 @@ def test_cray_mpich_asked_for_gpu_support_without_its_gtl():
 
 def test_open_mpi_5_started_by_srun_without_pmix():
     f = parsers.run("openmpi", load("openmpi/cscs-ompi5-no-pmix-server-pmi2-detected.txt"))
-    assert f == {"mpi.pmix_missing": True}
+    assert f == {"mpi.pmix_missing": True, "mpi.pmi_message": "no-pmix-server"}
 
 
 @pytest.mark.parametrize("rel, locked, limit", [
@@ -98,3 +98,8 @@ def test_mpichs_fatal_errors_with_the_innermost_message_of_the_stack(rel, fatal)
     text = load(rel)
     assert parsers.detect(text) == "openmpi"
     assert parsers.run("openmpi", text) == {"mpi.fatal_errors": fatal}
+
+
+def test_open_mpis_older_words_for_a_srun_launch_it_cannot_join():
+    f = parsers.run("openmpi", load("openmpi/trtllmdocs-pmi2-init-failed-direct-launch-not-built-with-slurm-pmi.txt"))
+    assert f == {"mpi.pmix_missing": True, "mpi.pmi_message": "not-built-with-slurm-pmi"}

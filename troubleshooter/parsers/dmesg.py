@@ -93,6 +93,10 @@ FACTS = [
     ("dmesg.gsp_firmware_missing", "list", "", "the GSP firmware the driver could not load: 'RmFetchGspRmImages: No "
      "firmware image found', the kernel's 'Direct firmware load for nvidia/VERSION/gsp_*.bin failed with error -2' "
      "(the file names, or 'gsp' where the message names none)"),
+    ("dmesg.gpu_legacy_unsupported", "list", "", "GPUs the loaded driver ignores because only a legacy branch supports "
+     "them ('NVRM: The NVIDIA Tesla K80 GPU installed in this system is supported through the NVIDIA 470.xx Legacy "
+     "drivers ... The 510.47.03 NVIDIA driver will ignore this GPU'), as 'NAME (BRANCH legacy)' or the name alone when "
+     "the message is cut"),
     ("dmesg.rm_init_failed", "list", "", "GPUs the driver could not initialise ('NVRM: GPU 0000:01:00.0: RmInitAdapter "
      "failed! (0x22:0x56:884)'): the driver is loaded and the GPU is not usable; the lines around it say why"),
     ("dmesg.aer_fatal", "number", "count", "PCIe AER reports of an Uncorrected (Fatal) error (a link or device the kernel must reset)"),
@@ -171,6 +175,9 @@ _FLAVOR_GPU = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[
 _BAR_INVALID = re.compile(r"NVRM: BAR(\d) is (\d+)M @ 0x[0-9a-fA-F]+ \(PCI:([0-9a-fA-F:.]+)\)")
 _GSP_FW = re.compile(r"RmFetchGspRmImages: No firmware image found|Direct firmware load for (nvidia/[\w.]+/gsp\w*\.bin) "
                      r"failed with error -2")
+# the driver's legacy check (nvLegacy.h's table of device IDs): the first line names the GPU, the next the branch
+_LEGACY = re.compile(r"NVRM: The NVIDIA (.+?) GPU installed in this system is\s*$")
+_LEGACY_BRANCH = re.compile(r"NVRM:\s+supported through the NVIDIA ([\w.]+) Legacy drivers")
 _RM_INIT = re.compile(r"NVRM: GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): RmInitAdapter failed!")
 _NEEDS_OPEN = re.compile(r"requires use of the NVIDIA open kernel modules", re.IGNORECASE)
 _NEEDS_PROPRIETARY = re.compile(r"installed in this system is not supported by open\b")
@@ -275,6 +282,7 @@ def parse(text: str) -> dict[str, object]:
     bars: list[str] = []
     rm_failed: list[str] = []
     gsp_fw: list[str] = []
+    legacy: list[str] = []
     flavor: str | None = None
     refused: list[dict[str, str]] = []
     gpu_named: tuple[str, str] | None = None  # the GPU the last 'The NVIDIA GPU ... (PCI ID: ...)' named
@@ -377,6 +385,10 @@ def parse(text: str) -> dict[str, object]:
             add_clipped(bars, f"BAR{bar.group(1)} of {bar.group(3).lower()}", 64)
         if ("RmFetchGspRmImages" in msg or "Direct firmware load" in msg) and (gf := _GSP_FW.search(msg)):
             add_clipped(gsp_fw, gf.group(1) or "gsp", 16)
+        if "installed in this system is" in msg and (lg := _LEGACY.search(msg)):
+            add_clipped(legacy, lg.group(1), 16)
+        elif legacy and "Legacy drivers" in msg and (lb := _LEGACY_BRANCH.search(msg)) and "(" not in legacy[-1]:
+            legacy[-1] = f"{legacy[-1]} ({lb.group(1)} legacy)"
         if "RmInitAdapter failed" in msg and (ri := _RM_INIT.search(msg)):
             add_clipped(rm_failed, ri.group(1).lower(), 64)
         if ("FW" in msg or "firmware's" in msg) and _HCA_FW_OLD.search(msg):
@@ -431,6 +443,8 @@ def parse(text: str) -> dict[str, object]:
         facts["dmesg.kmod_flavor_needed"] = sorted({r["needs"] for r in refused})
     if bars:
         facts["dmesg.gpu_bar_invalid"] = bars
+    if legacy:
+        facts["dmesg.gpu_legacy_unsupported"] = legacy
     if rm_failed:
         facts["dmesg.rm_init_failed"] = rm_failed
     if gsp_fw:

@@ -1,5 +1,5 @@
 """Kernel modules: ``lsmod`` (or ``lsmod | grep X``) and ``modinfo NAME``: which modules are loaded, which are
-installed. Above all the peer-memory module GPUDirect RDMA needs (nvidia_peermem, or the older nv_peer_mem).
+installed; and ``modprobe``/``insmod`` refusing one (no file of it for the running kernel, or the kernel rejecting it). Above all the peer-memory module GPUDirect RDMA needs (nvidia_peermem, or the older nv_peer_mem).
 
 Real samples (gpud#39, a node with GPUDirect RDMA; Mellanox/nv_peer_memory#46, after a reboot)::
 
@@ -25,6 +25,11 @@ from typing import Any
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
+    ("kmod.missing_for_kernel", "dict", "", "modules modprobe found no file of under the running kernel's directory "
+     "('modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.13.0-1025-gcp'): module -> that kernel"),
+    ("kmod.insert_failed", "list", "", "modules the kernel refused to load, as 'PATH: reason' ('insmod: ERROR: could not "
+     "insert module /lib/modules/5.13.0-1024-gcp/.../nvidia.ko: Invalid parameters', modprobe's 'could not insert "
+     "'nvidia': Exec format error')"),
     ("kmod.loaded", "list", "", "kernel modules lsmod lists as loaded (of the rows shown)"),
     ("kmod.listing_complete", "bool", "", "the whole lsmod table was shown (its 'Module Size Used by' header): a "
      "module absent from it is not loaded"),
@@ -33,6 +38,8 @@ FACTS = [
     ("kmod.versions", "dict", "", "module -> the version modinfo shows"),
 ]
 
+_MISSING = re.compile(r"modprobe: FATAL: Module (\S+) not found in directory /lib/modules/(\S+)")
+_INSERT = re.compile(r"(?:insmod: ERROR: could not insert module (\S+)|modprobe: ERROR: could not insert '([^']+)'): (.+?)\s*$")
 _HEADER = re.compile(r"^\s*Module\s+Size\s+Used by\s*$")
 _ROW = re.compile(r"^\s*([A-Za-z0-9_]+)\s+(\d+)\s+(-?\d+)(?:\s+(\S+))?\s*$")
 _INFO = re.compile(r"^\s*(filename|version|name|description|license|depends|vermagic|srcversion|author|alias|"
@@ -41,6 +48,8 @@ _INFO = re.compile(r"^\s*(filename|version|name|description|license|depends|verm
 
 
 def _detect(text: str) -> float:
+    if _MISSING.search(text[:65536]) or _INSERT.search(text[:65536]):
+        return 0.85
     lines = [ln for ln in text.split("\n")[:400] if ln.strip() and not re.match(r"^\s*[$#]\s", ln)]
     if not lines:
         return 0.0
@@ -69,7 +78,20 @@ def parse(text: str) -> dict[str, Any]:
     versions: dict[str, str] = {}
     header = False
     info: dict[str, str] = {}
+    missing: dict[str, str] = {}
+    refused: list[str] = []
     for raw in text.split("\n"):
+        if "modprobe:" in raw or "insmod:" in raw:
+            m = _MISSING.search(raw)
+            if m:
+                missing.setdefault(m.group(1), m.group(2))
+                continue
+            m = _INSERT.search(raw)
+            if m:
+                item = f"{m.group(1) or m.group(2)}: {m.group(3)}"
+                if item not in refused and len(refused) < 50:
+                    refused.append(item)
+                continue
         if not raw.strip() or re.match(r"^\s*[$#]\s", raw) or raw.strip() in ("#", "$"):
             continue
         if _HEADER.match(raw):
@@ -89,9 +111,14 @@ def parse(text: str) -> dict[str, Any]:
             info.setdefault(key, value)
     if info:
         _close(info, installed, versions)
-    if not loaded and not installed and not header:
-        raise ParseError("no lsmod row ('name size count users') or modinfo line ('filename: ...'): not lsmod or modinfo output")
+    if not loaded and not installed and not header and not missing and not refused:
+        raise ParseError("no lsmod row ('name size count users'), modinfo line ('filename: ...') or modprobe/insmod "
+                         "error: not lsmod, modinfo or modprobe output")
     facts: dict[str, Any] = {}
+    if missing:
+        facts["kmod.missing_for_kernel"] = missing
+    if refused:
+        facts["kmod.insert_failed"] = refused
     if loaded or header:
         facts["kmod.loaded"] = loaded
         facts["kmod.listing_complete"] = header

@@ -51,6 +51,10 @@ FACTS = [
      "('BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES ... EXIT CODE: 139')"),
     ("mpi.fatal_errors", "list", "", "MPICH's fatal errors ('Abort(N) on node R ...: Fatal error in PMPI_Init_thread: "
      "Other MPI error'), each as 'FUNCTION: CLASS', with the innermost message of its error stack in parentheses"),
+    ("mpi.pmi_message", "string", "", "which of Open MPI's complaints about Slurm's PMI: 'no-pmix-server' (Open MPI 5: "
+     "'No PMIx server was reachable, but a PMI1/2 was detected ... singletons will be started', a srun launch) or "
+     "'not-built-with-slurm-pmi' ('direct launched using \"srun\", but OMPI was not built with SLURM's PMI support', "
+     "which a process started by hand inside a Slurm allocation also prints)"),
     ("mpi.cma_errnos", "list", "", "the errno values of those failures, sorted (1: EPERM, ptrace not allowed; 38: ENOSYS, no CMA)"),
 ]
 
@@ -160,6 +164,8 @@ def parse(text: str) -> dict[str, Any]:
         facts["mpi.gpu_support_disabled"] = "exclusive-mode-all-gpus-visible"
     if no_pmix:
         facts["mpi.pmix_missing"] = True
+        facts["mpi.pmi_message"] = ("no-pmix-server" if "No PMIx server was reachable" in text
+                                    else "not-built-with-slurm-pmi")
     if cuda is not None:
         facts["mpi.cuda_aware"] = cuda
     if signal is not None:

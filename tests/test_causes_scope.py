@@ -1033,3 +1033,13 @@ def test_a_driver_that_ignores_a_legacy_gpu_and_a_module_missing_for_the_kernel(
 def test_open_mpis_older_slurm_pmi_words_without_a_launch_line_are_only_possible() -> None:
     rel = "openmpi/trtllmdocs-pmi2-init-failed-direct-launch-not-built-with-slurm-pmi.txt"
     assert _found([rel]) == [] and "slurm-mpi-plugin-not-pmix" in _suspected([rel])
+
+
+def test_the_hooks_mount_errors_name_what_is_in_the_way() -> None:
+    for rel in ("nvidia-container-cli/mount-error-nvdocker825-hard-wrapped-mid-word-nvidia-smi-file-exists.txt",
+                "nvidia-container-cli/mount-error-nvct176-wsl-libnvidia-ml-file-exists.txt"):
+        assert _found([rel]) == [("container-image-bundles-driver-files", "likely")], rel
+    assert _found(["nvidia-container-cli/mount-error-nvdocker885-host-run-bound-persistenced-socket-enxio.txt"]) == [
+        ("container-mounts-host-run-over-driver-files", "likely")]
+    # a mount refused for another reason names neither
+    assert _found(["nvidia-container-cli/mount-error-enroot111-start-firmware-operation-not-permitted.txt"]) == []

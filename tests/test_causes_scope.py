@@ -419,12 +419,11 @@ def test_docker_without_the_nvidia_container_toolkit() -> None:
 
 
 def test_hook_errors_with_several_meanings_name_no_cause() -> None:
-    # a GPU this node lacks or a device plugin's list strategy; a driver file baked into the image; a denied mount;
-    # the driver RPC failing; ldconfig failing in a nested container
+    # a GPU this node lacks or a device plugin's list strategy; a denied mount; the driver RPC failing; ldconfig
+    # failing in a nested container (a driver file the image already has, 'file exists', names its cause since
+    # session 12: test_the_hooks_mount_errors_name_what_is_in_the_way)
     for rel in (_hook("unknown-device-nvct632-compose-device-2-twice.txt"),
                 _hook("unknown-device-nvct108-k3s-journal-volume-mounts-path.txt"),
-                _hook("mount-error-nvct176-wsl-libnvidia-ml-file-exists.txt"),
-                _hook("mount-error-nvdocker825-hard-wrapped-mid-word-nvidia-smi-file-exists.txt"),
                 _hook("mount-error-enroot111-start-firmware-operation-not-permitted.txt"),
                 _hook("other-nvct173-kubelet-event-containerd-task-cli-real-driver-error.txt"),
                 "slurm/pyxis-arm64-libnvidia-container-1.17.7-cgroup-devices-allow-permission-denied.txt",

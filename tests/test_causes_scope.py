@@ -1042,3 +1042,14 @@ def test_the_hooks_mount_errors_name_what_is_in_the_way() -> None:
         ("container-mounts-host-run-over-driver-files", "likely")]
     # a mount refused for another reason names neither
     assert _found(["nvidia-container-cli/mount-error-enroot111-start-firmware-operation-not-permitted.txt"]) == []
+
+
+def test_pyxis_directories_and_the_cpupower_wrapper() -> None:
+    for rel in ("pyxis/awsomedai185-slurmd-journal-spank-epilog-enroot-data-mkdir-denied.txt",
+                "slurm/pyxis-import-failed-mkdir-run-enroot-permission-denied.txt",
+                "slurm/pyxis-slurmd-log-couldnt-mkdir-run-pyxis-plugin-init-failed.txt"):
+        assert _found([rel]) == [("enroot-data-dir-not-writable", "confirmed")], rel
+    # the node's user database (CSCS): the same mkdir fails, and no directory is to blame
+    assert _found(["pyxis/cscsdocs-pyxis-unknown-uid-then-mkdir-scratch-denied.txt"]) == []
+    assert _found(["host:cpupower/deepops215-prolog-cpupower-not-found-for-kernel-4-15-0-42.txt"]) == [
+        ("cpupower-missing-for-running-kernel", "confirmed")]

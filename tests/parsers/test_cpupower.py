@@ -51,3 +51,9 @@ def test_frequency_info_with_the_authors_comments_after_the_values():
 def test_other_text_is_not_cpupower():
     with pytest.raises(ParseError):
         parsers.run("cpupower", "Setting cpu: 0\n")
+
+
+def test_ubuntus_wrapper_finding_no_cpupower_for_the_running_kernel():
+    text = load("cpupower/deepops215-prolog-cpupower-not-found-for-kernel-4-15-0-42.txt")
+    assert parsers.detect(text) == "cpupower"
+    assert parsers.run("cpupower", text) == {"cpu.cpupower_missing_for_kernel": "4.15.0-42"}

@@ -377,6 +377,9 @@ NOT_SIGNALS = {
     "rdma_dp.errors": "the RDMA device plugin's start-up failures as printed; rdma_dp.netns_exclusive is the signal a "
                       "cause reads (an invalid configuration or no device found names none by itself)",
     "cuda.error_numbers": "the numbers as printed; cuda.error_codes names them",
+    "pyxis.errors": "pyxis's and enroot's messages as printed (an image that failed to import, a container that exited "
+                    "too soon), which name no cause by themselves; pyxis.dirs_not_created is the signal a cause reads "
+                    "(and the NVIDIA hook's errors in the same log are nvidia-container-cli's)",
     "mpi.fatal_errors": "MPICH's fatal error classes as printed (an invalid communicator, 'Other MPI error' from UCX), "
                         "which name no cause in the domain by themselves: an application's own bug or a library it "
                         "loads (set AP's darshan case); shown as evidence",

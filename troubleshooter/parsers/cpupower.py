@@ -42,6 +42,9 @@ from troubleshooter.parsers.base import ParseError, parser, require_text
 from troubleshooter.parsers.cpuidle import is_deep
 
 FACTS = [
+    ("cpu.cpupower_missing_for_kernel", "string", "", "Ubuntu's cpupower wrapper found no cpupower for the running "
+     "kernel ('WARNING: cpupower not found for kernel 4.15.0-42'): linux-tools of that kernel are not installed, so "
+     "nothing that calls cpupower (a prolog setting the governor) can read or set the CPUs' power policy"),
     ("cpu.cstate_driver", "string", "", "cpuidle driver in use (intel_idle, acpi_idle, haltpoll, psci_idle...)"),
     ("cpu.cstates.available", "list", "", "idle states the idle driver offers, shallow to deep"),
     ("cpu.cstates.disabled", "list", "", "idle states disabled (disable=1) on at least one CPU"),
@@ -70,8 +73,15 @@ def _mhz(value: str, unit: str) -> float:
     return round(v * 1000 if unit == "GHz" else v / 1000 if unit == "kHz" else v, 1)
 
 
+# Ubuntu's /usr/bin/cpupower is a wrapper (linux-tools-common) that runs the kernel's own build from
+# linux-tools-$(uname -r), or prints this
+_NOT_FOR_KERNEL = re.compile(r"WARNING: cpupower not found for kernel (\S+)")
+
+
 def _detect(text: str) -> float:
     head = text[:65536]
+    if _NOT_FOR_KERNEL.search(head):
+        return 0.9
     idle = "CPUidle driver:" in head and ("Available idle states:" in head or "Number of idle states:" in head)
     freq = bool(_ANALYZING.search(head) if "analyzing CPU" in head else None) and (
         "hardware limits:" in head or "current policy:" in head or "cpufreq governors:" in head)
@@ -154,10 +164,15 @@ def parse(text: str) -> dict[str, Any]:
             state = name
             if st.group(2) and name not in disabled:
                 disabled.append(name)
+    missing = _NOT_FOR_KERNEL.search(text)
+    if missing and not seen:
+        return {"cpu.cpupower_missing_for_kernel": missing.group(1)}
     if not seen:
         raise ParseError("no cpupower idle-info ('CPUidle driver:', 'Available idle states:') or frequency-info "
                          "('analyzing CPU N:', 'driver:', 'hardware limits:') lines")
     facts: dict[str, Any] = {}
+    if missing:
+        facts["cpu.cpupower_missing_for_kernel"] = missing.group(1)
     if driver:
         facts["cpu.cstate_driver"] = driver
     if available:

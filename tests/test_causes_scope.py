@@ -1053,3 +1053,10 @@ def test_pyxis_directories_and_the_cpupower_wrapper() -> None:
     assert _found(["pyxis/cscsdocs-pyxis-unknown-uid-then-mkdir-scratch-denied.txt"]) == []
     assert _found(["host:cpupower/deepops215-prolog-cpupower-not-found-for-kernel-4-15-0-42.txt"]) == [
         ("cpupower-missing-for-running-kernel", "confirmed")]
+
+
+def test_an_ngc_containers_banner_says_the_driver_is_too_old() -> None:
+    for rel in ("ngc-banner/yolov5-1232-built-for-455-23-detected-450-66-cuinit-804.txt",
+                "ngc-banner/tensorrt1160-built-for-450-51-detected-440-33-01.txt",
+                "ngc-banner/llamafactory5962-built-for-545-23-butversion-run-together.txt"):
+        assert _found([rel]) == [("cuda-driver-mismatch", "confirmed")], rel

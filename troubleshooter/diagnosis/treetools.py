@@ -380,6 +380,8 @@ NOT_SIGNALS = {
     "pyxis.errors": "pyxis's and enroot's messages as printed (an image that failed to import, a container that exited "
                     "too soon), which name no cause by themselves; pyxis.dirs_not_created is the signal a cause reads "
                     "(and the NVIDIA hook's errors in the same log are nvidia-container-cli's)",
+    "ngc.cuinit_error": "the cuInit result an NGC banner prints beside its driver check; ngc.driver_too_old is the "
+                        "signal cuda-driver-mismatch reads (804 alone is also a consumer GPU refused forward compatibility)",
     "mpi.fatal_errors": "MPICH's fatal error classes as printed (an invalid communicator, 'Other MPI error' from UCX), "
                         "which name no cause in the domain by themselves: an application's own bug or a library it "
                         "loads (set AP's darshan case); shown as evidence",

@@ -1060,3 +1060,10 @@ def test_an_ngc_containers_banner_says_the_driver_is_too_old() -> None:
                 "ngc-banner/tensorrt1160-built-for-450-51-detected-440-33-01.txt",
                 "ngc-banner/llamafactory5962-built-for-545-23-butversion-run-together.txt"):
         assert _found([rel]) == [("cuda-driver-mismatch", "confirmed")], rel
+
+
+def test_a_peer_advertising_its_docker_bridge_address() -> None:
+    rel = "torch-distributed/openrlhf265-ray-wrapped-c10d-connect-timeout-docker-bridge-watchdog.txt"
+    assert ("container-no-net-interface", "likely") in _found([rel])
+    # the same timeout on loopback names no network cause
+    assert _found(["torch-distributed/controlnet382-tcpstore-connect-timeout-loopback.txt"]) == []

@@ -83,3 +83,17 @@ def test_the_rendezvous_store_port_in_use_is_read_and_is_not_ncclS():
     assert f["torch.errors"] == ["RuntimeError: Address already in use"]
     assert f["torch.store_port_in_use"] is True
     assert "nccl.errors" not in f
+
+
+def test_ray_prefixed_lines_hard_wrapped_inside_their_parentheses():
+    f = parsers.run("torch-distributed", load(
+        "torch-distributed/openrlhf265-ray-wrapped-c10d-connect-timeout-docker-bridge-watchdog.txt"))
+    assert f["torch.connect_timeouts"] == ["172.17.0.2:44737"]
+    # 'WorkNCCL(SeqNum=385' / '6, OpType=ALLREDUCE, ...': the wrap split the number, which reads whole again
+    assert (f["torch.watchdog_timeouts"], f["torch.timeout_ops"], f["torch.timeout_seqs"]) == (1, ["ALLREDUCE"], [3856])
+
+
+def test_a_store_connect_timeout_on_loopback():
+    text = load("torch-distributed/controlnet382-tcpstore-connect-timeout-loopback.txt")
+    assert parsers.detect(text) == "torch-distributed"
+    assert parsers.run("torch-distributed", text)["torch.connect_timeouts"] == ["127.0.0.1:48391"]

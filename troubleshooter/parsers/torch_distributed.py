@@ -45,6 +45,8 @@ FACTS = [
     ("torch.timeout_ops", "list", "", "collective types that timed out (OpType=ALLREDUCE ...), in order seen"),
     ("torch.timeout_ms", "number", "ms", "the collective timeout in force (Timeout(ms)=...), the largest seen"),
     ("torch.timeout_seqs", "list", "", "sequence numbers (SeqNum=) of the collectives that timed out, sorted"),
+    ("torch.connect_timeouts", "list", "", "peers c10d's store or socket client timed out connecting to, as 'ADDRESS:PORT' "
+     "('[c10d] The client socket has timed out after 1800s while trying to connect to (172.17.0.2, 44737)')"),
     ("torch.timed_out_ranks", "list", "", "ranks that reported a timeout ('[Rank N] Watchdog caught ...', 'Timeout at NCCL work'), sorted"),
     ("torch.last_completed_work", "dict", "", "rank -> last completed NCCL work sequence number ('Timeout at NCCL work: N, ..., last completed NCCL work: M')"),
     ("torch.store_port_in_use", "bool", "", "the rendezvous store (TCPStore) could not bind its port: 'RuntimeError: Address already in use' after a TCPStore frame (MASTER_PORT held by another job or a stale process); absent when the log does not say"),
@@ -77,9 +79,31 @@ _MARKERS = re.compile(r"ProcessGroupNCCL|DistBackendError|NCCL error in:|Watchdo
                       r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|torch\.distributed\.")
 
 
+# c10d's TCPStore/socket client giving up on a peer ('[c10d] The client socket has timed out after 1800s while trying
+# to connect to (172.17.0.2, 44737)'): the address the peer advertised
+_CONNECT = re.compile(r"client socket has timed out after \d+s while trying to connect to \(\s*([\w.:-]+?)\s*(?:,\s*(\d+))?\s*\)")
+
+
+def _rejoined(lines: list[str]) -> list[str]:
+    """Lines a terminal or a ticket hard-wrapped inside the parentheses of a watchdog's WorkNCCL(...) or a connect
+    target, joined again (the continuation has no prefix of its own; a wrap mid-number must not split it)."""
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if (("WorkNCCL(" in line or "trying to connect to (" in line) and line.count("(") > line.count(")")
+                and i + 1 < len(lines) and len(line) < 4000):
+            line = line.rstrip("\n") + lines[i + 1]
+            i += 1
+        out.append(line)
+        i += 1
+    return out
+
+
 def _detect(text: str) -> float:
     head = text[:262144]
     strong = len(re.findall(r"NCCL error in:|Watchdog caught collective operation timeout|DistBackendError|"
+                            r"client socket has timed out after|"
                             r"Detected mismatch between collectives on ranks|Exception raised from ncclCommWatchdog|"
                             r"TCPStore\(|"
                             r"\[E[\w :.]*ProcessGroupNCCL\.cpp", head))
@@ -113,8 +137,15 @@ def parse(text: str) -> dict[str, Any]:
     want_last = False
     watchdog_frames = store_frames = store_in_use = False
     seen = 0
-    for raw in text.split("\n"):
+    connect: list[str] = []
+    for raw in _rejoined(text.split("\n")):
         line = _PREFIX.sub("", raw.rstrip(), count=1)
+        if "trying to connect to" in line:
+            c = _CONNECT.search(line)
+            if c:
+                seen += 1
+                add_clipped(connect, c.group(1) + (f":{c.group(2)}" if c.group(2) else ""), MAX_MESSAGES, MAX_TEXT)
+                continue
         if want_last:
             want_last = False
             # the next line is the text, unless it is the next exception or traceback ('Error while creating
@@ -184,9 +215,11 @@ def parse(text: str) -> dict[str, Any]:
                 seen += 1
                 add_clipped(errors, line.strip(), MAX_MESSAGES, MAX_TEXT)
     if not seen:
-        raise ParseError("no PyTorch distributed NCCL error (DistBackendError, 'NCCL error in:', nccl*Error) and no "
-                         "ProcessGroupNCCL watchdog timeout found")
+        raise ParseError("no PyTorch distributed NCCL error (DistBackendError, 'NCCL error in:', nccl*Error), no "
+                         "ProcessGroupNCCL watchdog timeout and no c10d connect timeout found")
     facts: dict[str, Any] = {"torch.errors": errors}
+    if connect:
+        facts["torch.connect_timeouts"] = connect
     if kinds:
         facts["torch.nccl_error_kinds"] = kinds
     if store_in_use:

@@ -1067,3 +1067,15 @@ def test_a_peer_advertising_its_docker_bridge_address() -> None:
     assert ("container-no-net-interface", "likely") in _found([rel])
     # the same timeout on loopback names no network cause
     assert _found(["torch-distributed/controlnet382-tcpstore-connect-timeout-loopback.txt"]) == []
+
+
+def test_set_as_container_and_gdrcopy_faults() -> None:
+    assert _found(["host:nvidia-container-cli/other-enroot105-warn-nvidia-uvm-not-loaded-driver-error.txt"]) == [
+        ("gpu-driver-not-loaded", "likely")]
+    assert _found(["host:nvidia-container-cli/mount-error-enroot15-stat-dev-nvidia-modeset-display-capability.txt"]) == [
+        ("display-capability-without-modeset-node", "likely")]
+    assert _found(["host:gdrcopy/gdrcopy234-gdrcopy-sanity.txt", "host:kmod/gdrcopy234-lsmod-proc-modules-gdrdrv.txt"]) == [
+        ("gdrdrv-device-node-missing", "likely")]
+    # without the module listing: only possible, with the commands that decide
+    assert _found(["gdrcopy/gdrcopy234-gdrcopy-sanity.txt"]) == []
+    assert "gdrdrv-device-node-missing" in _suspected(["gdrcopy/gdrcopy234-gdrcopy-sanity.txt"])

@@ -213,3 +213,9 @@ def test_apptainers_warning_that_nvccli_with_contain_binds_no_gpu() -> None:
     text = load("nvidia-container-cli/visible-devices-unset-apptainerdocs-nvccli-contain.txt")
     assert parsers.detect(text) == "nvidia-container-cli"
     assert parsers.run("nvidia-container-cli", text) == {"container_cli.visible_devices_unset": True}
+
+
+def test_enroots_hook_warning_a_driver_module_is_not_loaded() -> None:
+    f = parsers.run("nvidia-container-cli", load("nvidia-container-cli/other-enroot105-warn-nvidia-uvm-not-loaded-driver-error.txt"))
+    assert f["container_cli.kmods_not_loaded"] == ["nvidia_uvm"]
+    assert f["container_cli.error"] == "nvidia-container-cli: initialization error: driver error: failed to process request"

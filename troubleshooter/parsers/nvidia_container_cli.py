@@ -77,6 +77,8 @@ FACTS = [
     ("container_cli.visible_devices_unset", "bool", "", "Singularity/Apptainer warned that its --nvccli mode with "
      "--contain has no NVIDIA_VISIBLE_DEVICES, so nvidia-container-cli gives the container no GPU ('When using "
      "nvidia-container-cli with --contain NVIDIA_VISIBLE_DEVICES must be set or no GPUs will be available in container')"),
+    ("container_cli.kmods_not_loaded", "list", "", "kernel modules enroot's NVIDIA hook warned are not loaded ('[WARN] "
+     "Kernel module nvidia_uvm is not loaded. Make sure the NVIDIA device driver is installed and loaded')"),
     ("container_cli.required_cuda", "string", "", "the CUDA version the image requires and the host driver does "
      "not support ('11.0' from 'unsatisfied condition: cuda>=11.0')"),
     ("container_cli.requirement_alternatives", "list", "", "the image's requirement as the hook's command line shows it "
@@ -240,6 +242,8 @@ def _docker_refusals(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
     return out
 
 
+# enroot's 98-nvidia.sh hook, before it calls nvidia-container-cli
+_KMOD_WARN = re.compile(r"\[WARN\] Kernel module (\w+) is not loaded")
 # Singularity/Apptainer (internal/pkg/runtime/launcher/native/launcher_linux.go), read with its blanks removed
 _CONTAIN_UNSET = "Whenusingnvidia-container-cliwith--containNVIDIA_VISIBLE_DEVICESmustbesetornoGPUswillbeavailable"
 
@@ -249,6 +253,7 @@ def _read(text: str) -> dict[str, Any]:
     if any(w in text for w in ("device", "pabilit", "gpu", "runtime", "nvidia", "specified", "Hook")):  # (a wrap cuts one)
         found += _docker_refusals(text)
     unset = "--contain" in text and _CONTAIN_UNSET in "".join(text[:MAX_SQUASHED].split())
+    kmods = list(dict.fromkeys(_KMOD_WARN.findall(text[:MAX_SQUASHED]))) if "Kernel module" in text else []
     if unset and not found:
         return {"container_cli.visible_devices_unset": True}
     if not found:
@@ -267,6 +272,8 @@ def _read(text: str) -> dict[str, Any]:
     facts["container_cli.error_kinds"] = kinds
     if unset:
         facts["container_cli.visible_devices_unset"] = True
+    if kmods:
+        facts["container_cli.kmods_not_loaded"] = kmods[:8]
     if "requirement-other" in kinds and "container_cli.required_cuda" not in facts:
         # the hook's command line, where the runtime printed it, carries the image's whole requirement: alternatives
         # separated by blanks, of which the one named in the error was the last tried. With a cuda>=X alternative

@@ -1079,3 +1079,10 @@ def test_set_as_container_and_gdrcopy_faults() -> None:
     # without the module listing: only possible, with the commands that decide
     assert _found(["gdrcopy/gdrcopy234-gdrcopy-sanity.txt"]) == []
     assert "gdrdrv-device-node-missing" in _suspected(["gdrcopy/gdrcopy234-gdrcopy-sanity.txt"])
+
+
+def test_an_inference_servers_shared_memory_region() -> None:
+    for rel in ("python-traceback/triton6195-python-backend-shm-region-no-space.txt",
+                "python-traceback/modelanalyzer749-triton-shm-region-no-space-in-backticks.txt",
+                "python-traceback/triton5681-shm-pool-grow-failed-no-space.txt"):
+        assert _found([rel]) == [("shm-too-small", "likely")], rel

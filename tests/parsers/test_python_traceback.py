@@ -64,3 +64,16 @@ def test_an_import_refused_for_an_undefined_nccl_symbol_wrapped_after_its_colon(
     assert f["py.exceptions"] == ["ImportError: /usr/local/lib/python<py>/dist-packages/torch/lib/libtorch_cuda.so: "
                                   "undefined symbol: ncclDevCommDestroy"]
     assert f["py.undefined_symbols"] == ["ncclDevCommDestroy"]
+
+
+@pytest.mark.parametrize("rel", [
+    "python-traceback/triton6195-python-backend-shm-region-no-space.txt",
+    "python-traceback/modelanalyzer749-triton-shm-region-no-space-in-backticks.txt",
+    "python-traceback/triton5681-shm-pool-grow-failed-no-space.txt",
+])
+def test_tritons_python_backend_without_shared_memory(rel):
+    text = load(rel)
+    assert parsers.detect(text) == "python-traceback"
+    f = parsers.run("python-traceback", text)
+    assert len(f["py.shm_region_errors"]) == 1 and "triton_python_backend_shm_region_" in f["py.shm_region_errors"][0]
+    assert f["py.shm_region_errors"][0].startswith(("Unable to initialize shared memory key", "Failed to increase"))

@@ -37,6 +37,9 @@ FACTS = [
     ("py.shm_errors", "list", "", "PyTorch DataLoader workers that died for want of shared memory ('Unexpected bus error "
      "encountered in worker. This might be caused by insufficient shared memory (shm)', 'DataLoader worker (pid N) is "
      "killed by signal: Bus error', '... out of shared memory'), deduplicated"),
+    ("py.shm_region_errors", "list", "", "a server's own report that it could not create a shared-memory region of the size "
+     "it needs (Triton's Python backend: 'Unable to initialize shared memory key ... to requested size (67108864 "
+     "bytes) ... Error: No space left on device'), deduplicated"),
     ("py.undefined_symbols", "list", "", "symbols the dynamic loader could not resolve when Python imported a library "
      "('libtorch_cuda.so: undefined symbol: ncclDevCommDestroy'): the library found at run time is older than the one "
      "the importer was built against"),
@@ -46,6 +49,10 @@ FACTS = [
 # runs out: the bus error handler's message, and the main process's report of the worker's death
 _SHM = re.compile(r"(?:Unexpected bus error encountered in worker\b.*|DataLoader worker \(pid \d+\) is killed by "
                   r"signal: Bus error.*|It is possible that dataloader's workers are out of shared memory.*)")
+# Triton's Python backend (triton-inference-server/python_backend, shm_manager.cc), each model instance's region
+_SHM_REGION = re.compile(r"(?:Unable to initialize shared memory key '[^']{1,200}' to requested size \(\d+ bytes\)|"
+                         r"Failed to increase the shared memory pool size for key '[^']{1,200}' to \d+ bytes).{0,400}?"
+                         r"(?:No space left on device|Cannot allocate memory)")
 # PyTorch's out-of-memory error pasted alone, without its traceback (the batch does not fit: the application's)
 _OOM = re.compile(r"^\s*((?:torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError|RuntimeError)): (CUDA out of memory.*)$")
 _PREFIX = re.compile(r"^(?:\s*(?:\([^()]*=[^()]*\)|\[(?:rank|default)?\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=\s))\s*)+")
@@ -61,7 +68,7 @@ def _detect(text: str) -> float:
     head = text[:262144]
     if _TB not in head:
         oom = "CUDA out of memory" in head and any(_OOM.match(ln) for ln in head.split("\n", 2000)[:2000])
-        return 0.6 if oom or _SHM.search(head) else 0.0
+        return 0.6 if oom or _SHM.search(head) or _SHM_REGION.search(head) else 0.0
     lines = [_PREFIX.sub("", ln, count=1) for ln in head.split("\n", 20000)[:20000]]
     score = 0.65 if any(_EXC.match(ln) for ln in lines) else 0.55
     if re.search(r"(?i)cuda error|cudaError\w+|cuda failure|cuda runtime error|NCCL error|nccl\w+Error", head):
@@ -86,6 +93,7 @@ def parse(text: str) -> dict[str, Any]:
     in_tb = False
     last_frame = None
     shm: list[str] = []
+    regions: list[str] = []
     i = 0
     while i < len(lines):
         ln = lines[i]
@@ -93,6 +101,9 @@ def parse(text: str) -> dict[str, Any]:
             m = _SHM.search(ln)
             if m:
                 add_clipped(shm, m.group(0), MAX_ITEMS, MAX_TEXT)
+            r = _SHM_REGION.search(ln)
+            if r:
+                add_clipped(regions, r.group(0), MAX_ITEMS, MAX_TEXT)
         if ln.rstrip().endswith(_TB):  # also after prose on the same line ("报错：Traceback ...")
             count += 1
             in_tb, last_frame = True, None
@@ -135,12 +146,14 @@ def parse(text: str) -> dict[str, Any]:
                 add_clipped(exceptions, f"{o.group(1)}: {o.group(2)}", MAX_ITEMS, MAX_TEXT)
                 if o.group(1) not in types:
                     types.append(o.group(1))
-    if not count and not shm and not exceptions:
+    if not count and not shm and not regions and not exceptions:
         raise ParseError("no 'Traceback (most recent call last):' line: not a Python traceback")
     out: dict[str, Any] = {"py.tracebacks": count, "py.exceptions": exceptions, "py.exception_types": types,
                            "py.last_frames": frames}
     if shm:
         out["py.shm_errors"] = shm
+    if regions:
+        out["py.shm_region_errors"] = regions
     symbols = [m.group(1) for e in exceptions for m in _UNDEFINED.finditer(e)]
     if symbols:
         out["py.undefined_symbols"] = list(dict.fromkeys(symbols))[:MAX_ITEMS]

@@ -1086,3 +1086,11 @@ def test_an_inference_servers_shared_memory_region() -> None:
                 "python-traceback/modelanalyzer749-triton-shm-region-no-space-in-backticks.txt",
                 "python-traceback/triton5681-shm-pool-grow-failed-no-space.txt"):
         assert _found([rel]) == [("shm-too-small", "likely")], rel
+
+
+def test_set_aw_gpu_health_outputs() -> None:
+    assert _found(["gpud/gpud1151-states-fabric-manager-found-not-active.txt"]) == [("fabric-manager-not-running", "likely")]
+    assert _found(["gpud/gpud604-xid79-event.txt"]) == [("gpu-fallen-off-bus", "confirmed")]
+    assert _found(["gpud/gpud604-remapped-rows-error-gpu-is-lost.txt"]) == [("gpu-fallen-off-bus", "likely")]
+    assert _found(["nvidia-smi-q-fragments/gpud80-remapped-rows-section-alone-pending.txt"]) == [("gpu-memory-errors", "confirmed")]
+    assert _found(["nvlink-status/gpud1085-b200-gpu2-all-links-inactive.txt"]) == [("nvlink-down", "likely")]

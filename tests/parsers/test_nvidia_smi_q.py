@@ -365,3 +365,11 @@ def test_full_reports_whose_gpus_need_no_recovery():
 def test_a_reset_status_header_or_padded_lines_alone_are_refused(text):
     with pytest.raises(ParseError):
         parse(text)
+
+
+def test_a_remapped_rows_section_quoted_alone():
+    text = load("nvidia-smi-q-fragments/gpud80-remapped-rows-section-alone-pending.txt")
+    assert parsers.detect(text) == "nvidia-smi-q"
+    f = parsers.run("nvidia-smi-q", text)
+    assert f["gpu.devices"][0]["remapped_rows"] == {"correctable": 0, "uncorrectable": 4, "pending": True, "failure": None}
+    assert (f["gpu.remapped_rows_pending"], f["gpu.remapped_rows_failure"]) == (1, 0)

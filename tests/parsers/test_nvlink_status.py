@@ -99,3 +99,8 @@ def test_e_after_reset_no_errors_lines_are_read():
     only_clean = "GPU 0: Tesla V100-SXM2-32GB-LS (UUID: GPU-5261e3df-82f6-67b4-9953-4e63527e0e9d)\n         Links 0-5: No errors\n"
     f = parse(only_clean)
     assert f["gpu.nvlink_error_counts"] == {} and f["gpu.nvlink_error_links"] == []
+
+
+def test_all_links_inactive_on_a_b200():
+    f = parsers.run("nvlink-status", load("nvlink-status/gpud1085-b200-gpu2-all-links-inactive.txt"))
+    assert f["gpu.nvlink_all_inactive"] == [2] and f["gpu.nvlink_gpus"] == [{"index": 2, "name": "NVIDIA B200", "uuid": "GPU-xxx"}]

@@ -40,6 +40,9 @@ declare("derived", [
     ("limits.process", "string", "", "the program whose limits limits.* are (slurmd, dockerd, python ...): the process limits.pid names in a ps listing of the same side"),
     ("job.tasks_over_gpus", "string", "", "a launch line starts more tasks on a node than the node shows GPUs ('srun -n5 "
      "on one node, 4 GPUs listed'): extra ranks share a GPU, which an exclusive compute mode refuses"),
+    ("gpu.nvlink_all_inactive_baseboard", "list", "", "GPUs that report all their NVLinks inactive and are parts "
+     "that only come on an NVLink baseboard (B200, B300, GB200, H100/H200/H800 SXM, A100/A800 SXM, V100 SXM2): for them "
+     "no links is a fault, where a PCIe board without a bridge prints the same by design"),
     ("job.ranks_launched", "number", "count", "processes the launch line starts: mpirun's -np, or srun's -n/--ntasks "
      "(--ntasks-per-node times -N)"),
     ("rdma.enomem", "list", "", "messages saying an RDMA queue creation or memory registration failed with ENOMEM ('Cannot allocate memory'), from UCX, NCCL and the verbs tools; [] when their output was read and none says so"),
@@ -60,6 +63,7 @@ READS["nccl.roce_hcas"] = ("nccl.hca_transports",)
 READS["slurm.plugins.nvml_dropped"] = ("slurm.plugins.gpu_nvml", "slurm.plugins.package")
 READS["job.tasks_over_gpus"] = ("slurm.srun.options", "gpu.count")
 READS["job.ranks_launched"] = ("mpi.launch.np", "slurm.srun.options")
+READS["gpu.nvlink_all_inactive_baseboard"] = ("gpu.nvlink_all_inactive", "gpu.nvlink_gpus")
 
 NCCL_DEFAULTS = {"NCCL_IB_QPS_PER_CONNECTION": "1"}
 
@@ -95,6 +99,7 @@ def apply(fs: FactSet) -> None:
     _scope(fs)
     _tasks_over_gpus(fs)
     _ranks_launched(fs)
+    _nvlink_baseboard(fs)
     _peermem(fs)
     _rdma_enomem(fs)
     _limits_process(fs)
@@ -386,6 +391,23 @@ def _tasks_over_gpus(fs: FactSet) -> None:
     if per_node is not None and per_node > gpus:
         fs.add(Fact("job.tasks_over_gpus", f"{per_node} tasks per node, {gpus} GPUs", "",
                     "inferred: the srun line's task count and the GPUs listed", "", 0.0))
+
+
+# parts sold only on NVLink baseboards (SXM/HGX, NVL72): PCIe cards, NVL PCIe boards and a standalone GH200 are not
+_NVLINK_ONLY = re.compile(r"\b(?:G?B[123]00|H100 80GB HBM3|H100 SXM|H200(?! NVL)|H800(?! PCIe)|H20\b|A100-SXM|A800-SXM|"
+                          r"V100-SXM|Tesla V100-SXM)", re.IGNORECASE)
+
+
+def _nvlink_baseboard(fs: FactSet) -> None:
+    if "gpu.nvlink_all_inactive_baseboard" in fs:
+        return
+    down, gpus = fs.get_value("gpu.nvlink_all_inactive"), fs.get_value("gpu.nvlink_gpus")
+    if not isinstance(down, list) or not down or not isinstance(gpus, list):
+        return
+    names = {g.get("index"): str(g.get("name") or "") for g in gpus if isinstance(g, dict)}
+    hit = [f"GPU {i}: {names[i]}" for i in down if _NVLINK_ONLY.search(names.get(i, ""))]
+    if hit:
+        fs.add(Fact("gpu.nvlink_all_inactive_baseboard", hit, "", "inferred: all NVLinks inactive on an NVLink-baseboard part", "", 0.0))
 
 
 def _ranks_launched(fs: FactSet) -> None:

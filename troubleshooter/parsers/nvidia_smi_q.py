@@ -427,7 +427,7 @@ def read(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 _REASON_SECTIONS = frozenset({"clocks event reasons", "clocks throttle reasons", "clocks throttle reason"})
 # a quoted fragment counts as a GPU only with one of these (the sections that say something on their own)
 _ANCHOR_SECTIONS = _REASON_SECTIONS | {"fabric", "vgpu software licensed product", "gpu reset status",
-                                        "gpu recovery action"}
+                                        "gpu recovery action", "remapped rows"}
 _FRAGMENT_SECTIONS = _ANCHOR_SECTIONS | {"performance state", "clocks", "max clocks", "power readings",
                                          "gpu power readings", "temperature"}
 _PROMPT = re.compile(r"^\S*[$#]\s")
@@ -471,7 +471,7 @@ def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
         gpu.children = group
         d = device(gpu, len(devices))
         if (d["clocks_event_reasons"] is not None or d["fabric"] is not None or d["vgpu_license"] is not None
-                or d["recovery_action"] is not None):
+                or d["recovery_action"] is not None or d.get("remapped_rows") is not None):
             devices.append(d)
     return devices
 
@@ -493,6 +493,8 @@ def _detect(text: str) -> float:
     if re.search(r"^\s*GPU Reset Status\s*\n\s+Reset Required\s+: \S", text[:65536], re.MULTILINE) or re.search(
             r"^\s*GPU Recovery Action\s+: \S", text[:65536], re.MULTILINE):
         return 0.75  # the driver's word on recovering a GPU after an error, quoted alone
+    if re.search(r"^\s*Remapped Rows\s*\n(?:\s+.*\n){0,3}?\s+Uncorrectable Error\s+: \d+", text[:65536], re.MULTILINE):
+        return 0.75  # nvidia-smi -q -d ROW_REMAPPER (or a grep of it): a GPU's memory rows remapped after errors
     return 0.0
 
 

@@ -68,7 +68,7 @@ def _detect(text: str) -> float:
     if links >= 2:
         return 0.6
     if gpus and _ALL_INACTIVE.search(head):
-        return 0.8
+        return 0.96  # only `nvidia-smi nvlink` prints it (under each GPU's line, which nvidia-smi -L prints too)
     return 0.0
 
 

@@ -1094,3 +1094,13 @@ def test_set_aw_gpu_health_outputs() -> None:
     assert _found(["gpud/gpud604-remapped-rows-error-gpu-is-lost.txt"]) == [("gpu-fallen-off-bus", "likely")]
     assert _found(["nvidia-smi-q-fragments/gpud80-remapped-rows-section-alone-pending.txt"]) == [("gpu-memory-errors", "confirmed")]
     assert _found(["nvlink-status/gpud1085-b200-gpu2-all-links-inactive.txt"]) == [("nvlink-down", "likely")]
+
+
+def test_sets_ay_and_az_driver_mpi_and_dmabuf() -> None:
+    assert _found(["host:dmesg/nvdocker182-journal-nvrm-api-mismatch-367-44-vs-367-35.txt"]) == [
+        ("driver-library-mismatch", "confirmed")]
+    assert ("nvidia-kmod-flavor-mismatch", "confirmed") in _found(["dmesg/ogkm230-open-nvidia-ko-only-data-center-gpus-rminitadapter.txt"]) \
+        or ("nvidia-kmod-flavor-mismatch", "likely") in _found(["dmesg/ogkm230-open-nvidia-ko-only-data-center-gpus-rminitadapter.txt"])
+    assert _found(["nccl-tests/nccltests213-two-banners-each-process-its-own-world.txt"]) == [
+        ("mpi-launcher-library-mismatch", "likely")]
+    assert _found(["nccl-debug/nccl778-ibv-reg-dmabuf-mr-operation-not-supported.txt"]) == [("ib-stack-lacks-dmabuf", "likely")]

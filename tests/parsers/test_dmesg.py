@@ -275,3 +275,13 @@ def test_no_gsp_firmware_image_then_rminitadapter_fails():
 def test_the_drivers_legacy_gpu_notice_even_cut_after_its_first_line():
     f = parsers.run("dmesg", load("dmesg/charmedk8s646-kern-log-tesla-k80-legacy-notice-cut.txt"))
     assert f["dmesg.gpu_legacy_unsupported"] == ["Tesla K80"]
+
+
+def test_the_kernel_modules_api_mismatch_in_a_journal():
+    f = parsers.run("dmesg", load("dmesg/nvdocker182-journal-nvrm-api-mismatch-367-44-vs-367-35.txt"))
+    assert f["dmesg.api_mismatch"] == "client 367.44, kernel module 367.35"
+
+
+def test_the_early_open_module_refusing_a_non_data_center_gpu():
+    f = parsers.run("dmesg", load("dmesg/ogkm230-open-nvidia-ko-only-data-center-gpus-rminitadapter.txt"))
+    assert f["dmesg.kmod_flavor_needed"] == ["proprietary"] and f["dmesg.rm_init_failed"] == ["0000:04:00.0"]

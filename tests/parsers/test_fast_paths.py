@@ -188,7 +188,8 @@ NEW_FACTS = {"nccl.warn_sites", "nccl.gdr_disabled_hcas", "nccl.gdr_enabled", "n
              "nccl.no_socket_interface", "nccl_tests.nccl_error", "nccl.affinity_masks", "nccl.affinity_cpus_min",
              "nccl.affinity_spread", "nccl.affinity_distinct", "nccl.ib_channels_gdr", "nccl.ib_channels_no_gdr",
              "nccl.ib_recv_channels_no_gdr", "nccl.bootstrap_failed", "nccl.channels_via_shm", "nccl.channels_via_p2p",
-             "nccl.ibverbs_missing", "nccl_tests.no_result", "gpu.compute_exclusive", "gpu.inforom_corrupted"}
+             "nccl.ibverbs_missing", "nccl_tests.no_result", "gpu.compute_exclusive", "gpu.inforom_corrupted",
+             "nccl_tests.banners_at_start"}
 
 
 def _old(outcome):
@@ -309,12 +310,13 @@ def test_dmesg_same_as_before() -> None:
            "dmesg.nvidia_module_flavor", "dmesg.kmod_flavor_refused", "dmesg.kmod_flavor_needed",
            "dmesg.aer_fatal", "dmesg.aer_nonfatal", "dmesg.aer_corrected", "dmesg.aer_devices", "dmesg.aer_gpu_devices",
            "dmesg.aer_recovery_failed", "dmesg.gpu_bar_invalid", "dmesg.rm_init_failed", "dmesg.gsp_firmware_missing",
-           "dmesg.gpu_legacy_unsupported"}
+           "dmesg.gpu_legacy_unsupported", "dmesg.api_mismatch"}
     for name, text in texts:
         # NVSwitch lines, Talos' prefix and a follow-on Xid naming its cause (its code joins xid_codes): learnt after
         # the copy, and read by the parser's own tests
         # dmesg -H's relative timestamps and AER lines as a kernel log's only markers: learnt after the copy too
-        if "SXid (" in text or " kern: " in text or "caused by previous Xid" in text or "[  +" in text or "AER-aware" in text:
+        if ("SXid (" in text or " kern: " in text or "caused by previous Xid" in text or "[  +" in text or "AER-aware" in text
+                or " AER: " in text.upper().replace("\u017f", "S")):
             continue
         kind, out = _outcome(dmesg.parse, text)
         if kind == "ok":

@@ -197,3 +197,8 @@ def test_old_nccl_failure_line_at_init_is_read_as_the_error_the_test_stopped_on(
     assert f["nccl_tests.run_count"] == 1
     assert "nccl_tests.failed" not in f  # no wrong results: it never ran a collective
     assert "nccl_tests.avg_busbw_gbps" not in f
+
+
+def test_one_banner_per_process_before_the_rank_list():
+    f = parsers.run("nccl-tests", load("nccl-tests/nccltests213-two-banners-each-process-its-own-world.txt"))
+    assert f["nccl_tests.banners_at_start"] == 2

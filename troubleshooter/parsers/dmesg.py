@@ -97,6 +97,9 @@ FACTS = [
      "them ('NVRM: The NVIDIA Tesla K80 GPU installed in this system is supported through the NVIDIA 470.xx Legacy "
      "drivers ... The 510.47.03 NVIDIA driver will ignore this GPU'), as 'NAME (BRANCH legacy)' or the name alone when "
      "the message is cut"),
+    ("dmesg.api_mismatch", "string", "", "the kernel module and a user-space client of another driver release ('NVRM: API "
+     "mismatch: the client has the version 367.44, but this kernel module has the version 367.35'), as 'client X, "
+     "kernel module Y'"),
     ("dmesg.rm_init_failed", "list", "", "GPUs the driver could not initialise ('NVRM: GPU 0000:01:00.0: RmInitAdapter "
      "failed! (0x22:0x56:884)'): the driver is loaded and the GPU is not usable; the lines around it say why"),
     ("dmesg.aer_fatal", "number", "count", "PCIe AER reports of an Uncorrected (Fatal) error (a link or device the kernel must reset)"),
@@ -180,7 +183,13 @@ _LEGACY = re.compile(r"NVRM: The NVIDIA (.+?) GPU installed in this system is\s*
 _LEGACY_BRANCH = re.compile(r"NVRM:\s+supported through the NVIDIA ([\w.]+) Legacy drivers")
 _RM_INIT = re.compile(r"NVRM: GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]): RmInitAdapter failed!")
 _NEEDS_OPEN = re.compile(r"requires use of the NVIDIA open kernel modules", re.IGNORECASE)
-_NEEDS_PROPRIETARY = re.compile(r"installed in this system is not supported by open\b")
+# (the open modules of R515-R525 refused every GPU but data-center ones unless NVreg_OpenRmEnableUnsupportedGpus=1)
+_NEEDS_PROPRIETARY = re.compile(r"installed in this system is not supported by open\b|Open nvidia\.ko is only ready for "
+                                r"use on Data Center GPUs")
+# the kernel module and the user-space driver of another release (kernel-open/nvidia/nv.c): 'NVRM: API mismatch: the
+# client has the version 367.44, but' / 'NVRM: this kernel module has the version 367.35.'
+_API_CLIENT = re.compile(r"NVRM: API mismatch: the client has the version ([\w.-]+)")
+_API_KMOD = re.compile(r"this kernel module has the version ([\w.-]+?)\.?(?:\s|$)")
 _LINUX_VERSION = re.compile(r"^Linux version (\S+)")
 # mlx4_en/mlx4_core and mlx5_core when the adapter's firmware predates the driver (drivers/net/ethernet/mellanox)
 _HCA_FW_OLD = re.compile(r"please upgrade to later FW version|Installed FW has unsupported command interface revision|"
@@ -283,6 +292,7 @@ def parse(text: str) -> dict[str, object]:
     rm_failed: list[str] = []
     gsp_fw: list[str] = []
     legacy: list[str] = []
+    api_client = api_kmod = ""
     flavor: str | None = None
     refused: list[dict[str, str]] = []
     gpu_named: tuple[str, str] | None = None  # the GPU the last 'The NVIDIA GPU ... (PCI ID: ...)' named
@@ -377,7 +387,12 @@ def parse(text: str) -> dict[str, object]:
         if nv:
             nv_version = nv.group(1)
             flavor = "open" if "Open Kernel Module" in msg else "proprietary"
-        if "NVRM" in msg and ("PCI ID" in msg or "kernel modules" in msg or "supported by open" in msg):
+        if "API mismatch" in msg and (ac := _API_CLIENT.search(msg)):
+            api_client = ac.group(1)
+        if api_client and "kernel module has the version" in msg and (ak := _API_KMOD.search(msg)):
+            api_kmod = api_kmod or ak.group(1)
+        if "NVRM" in msg and ("PCI ID" in msg or "kernel modules" in msg or "supported by open" in msg
+                              or "only ready for use on Data Center" in msg):
             _flavor_refusal(msg, refused, gpu_named)
             g = _FLAVOR_GPU.search(msg)
             gpu_named = (g.group(1), g.group(2).lower()) if g else gpu_named
@@ -445,6 +460,8 @@ def parse(text: str) -> dict[str, object]:
         facts["dmesg.gpu_bar_invalid"] = bars
     if legacy:
         facts["dmesg.gpu_legacy_unsupported"] = legacy
+    if api_client:
+        facts["dmesg.api_mismatch"] = f"client {api_client}, kernel module {api_kmod or 'not shown'}"
     if rm_failed:
         facts["dmesg.rm_init_failed"] = rm_failed
     if gsp_fw:

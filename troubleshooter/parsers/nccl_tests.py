@@ -65,6 +65,9 @@ FACTS = [
     ("nccl_tests.no_result", "bool", "", "the last run listed its ranks and then printed no result row, no error and no summary: it stopped there (a hang at its first collective) or the paste ends there"),
     ("nccl_tests.runs", "list", "", "one summary per run in the text, in order: {collective, ranks, nodes, rows, max_size_bytes, avg_busbw_gbps, max_busbw_gbps, busbw_at_max_size_gbps, wrong_total, out_of_bounds, failed}"),
     ("nccl_tests.run_count", "number", "count", "how many runs the text holds"),
+    ("nccl_tests.banners_at_start", "number", "count", "the test's 'nThread ... minBytes' banner printed several times before "
+     "any rank line or result: several processes each printing it as rank 0 of its own world (launched together, not "
+     "joined by MPI); absent when once"),
 ]
 
 MAX_ROWS = 2000  # table rows kept per run (a real table has ~30); the summary figures cover every row
@@ -331,6 +334,8 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
     count = 0
     structure = False
     blank = True
+    banners_at_start = 0  # 'nThread' banners before any rank line or row: one per process that is its own world
+    ranks_or_rows_seen = False
 
     def finish(run: _Run) -> None:
         nonlocal count
@@ -359,6 +364,7 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             row = _fast_row(s.split(), runs[-1].error_col)
             if row is not None:
                 runs[-1].add_row(row)
+                ranks_or_rows_seen = True
                 continue
         # cheap substring tests gate the regular expressions
         if "NCCL " in s and _NCCL_LOG.search(s):
@@ -387,9 +393,12 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         if m:
             new_run_if_closed()
             structure = True
+            if not ranks_or_rows_seen:
+                banners_at_start += 1
             continue
         m = ((_RANK_FAST if "\n" not in body else _RANK).search(body)) if "Rank" in body else None
         if m and not s[0].isdigit():
+            ranks_or_rows_seen = True
             run = runs[-1] if not runs[-1].closed else new_run_if_closed()
             run.ranks[int(m.group(1))] = (m.group(2), m.group(3).strip())
             continue
@@ -433,6 +442,7 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             row = _parse_row(s, runs[-1].error_col)
             if row is not None:
                 runs[-1].add_row(row)
+                ranks_or_rows_seen = True
                 continue
         mb = _BIN.search(s) if "_perf" in s else None
         if mb and not s.startswith("#"):
@@ -469,6 +479,8 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
     facts["nccl_tests.runs"] = [{k: v for k, v in summ.items() if k not in ("rows", "n_rows", "gpus")} | {"rows": summ.get("n_rows", 0)}
                                 for summ in summaries]
     facts["nccl_tests.run_count"] = count
+    if banners_at_start >= 2:
+        facts["nccl_tests.banners_at_start"] = banners_at_start
     return facts
 
 

@@ -1104,3 +1104,8 @@ def test_sets_ay_and_az_driver_mpi_and_dmabuf() -> None:
     assert _found(["nccl-tests/nccltests213-two-banners-each-process-its-own-world.txt"]) == [
         ("mpi-launcher-library-mismatch", "likely")]
     assert _found(["nccl-debug/nccl778-ibv-reg-dmabuf-mr-operation-not-supported.txt"]) == [("ib-stack-lacks-dmabuf", "likely")]
+
+
+def test_nvml_function_not_found_is_two_releases_pieces() -> None:
+    assert _found(["host:nvidia-smi-status/nvdocker584-nvml-function-not-found-stale-links.txt"]) == [
+        ("driver-library-mismatch", "likely")]

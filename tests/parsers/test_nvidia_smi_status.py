@@ -151,3 +151,12 @@ def test_nvmls_failure_under_a_singularity_command_without_nv():
     f = parsers.run("nvidia-smi-status", load("nvidia-smi-status/ncar-singularity-without-nv-mismatch-then-with-nv.txt"))
     assert f["gpu.smi_error_kind"] == "driver-library-mismatch"
     assert f["container.nvml_error_without_nv"] == "driver-library-mismatch"  # the run with --nv printed no error
+
+
+def test_nvmls_function_not_found_and_the_go_bindings_mismatch_wording():
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+    for name, kind in (("nvdocker584-nvml-function-not-found-stale-links.txt", "nvml-function-not-found"),
+                       ("nvdocker584-nvidia-docker-1-nvml-driver-library-mismatch.txt", "driver-library-mismatch")):
+        f = EvidenceFacts.from_specs([str(DATA / "nvidia-smi-status" / name)])
+        assert f.lookup("gpu.smi_error_kind") == kind, name

@@ -46,7 +46,7 @@ from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
     ("gpu.smi_error", "string", "", "the message nvidia-smi printed instead of its report"),
-    ("gpu.smi_error_kind", "string", "", "nvml-unknown-error | driver-library-mismatch | no-driver | no-devices | no-permission | gpu-lost (NVML: the GPU fell off the bus or became inaccessible) | device-handle-error (NVML could not open one GPU: 'Unknown Error')"),
+    ("gpu.smi_error_kind", "string", "", "nvml-unknown-error | driver-library-mismatch | nvml-function-not-found (nvidia-smi and libnvidia-ml of two releases) | no-driver | no-devices | no-permission | gpu-lost (NVML: the GPU fell off the bus or became inaccessible) | device-handle-error (NVML could not open one GPU: 'Unknown Error')"),
     ("gpu.smi_unreachable", "list", "", "bus addresses (bus:device.function, lower case, without the PCI domain, as lspci prints them) of the GPUs nvidia-smi could not open ('Unable to determine the device handle for GPU 0000:1C:00.0: ...')"),
     ("gpu.count", "number", "count", "GPUs attached"),
     ("gpu.names", "list", "", "product name of each GPU, in index order"),
@@ -79,6 +79,11 @@ _ERRORS = [
     (re.compile(r"Unable to determine the device handle for GPU.{0,40}?Unknown Error", re.IGNORECASE), "device-handle-error"),
     (re.compile(r"Failed to initialize NVML: Unknown Error"), "nvml-unknown-error"),
     (re.compile(r"Failed to initialize NVML: Driver/library version mismatch"), "driver-library-mismatch"),
+    # the same NVML error as the Go bindings print it (nvidia-docker 1, the device plugin): 'nvml: Driver/library ...'
+    (re.compile(r"\bnvml: Driver/library version mismatch"), "driver-library-mismatch"),
+    # NVML_ERROR_FUNCTION_NOT_FOUND: the libnvidia-ml.so the loader found lacks a function nvidia-smi calls (nvidia-smi and
+    # the library from two releases: a stale symlink or a half-done upgrade)
+    (re.compile(r"Failed to initialize NVML: Function Not Found"), "nvml-function-not-found"),
     (re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"), "no-driver"),
     (re.compile(r"^\s*No devices were found\s*$", re.MULTILINE), "no-devices"),
     (re.compile(r"Failed to initialize NVML: Insufficient Permissions"), "no-permission"),

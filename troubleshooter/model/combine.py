@@ -376,16 +376,19 @@ def _scope(fs: FactSet) -> None:
             fs.add(Fact("rdma.expected", True, "", f"inferred: {why}", "", 0.0))
 
 
+def _srun_int(opts: dict[str, object], *names: str) -> int | None:
+    """The first of srun's options ``names`` the line gives, as a number (None when absent or not a plain number)."""
+    v = next((opts[n] for n in names if n in opts), None)
+    return int(v) if isinstance(v, str) and v.isdigit() else None
+
+
 def _tasks_over_gpus(fs: FactSet) -> None:
     """srun's tasks per node (--ntasks-per-node, or -n over -N) against the GPUs the same side lists."""
     opts, gpus = fs.get_value("slurm.srun.options"), fs.get_value("gpu.count")
     if "job.tasks_over_gpus" in fs or not isinstance(opts, dict) or not isinstance(gpus, int) or gpus < 1:
         return
-    def num(*names: str) -> int | None:
-        v = next((opts[n] for n in names if n in opts), None)
-        return int(v) if isinstance(v, str) and v.isdigit() else None
-    per_node = num("--ntasks-per-node")
-    tasks, nodes = num("-n", "--ntasks"), num("-N", "--nodes")
+    per_node = _srun_int(opts, "--ntasks-per-node")
+    tasks, nodes = _srun_int(opts, "-n", "--ntasks"), _srun_int(opts, "-N", "--nodes")
     if per_node is None and tasks is not None and (nodes or 1) == 1:
         per_node = tasks  # one node (no -N, or -N1): every task on it
     if per_node is not None and per_node > gpus:
@@ -416,11 +419,8 @@ def _ranks_launched(fs: FactSet) -> None:
     np_, opts = fs.get_value("mpi.launch.np"), fs.get_value("slurm.srun.options")
     n, src = (np_, "mpirun's -np") if isinstance(np_, int) else (None, "")
     if n is None and isinstance(opts, dict):
-        def num(*names: str) -> int | None:
-            v = next((opts[k] for k in names if k in opts), None)
-            return int(v) if isinstance(v, str) and v.isdigit() else None
-        per, nodes = num("--ntasks-per-node"), num("-N", "--nodes")
-        n = num("-n", "--ntasks") or (per * (nodes or 1) if per else None)
+        per, nodes = _srun_int(opts, "--ntasks-per-node"), _srun_int(opts, "-N", "--nodes")
+        n = _srun_int(opts, "-n", "--ntasks") or (per * (nodes or 1) if per else None)
         src = "srun's task count"
     if isinstance(n, int):
         fs.add(Fact("job.ranks_launched", n, "count", f"inferred: {src}", "", 0.0))

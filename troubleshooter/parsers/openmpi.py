@@ -115,7 +115,8 @@ def parse(text: str) -> dict[str, Any]:
     noticed: list[str] = []
     cma = 0
     errnos: set[int] = set()
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    for line in lines:
         if "Signal:" in line and signal is None:
             m = _SIGNAL.match(line)
             if m and "Signal code" not in line:
@@ -141,9 +142,9 @@ def parse(text: str) -> dict[str, Any]:
                 noticed.append(f"rank {n.group(1)}: signal {n.group(2)}" + (f" ({n.group(3)})" if n.group(3) else ""))
     cuda = False if _NO_CUDA.search(text) else True if _WITH_CUDA.search(text) else None
     no_pmix = bool(_NO_PMIX.search(text))
-    locked, limit, reg = _openib(text)
+    locked, limit, reg = _openib(lines)
     yaksa = bool(_YAKSA_EXCL.search(text))
-    exit_code, exit_string, fatal = _mpich(text)
+    exit_code, exit_string, fatal = _mpich(text, lines)
     signal = signal or exit_string
     if signal is None and not frames and not cma and not noticed and cuda is None and not no_pmix and not locked \
             and not reg and not yaksa and exit_code is None and not fatal:
@@ -180,13 +181,12 @@ def parse(text: str) -> dict[str, Any]:
     return facts
 
 
-def _openib(text: str) -> tuple[list[str], str, tuple[int, int] | None]:
+def _openib(lines: list[str]) -> tuple[list[str], str, tuple[int, int] | None]:
     """The openib BTL's locked-memory failures ('ibv_create_cq() on mthca0') with the memlock limit printed, and
     its registerable-memory warning (registerable, total MiB; the smallest registerable one when several nodes say)."""
     locked: list[str] = []
     limit = ""
     reg: tuple[int, int] | None = None
-    lines = text.split("\n")
     for i, line in enumerate(lines):
         if _LOCKED.search(line):
             fields: dict[str, str] = {}
@@ -211,13 +211,12 @@ def _openib(text: str) -> tuple[list[str], str, tuple[int, int] | None]:
     return locked, limit, reg
 
 
-def _mpich(text: str) -> tuple[int | None, str | None, list[str]]:
+def _mpich(text: str, lines: list[str]) -> tuple[int | None, str | None, list[str]]:
     """Hydra's bad-termination banner (its exit code and exit string) and MPICH's fatal errors with the innermost
     message of each error stack."""
     code: int | None = None
     string: str | None = None
     fatal: list[str] = []
-    lines = text.split("\n")
     banner = bool(_BAD_TERM.search(text[:1 << 22]))
     for i, line in enumerate(lines):
         if len(line) > 4000:

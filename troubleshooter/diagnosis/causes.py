@@ -53,7 +53,8 @@ class Cause:
     supersedes: tuple[str, ...] = ()  #: more general causes this one makes redundant when both are found
     settle: str = ""  #: the one command whose output decides a possible signature (required with one)
     #: evidence that the fault was dealt with where it shows at start-up: an earlier output shows the fault, a later
-    #: one of the same machine the launch its fix asks for, going past it (see service.diagnose's overridden findings)
+    #: one of the same machine the launch its fix asks for, going past it. Not ruled in then (see _decided, and
+    #: service.diagnose's overridden findings, which weigh it on the whole evidence)
     resolved_when: dict[str, Any] | None = None
 
 
@@ -130,7 +131,11 @@ def suspected(causes: list[Cause], lookup: Callable[[str, str], Any], profile: d
 
 def _decided(ev: conditions.Evaluator, cause: Cause, confidences: tuple[str, ...]) -> Finding | None:
     """The first of the cause's signatures with one of ``confidences`` that holds, confirmed ones tried first
-    (whatever their order in the file)."""
+    (whatever their order in the file). A cause whose ``resolved_when`` holds is not ruled in (its possible
+    signatures still point at it)."""
+    if cause.resolved_when is not None and set(confidences) & set(RULE_IN) \
+            and ev.evaluate(cause.resolved_when).value is True:
+        return None
     for sig in sorted(cause.signatures, key=lambda s: CONFIDENCES.index(s.confidence)):
         if sig.confidence in confidences:
             r = ev.evaluate(sig.when)

@@ -130,6 +130,30 @@ def test_v100_driver418_partial_nvlink():
                                         "mlx5_1": "PIX", "mlx5_2": "NODE", "mlx5_3": "NODE"}
 
 
+def test_empty_cpu_affinity_inside_a_job_is_empty_not_the_next_cell():
+    # srun -c32 on a 2-socket node: the job's cores are all on socket 0, so nvidia-smi leaves GPU4-7's CPU Affinity
+    # empty; their NUMA node must not slide into the CPU column (it read as CPU "1" before)
+    f = parse(load(D + "a100pcie-x8-srun-c32-gpu4-7-empty-cpu-affinity.txt"))
+    assert f["topo.gpu_cpu_affinity"] == {f"GPU{i}": "0-15,56-71" for i in range(4)}
+    assert f["topo.gpu_numa"] == {"GPU0": 0, "GPU1": 0, "GPU2": 0, "GPU3": 0, "GPU4": 1, "GPU5": 1, "GPU6": 1, "GPU7": 1}
+    assert f["topo.gpus_without_cpu_affinity"] == ["GPU4", "GPU5", "GPU6", "GPU7"]
+    assert f["topo.gpu_nearest_nic"]["GPU6"] == {"nic": "NIC0", "link": "PHB"}
+
+
+def test_empty_cpu_affinity_with_tabs_and_with_squeezed_blanks():
+    head = "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+    # nvidia-smi's own TABs (the N/A after a doubled TAB, as in the H100 and 4090 captures): the empty cell is "\t\t"
+    tabs = parse(head + "GPU0\t X \tSYS\t0-63\t0\t\tN/A\nGPU1\tSYS\t X \t\t1\t\tN/A\n")
+    assert tabs["topo.gpu_cpu_affinity"] == {"GPU0": "0-63"}
+    assert tabs["topo.gpu_numa"] == {"GPU0": 0, "GPU1": 1}
+    assert tabs["topo.gpus_without_cpu_affinity"] == ["GPU1"]
+    # blanks squeezed to one space: which cell is missing cannot be told, so GPU1's affinity stays unknown
+    squeezed = parse("GPU0 GPU1 CPU Affinity NUMA Affinity GPU NUMA ID\nGPU0 X SYS 0-63 0 N/A\nGPU1 SYS X 1 N/A\n")
+    assert squeezed["topo.gpu_cpu_affinity"] == {"GPU0": "0-63"}
+    assert squeezed["topo.gpu_numa"] == {"GPU0": 0}
+    assert "topo.gpus_without_cpu_affinity" not in squeezed
+
+
 def test_gpus_only_no_nics():
     f = parse("\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNV4\t0-31\t0\nGPU1\tNV4\t X \t0-31\t0\n")
     assert f["topo.nvlink_all"] is True

@@ -33,7 +33,7 @@ declare("derived", [
     ("container.image_plain_cuda", "bool", "", "the job's container image is NVIDIA's plain CUDA image (nvidia/cuda base, runtime or devel), which ships no RDMA userspace (libibverbs, the mlx5 provider): NCCL in it cannot use IB or RoCE until they are installed"),
     ("packages.nccl_versions_differ", "list", "", "NCCL packages whose version differs between two package listings of one side or of two nodes ('nvidia-nccl-cu12: 2.20.5 in a.txt, 2.19.3 in b.txt'): nodes of one job that load different NCCL releases (a host and the job's container are not compared: their NCCLs differ by design)"),
     ("slurm.plugins.nvml_dropped", "list", "", "builds of one Slurm package that differ in the NVML plugin: one version's file list has gpu_nvml.so, another's (of one side, or of two nodes) lacks it ('slurm-ohpc: gpu_nvml.so in 22.05.2-14.103..., not in 22.05.10-2.1...'): an upgrade or a rebuild that dropped NVML autodetection"),
-    ("job.multi_node", "bool", "", "the job spans more than one node: nccl-tests' ranks on several hosts, NCCL log lines from several hosts, SLURM_JOB_NUM_NODES above 1, or an mpirun line naming several hosts; false for one host in nccl-tests' rank list or one Slurm node; absent when nothing says"),
+    ("job.multi_node", "bool", "", "the job spans more than one node: nccl-tests' ranks on several hosts, NCCL log lines from several hosts, SLURM_JOB_NUM_NODES above 1, an mpirun line naming several hosts, or srun -N above 1; false for one host in nccl-tests' rank list, one Slurm node, srun -N 1 or a single srun task; absent when nothing says"),
     ("rdma.expected", "bool", "", "something says the node has or the job wants InfiniBand/RoCE: NCCL_IB_HCA or NCCL_IB_DISABLE=0 set, RDMA devices listed (ibstat, sysfs), an IPoIB interface (ib0) among NCCL's sockets, RDMA devices given to the container, or IB in NCCL's log; absent when nothing does (a workstation's 'Failed to open libibverbs' is not a fault)"),
     ("gdr.peermem_loaded", "bool", "", "a peer-memory module for GPUDirect RDMA (nvidia_peermem, or the older nv_peer_mem) is loaded: from lsmod's rows; false when the whole lsmod shows neither, when a 'lsmod | grep' for an installed peer module printed nothing, or when greps cover both names"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
@@ -350,6 +350,12 @@ def _scope(fs: FactSet) -> None:
             multi, why = slurm > 1, f"SLURM_JOB_NUM_NODES={int(slurm)}"
         elif isinstance(mpi := fs.get_value("mpi.launch.hosts"), list) and len(mpi) > 1:
             multi, why = True, f"the mpirun line places ranks on {len(mpi)} hosts"
+        elif isinstance(opts := fs.get_value("slurm.srun.options"), dict):
+            nodes_opt, tasks = _srun_int(opts, "-N", "--nodes"), _srun_int(opts, "-n", "--ntasks")
+            if nodes_opt is not None:
+                multi, why = nodes_opt > 1, f"srun asks for {nodes_opt} node(s)"
+            elif tasks == 1:
+                multi, why = False, "srun runs one task (one node)"
         if multi is not None:
             fs.add(Fact("job.multi_node", multi, "", f"inferred: {why}", "", 0.0))
     if "rdma.expected" not in fs:

@@ -21,6 +21,8 @@ Formats handled: TAB- or space-separated, indented pastes with a prompt line, th
 columns are named ``mlx5_N`` (no NUMA Affinity column, no NIC Legend), NIC rows without affinity cells,
 the ``GPU NUMA ID`` column, and pastes whose tab-to-space conversion fused cells (``NIC7NIC8``,
 ``SYSSYS``). NIC names are mapped through the ``NIC Legend`` (``NIC0: mlx5_0``) wherever one is present.
+An empty CPU Affinity cell (run inside a job whose cores are all on another socket) is read as empty, never
+as the next column's value.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ FACTS = [
     ("topo.matrix", "dict", "", "row -> column -> link (NV#, PIX, PXB, PHB, NODE, SYS); self entries left out"),
     ("topo.gpu_numa", "dict", "", "GPU -> NUMA node of its CPU affinity (NUMA Affinity column), when known"),
     ("topo.gpu_cpu_affinity", "dict", "", "GPU -> CPU list near it (CPU Affinity column), when shown"),
+    ("topo.gpus_without_cpu_affinity", "list", "",
+     "GPUs whose CPU Affinity cell is empty while their NUMA Affinity names a node: none of their local CPUs is "
+     "among those the process that ran nvidia-smi may use (a job or container given cores on another socket)"),
     ("topo.gpu_nearest_nic", "dict", "", "GPU -> {nic, link}: the NIC it reaches over the best link"),
     ("topo.gpus_without_near_nic", "list", "", "GPUs whose best NIC link is NODE or SYS (NIC on the far side of the host)"),
     ("topo.nvlink_all", "bool", "", "every GPU pair is connected by NVLink (NV#)"),
@@ -61,6 +66,28 @@ def _header(lines: list[str]) -> int:
             continue  # that is the GPU0 row
         return i
     raise ParseError("no topology header (a line of columns starting with GPU0, as in nvidia-smi topo -m)")
+
+
+def _affinity(rest: str, labels: list[str]) -> dict[str, str] | None:
+    """The affinity cells after a row's links, by label; None when the row cannot say which cell is which.
+
+    nvidia-smi leaves the CPU Affinity cell empty when none of the GPU's local CPUs is among those the caller may
+    use (NVML intersects them with the process's cpuset: a Slurm job or container given cores on one socket
+    only). With TABs the empty cell is two TABs in a row; in a paste whose TABs became spaces it is a gap of a
+    whole extra tab stop. Where the blanks were squeezed to single spaces the missing cell cannot be placed, and
+    the row's affinity is left unknown rather than shifted into the wrong column."""
+    words = rest.split()
+    if len(words) >= len(labels) or not labels or labels[0] != "CPU Affinity":
+        return dict(zip(labels, words))
+    if "\t" in rest:
+        parts = [p.strip() for p in rest.split("\t")[1:]]
+        if parts and parts[0] == "":
+            return dict(zip(labels, [""] + [p for p in parts[1:] if p]))
+        return None
+    gap = len(rest) - len(rest.lstrip(" "))
+    if words and gap >= 9:  # the link cell's padding to its tab stop (at most 8) plus an empty cell's 8
+        return dict(zip(labels, [""] + words))
+    return None
 
 
 def _links(rest: str, count: int) -> tuple[list[str], str]:
@@ -114,7 +141,9 @@ def parse(text: str) -> dict[str, object]:
         if not cells:
             continue
         rows[label] = cells
-        extra[label] = dict(zip(labels, rest.split()))
+        affinity_cells = _affinity(rest, labels)
+        if affinity_cells is not None:
+            extra[label] = affinity_cells
     gpus = [c for c in columns if c.startswith("GPU")]
     if not rows or not any(g in rows for g in gpus):
         raise ParseError("topology header found but no GPU rows under it", line=h + 1)
@@ -133,10 +162,13 @@ def parse(text: str) -> dict[str, object]:
     }
     numa: dict[str, int] = {}
     affinity: dict[str, str] = {}
+    without: list[str] = []
     for g in gpus:
         cells = extra.get(g, {})
         if cells.get("NUMA Affinity", "").isdigit():
             numa[g] = int(cells["NUMA Affinity"])
+            if cells.get("CPU Affinity") == "":
+                without.append(g)
         cpu = cells.get("CPU Affinity", "")
         if re.fullmatch(r"[\d,\-]+", cpu):
             affinity[g] = cpu
@@ -144,6 +176,8 @@ def parse(text: str) -> dict[str, object]:
         facts["topo.gpu_numa"] = numa
     if "CPU Affinity" in labels:
         facts["topo.gpu_cpu_affinity"] = affinity
+    if without:
+        facts["topo.gpus_without_cpu_affinity"] = without
     if nics_raw:
         nearest: dict[str, dict[str, str]] = {}
         for g in gpus:

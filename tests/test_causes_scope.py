@@ -337,8 +337,11 @@ def test_a_device_plugin_without_nvml_on_a_node_without_a_driver_is_the_driver_n
     plugin = "k8s-device-plugin/k8sdp23-failed-to-start-nvml-could-not-load-nvml-library.txt"
     smi = "nvidia-smi-status/no-driver-communication-rhel9-dkms-notes.txt"
     assert _found(["host:" + plugin]) == [("nvidia-runtime-not-default", "likely")]
-    assert _found(["host:" + plugin, "host:" + smi]) == [("gpu-driver-not-loaded", "likely")]
-    assert _found(["container:" + plugin, "host:" + smi]) == [("gpu-driver-not-loaded", "likely")]
+    # the host's nvidia-smi that cannot reach its driver takes the runtime out; why no driver talks to the GPUs
+    # (no module built for this kernel, a GPU the driver branch does not support, nouveau) the words do not say
+    for specs in (["host:" + plugin, "host:" + smi], ["container:" + plugin, "host:" + smi]):
+        assert _found(specs) == [], specs
+        assert _suspected(specs)[:1] == ["gpu-driver-not-loaded"], specs
 
 
 def test_a_driver_build_that_failed_for_another_kernel_says_nothing_of_the_running_one() -> None:
@@ -396,10 +399,13 @@ def test_the_hook_finding_no_cgroup_devices_controller() -> None:
 
 
 def test_the_hook_finding_no_driver_on_the_host() -> None:
+    # possible, not likely: the same NVML words come from a GPU node without its driver and from a machine with no
+    # GPU at all whose image or environment asked for one (set BB's dstack1942, set AI's awsomeai: CPU instances)
     for name in ("driver-not-loaded-nvct260-backticked-in-prose-failed-to-create-shim.txt",
                  "driver-not-loaded-kubeflow3098-docker-sdk-500-python-traceback.txt",
                  "nvml-library-missing-nvct154-docker-run-in-backticks-auto-detected-legacy.txt"):
-        assert _found([_hook(name)]) == [("gpu-driver-not-loaded", "likely")], name
+        assert _found([_hook(name)]) == [], name
+        assert "gpu-driver-not-loaded" in _suspected([_hook(name)]), name
     # a driver library inside the image that is too short to load is not a host without its driver
     assert _found([_hook("other-enroot212-libnvidia-ml-file-too-short.txt")]) == []
 

@@ -1115,3 +1115,31 @@ def test_sets_ay_and_az_driver_mpi_and_dmabuf() -> None:
 def test_nvml_function_not_found_is_two_releases_pieces() -> None:
     assert _found(["host:nvidia-smi-status/nvdocker584-nvml-function-not-found-stale-links.txt"]) == [
         ("driver-library-mismatch", "likely")]
+
+
+def test_libibverbs_with_no_provider_configuration_is_the_rdma_userspace_missing() -> None:
+    scout = "verbs-errors/infractl5251-scout-ibv-devinfo-config-dir-missing.txt"
+    assert _found([scout]) == [("rdma-userspace-missing-in-container", "likely")]
+    assert _found(["verbs-errors/mmdet6002-config-dir-missing-four-uverbs-without-provider.txt"]) == [
+        ("rdma-userspace-missing-in-container", "likely")]
+    # given as the host's own output it says nothing of an image
+    assert _found(["host:" + scout]) == []
+    # devices without their provider on a host (a software IB driver without its library): not an image's fault
+    pib = "verbs-errors/pib2-ibv-devinfo-no-userspace-driver-no-ib-devices.txt"
+    assert _found([pib]) == []
+    assert _found(["container:" + pib]) == [("rdma-userspace-missing-in-container", "likely")]
+
+
+def test_a_job_whose_cores_miss_a_gpus_socket() -> None:
+    topo = "nvidia-smi-topo/a100pcie-x8-srun-c32-gpu4-7-empty-cpu-affinity.txt"
+    assert _found([topo]) == [("job-cpuset-lacks-gpu-local-cores", "likely")]
+    assert _found(["job:" + topo]) == [("job-cpuset-lacks-gpu-local-cores", "likely")]
+    # every GPU with its cores (the same machine's layout seen from the whole node): nothing
+    assert _found(["nvidia-smi-topo/a100-epyc-8numa-tabs-10nic-pxb.txt"]) == []
+
+
+def test_an_srun_line_for_one_node_says_the_job_is_on_one_node() -> None:
+    sources.load_all()
+    one = EvidenceFacts.from_specs(_specs(["nvidia-smi-status/deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt"]))
+    assert one.lookup("slurm.srun.options")["--nodes"] == "1"
+    assert one.lookup("job.multi_node") is False

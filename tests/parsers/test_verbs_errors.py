@@ -54,3 +54,25 @@ def test_libfabrics_efa_provider_aborting_on_enomem():
     f = parsers.run("verbs-errors", load("verbs-errors/awsomedai647-efa-internal-error-enomem.txt"))
     assert f["rdma.verbs_errors"] == ["Libfabric error: (-12) Cannot allocate memory",
                                       "EFA internal error: (4112) Failure to post internal receive buffers"]
+
+
+def test_libibverbs_without_any_provider_configuration():
+    # the image had rdma-core and ibverbs-utils but not ibverbs-providers (infra-controller#5251)
+    text = load("verbs-errors/infractl5251-scout-ibv-devinfo-config-dir-missing.txt")
+    assert parsers.detect(text) == "verbs-errors"
+    assert parsers.run("verbs-errors", text) == {"rdma.verbs_errors": [], "rdma.provider_config_missing": "/etc/libibverbs.d"}
+    # once per process in a training log, with the four devices it then cannot drive (mmdetection#6002)
+    f = parsers.run("verbs-errors", load("verbs-errors/mmdet6002-config-dir-missing-four-uverbs-without-provider.txt"))
+    assert f["rdma.provider_config_missing"] == "/etc/libibverbs.d"
+    assert f["rdma.devices_without_provider"] == [f"/sys/class/infiniband_verbs/uverbs{i}" for i in (1, 3, 0, 2)]
+
+
+def test_devices_without_provider_on_a_host_and_without_libibverbs_prefix():
+    f = parsers.run("verbs-errors", load("verbs-errors/pib2-ibv-devinfo-no-userspace-driver-no-ib-devices.txt"))
+    assert f == {"rdma.verbs_errors": [], "rdma.devices_without_provider": [
+        "/sys/class/infiniband_verbs/uverbs1", "/sys/class/infiniband_verbs/uverbs0"]}
+    assert "rdma.provider_config_missing" not in f
+    # a program that re-prints the warning without libibverbs' prefix (horovod/horovod#1117's NCCL fallback)
+    line = "Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0\n"
+    assert parsers.detect(line) == "verbs-errors"
+    assert parsers.run("verbs-errors", line)["rdma.devices_without_provider"] == ["/sys/class/infiniband_verbs/uverbs0"]

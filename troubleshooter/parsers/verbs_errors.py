@@ -10,7 +10,8 @@ zrlio/softiwarp#23; tests/data/verbs-errors)::
 
 Read: every line that names a verbs call failing (``ibv_*``/``mlx5dv_*``/``rdma_*`` ``failed``, with the error
 text that follows) and perftest's ``Couldn't allocate MR`` / ``Couldn't create CQ|QP`` / ``Failed to create MR``
-lines, and failed work completions ("send completion with error: local protection error"), as printed. NCCL's
+lines, and failed work completions ("send completion with error: local protection error"), as printed; and
+libibverbs' own warnings that it has no provider for a device, or no provider configuration at all. NCCL's
 ``Call to ibv_... failed`` WARN lines and UCX's ``UCX ERROR`` lines are read by their own kinds, which detection
 prefers.
 
@@ -38,6 +39,9 @@ FACTS = [
      "for them ('libibverbs: Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0'): "
      "libmlx5 (ibverbs-providers, rdma-core) missing where the program runs. (Its 'couldn't load driver X' lines are not: "
      "libibverbs tries every provider it has a config for and most have no hardware)"),
+    ("rdma.provider_config_missing", "string", "", "the provider configuration directory libibverbs could not open "
+     "('libibverbs: Warning: couldn\'t open config directory \'/etc/libibverbs.d\'.'): no provider (libmlx5 ...) is "
+     "installed where the program ran (rdma-core's ibverbs-providers), so it drives no RDMA device"),
 ]
 
 _CALL = re.compile(r"\b(?:ibv|mlx5dv|rdma)_\w+(?:\([^()\n]{0,80}\))?\s*(?:failed|returned\s+error|error)\b.*", re.IGNORECASE)
@@ -49,7 +53,9 @@ _PERFTEST = re.compile(r"^\s*(?:Couldn't (?:allocate MR|create CQ|create QP|regi
 # Libfabric's EFA provider aborting: "Libfabric error: (-12) Cannot allocate memory" / "EFA internal error: (4112)
 # Failure to post internal receive buffers" (its receive buffers are registered host memory)
 _LIBFABRIC = re.compile(r"Libfabric error: \(-\d+\) .+|EFA internal error: \(\d+\) .+")
-_NO_PROVIDER = re.compile(r"libibverbs: Warning: no userspace device-specific driver found for (\S+)")
+# the "libibverbs: " prefix is lost where a program's log re-prints the warning (horovod/horovod#1117)
+_NO_PROVIDER = re.compile(r"(?:libibverbs: )?Warning: no userspace device-specific driver found for (\S+)")
+_NO_CONFIG = re.compile(r"(?:libibverbs: )?Warning: couldn't open config directory '([^'\n]+)'")
 _OTHER_KIND = re.compile(r"NCCL (?:WARN|INFO)|\bUCX\s+(?:ERROR|WARN|FATAL)\b")
 
 
@@ -69,7 +75,7 @@ def _lines(text: str) -> list[str]:
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if _NO_PROVIDER.search(head) or _LIBFABRIC.search(head):
+    if _NO_PROVIDER.search(head) or _NO_CONFIG.search(head) or _LIBFABRIC.search(head):
         return 0.55
     if not re.search(r"(?i)ibv_|mlx5dv_|rdma_|couldn't (?:allocate|create|register)|failed to create|completion with error", head):
         return 0.0
@@ -87,10 +93,13 @@ def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "output with an RDMA verbs failure")
     found = _lines(text)
     orphans = list(dict.fromkeys(m.group(1) for m in _NO_PROVIDER.finditer(text)))
-    if not found and not orphans:
+    no_config = _NO_CONFIG.search(text)
+    if not found and not orphans and not no_config:
         raise ParseError("no failed RDMA verbs call (ibv_*/mlx5dv_* ... failed, perftest's Couldn't allocate MR) and "
                          "no libibverbs device without its provider")
     facts: dict[str, Any] = {"rdma.verbs_errors": found}
     if orphans:
         facts["rdma.devices_without_provider"] = orphans
+    if no_config:
+        facts["rdma.provider_config_missing"] = no_config.group(1).rstrip(".")
     return facts

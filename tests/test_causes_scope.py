@@ -1143,3 +1143,12 @@ def test_an_srun_line_for_one_node_says_the_job_is_on_one_node() -> None:
     one = EvidenceFacts.from_specs(_specs(["nvidia-smi-status/deepops1102-srun-gpus-per-task-two-tasks-distinct-uuids.txt"]))
     assert one.lookup("slurm.srun.options")["--nodes"] == "1"
     assert one.lookup("job.multi_node") is False
+
+
+def test_tensorflows_kernel_dso_mismatch_is_the_driver_library_mismatch() -> None:
+    for rel in ("cuda-errors/tf4768-cuda-diagnostics-kernel-352-dso-361.txt",
+                "cuda-errors/jax11477-xla-kernel-515-dso-510-one-line.txt",
+                "nvidia-smi-status/tf4349-nvidia-smi-mismatch-cuda-diagnostics-kernel-460-dso-470.txt"):
+        assert _found([rel]) == [("driver-library-mismatch", "confirmed")], rel
+    # inside a container the libcuda compared may be the image's own copy (nvidia-docker#1704): not decided here
+    assert _found(["container:cuda-errors/tf4768-cuda-diagnostics-kernel-352-dso-361.txt"]) == []

@@ -184,3 +184,15 @@ def test_cupti_refused_the_performance_counters():
     f = parse(load("cuda-errors/jaxdocs-cupti-insufficient-privileges.txt"))
     assert f["cuda.profiling_restricted"] is True and f["cuda.error_codes"] == []
     assert len(f["cuda.errors"]) == 1 and f["cuda.errors"][0].endswith("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES")
+
+
+def test_tensorflows_kernel_and_dso_versions_that_differ():
+    f = parsers.run("cuda-errors", load("cuda-errors/tf4768-cuda-diagnostics-kernel-352-dso-361.txt"))
+    assert f["cuda.kernel_dso_mismatch"] == {"kernel": "352.63.0", "dso": "361.93.2"}
+    assert f["cuda.error_codes"] == ["cudaErrorInvalidValue"]
+    one = load("cuda-errors/jax11477-xla-kernel-515-dso-510-one-line.txt")
+    assert parsers.detect(one) == "cuda-errors"
+    assert parsers.run("cuda-errors", one)["cuda.kernel_dso_mismatch"] == {"kernel": "515.48.7", "dso": "510.73.5"}
+    # the diagnostics' other lines (versions that agree) are no mismatch
+    with pytest.raises(ParseError):
+        parsers.run("cuda-errors", "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:189] kernel reported version is: 352.63.0\n")

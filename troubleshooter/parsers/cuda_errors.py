@@ -46,6 +46,9 @@ FACTS = [
     ("cuda.system_not_ready", "bool", "", "'system not yet initialized' (802): on an NVSwitch system the fabric manager is not running"),
     ("cuda.nvls_failed", "bool", "", "NCCL's NVLink SHARP (NVLS) multicast set-up failed ('Failed to bind NVLink SHARP (NVLS) "
      "Multicast memory of size N: CUDA error 401 ...'); absent when the text does not say"),
+    ("cuda.kernel_dso_mismatch", "dict", "", "TensorFlow's/XLA's CUDA diagnostics: the loaded kernel module's version and "
+     "libcuda's differ ('kernel version 515.48.7 does not match DSO version 510.73.5 -- cannot find working devices'): "
+     "{kernel, dso}"),
     ("cuda.profiling_restricted", "bool", "", "the driver refused the GPU's performance counters to a user who is not "
      "an administrator ('CUPTI_ERROR_INSUFFICIENT_PRIVILEGES', Nsight's 'ERR_NVGPUCTRPERM'): profiling a slow job fails"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
@@ -119,7 +122,7 @@ _MESSAGE_LOW = {name: (RUNTIME_ERRORS[name][1].lower(),) + _OTHER_WORDINGS.get(n
 _KEYS = ("cuda", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",
          "illegal memory access", "launch failure", "device-side assert", "launch timed out", "invalid device",
          "peer access", "peer mapping", "busy or unavailable", "stub library", "no kernel image", "display driver", "no nvidia driver",
-         "assertion", "cupti_error_insufficient", "gpuctrperm", "performance counters")
+         "assertion", "cupti_error_insufficient", "gpuctrperm", "performance counters", "dso version")
 # a kernel's own assertion, which CUDA then reports as a device-side assert (cudaErrorAssert): PyTorch's ATen kernels
 # print "../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [316,0,0], thread: [62,0,0]
 # Assertion `srcIndex < srcSelectDimSize` failed." (an index out of range in the application's data, not the GPU)
@@ -151,6 +154,10 @@ _NCCL_ERROR = re.compile(r"NCCL error(?: in)?:|\bncclUnhandledCudaError\b|\bnccl
                          r"\bncclRemoteError\b|\bncclInvalidUsage\b|unhandled (?:cuda|system) error|"
                          r"while creating shared memory segment|failed to extend /dev/shm", re.IGNORECASE)
 _NCCL_NUMBER = re.compile(r"NCCL Error \d+:", re.IGNORECASE)
+# TensorFlow's stream_executor cuda_diagnostics (and XLA's, under JAX): libcuda of one driver release, kernel module of
+# another ("E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:296] kernel version 352.63.0 does not match DSO
+# version 361.93.2 -- cannot find working devices in this configuration")
+_DSO_MISMATCH = re.compile(r"kernel version (\d+(?:\.\d+)+) does not match DSO version (\d+(?:\.\d+)+)")
 _NCCL_STRUCTURE = re.compile(r"NCCL (?:INFO|WARN)\b")
 
 
@@ -161,7 +168,7 @@ def _line_kind(line: str) -> str | None:
         return None
     if _NCCL_ERROR.search(line):
         return "nccl"
-    if _KERNEL_ASSERT.search(line) or _PROFILING.search(line):
+    if _KERNEL_ASSERT.search(line) or _PROFILING.search(line) or _DSO_MISMATCH.search(line):
         return "cuda"
     if _RUNTIME_NAME.search(line) or "CUDA_ERROR_" in line:
         return "cuda"
@@ -283,6 +290,9 @@ def parse(text: str) -> dict[str, Any]:
         facts["cuda.no_driver"] = True
     if any(_PROFILING.search(line) for line in cuda_lines):
         facts["cuda.profiling_restricted"] = True
+    dso = next((m for m in map(_DSO_MISMATCH.search, cuda_lines) if m), None)
+    if dso:
+        facts["cuda.kernel_dso_mismatch"] = {"kernel": dso.group(1), "dso": dso.group(2)}
     if nccl_lines:
         facts["nccl.errors"] = nccl_lines
         for line in nccl_lines:  # PyTorch's "NCCL error in: ..., NCCL version 2.21.5"

@@ -1152,3 +1152,11 @@ def test_tensorflows_kernel_dso_mismatch_is_the_driver_library_mismatch() -> Non
         assert _found([rel]) == [("driver-library-mismatch", "confirmed")], rel
     # inside a container the libcuda compared may be the image's own copy (nvidia-docker#1704): not decided here
     assert _found(["container:cuda-errors/tf4768-cuda-diagnostics-kernel-352-dso-361.txt"]) == []
+
+
+def test_an_nccl_that_cannot_be_captured_in_a_cuda_graph() -> None:
+    warn = "nccl-warn-lines/vllm3069-nccl-2-19-3-cuda11-0-cannot-be-captured-in-a-graph.txt"
+    assert _found([warn]) == [("nccl-build-cannot-graph-capture", "confirmed")]
+    sources.load_all()
+    ef = EvidenceFacts.from_specs(_specs([warn]))
+    assert ef.lookup("nccl.version") == "2.19.3"

@@ -1160,3 +1160,10 @@ def test_an_nccl_that_cannot_be_captured_in_a_cuda_graph() -> None:
     sources.load_all()
     ef = EvidenceFacts.from_specs(_specs([warn]))
     assert ef.lookup("nccl.version") == "2.19.3"
+
+
+def test_gpus_the_device_plugin_withholds_from_the_node() -> None:
+    for rel in ("k8s-node-conditions/k8sdp234-describe-node-allocatable-6-of-8.txt",
+                "k8s-node-conditions/k8sdp58-get-node-yaml-allocatable-0-of-16.txt"):
+        assert _found([rel]) == [("device-plugin-gpu-stuck-unhealthy", "likely")], rel
+    assert _found(["k8s-node-conditions/gpuop-describe-node-conditions-all-healthy.txt"]) == []

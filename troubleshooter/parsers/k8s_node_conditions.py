@@ -13,7 +13,10 @@ Real samples (Oracle's OKE documentation on GPU node health; tests/data/k8s-node
     Message: The GPU has exceeded the maximum number of ECC defective row remaps.
 
 What it means here: a condition that is True says its problem holds (Ready is the one condition whose True is good);
-the reason and message are the agent's own words, kept as printed for the causes to read.
+the reason and message are the agent's own words, kept as printed for the causes to read. The same output's Capacity
+and Allocatable blocks (and status.capacity/allocatable in ``-o yaml``) count the node's GPUs: Allocatable below
+Capacity is the device plugin withholding devices it marked unhealthy (k8s-device-plugin#58: "Capacity: Total number
+of GPUs, Allocatable: Number of GPUs in a Healthy state").
 """
 
 from __future__ import annotations
@@ -27,11 +30,19 @@ FACTS = [
     ("k8s.node_problems", "list", "", "the node's conditions that report a problem, 'Type: Reason: Message' as printed "
      "(a condition True, or Ready False), at most 20"),
     ("k8s.node_conditions", "dict", "", "each condition's status as printed: Type -> True | False | Unknown"),
+    ("k8s.gpu_capacity", "dict", "", "GPU resources the node registers (Capacity / status.capacity): resource -> count"),
+    ("k8s.gpu_allocatable", "dict", "", "GPU resources the node offers to pods (Allocatable / status.allocatable): "
+     "resource -> count; below the capacity by the devices the device plugin reports unhealthy"),
+    ("k8s.gpus_withheld", "list", "", "GPU resources whose allocatable count is below the capacity, as "
+     "'nvidia.com/gpu: 6 of 8': devices the device plugin marked unhealthy"),
 ]
 
 _ROW = re.compile(r"^\s*([A-Za-z][\w./-]{1,80})\s+(True|False|Unknown)\s+(?:\S+,\s+\d.*?[+-]\d{4}\s+\S+,\s+\d.*?[+-]\d{4}\s+)?"
                   r"([A-Z][A-Za-z]{2,80})\s+(\S.*?)\s*$")
 _FIELD = re.compile(r"^\s*(Type|Status|Reason|Message):\s+(\S.*?)\s*$")
+# kubectl describe node's "Capacity:" / "Allocatable:" blocks, and the same under status in -o yaml ("capacity:")
+_SECTION = re.compile(r"^(\s*)(Capacity|Allocatable|capacity|allocatable):\s*$")
+_GPU_RES = re.compile(r"^\s*((?:nvidia|amd)\.com/gpu):\s+\"?(\d+)\"?\s*$")
 MAX_LINE = 4000
 
 
@@ -42,7 +53,29 @@ def _detect(text: str) -> float:
         return 0.8
     if re.search(r"^\s*Type:\s+\S+\s*\n\s*Status:\s+(?:True|False|Unknown)\s*$", head, re.MULTILINE):
         return 0.8
+    if _gpu_resources(head)[1]:
+        return 0.8
     return 0.0
+
+
+def _gpu_resources(text: str) -> tuple[dict[str, int], dict[str, int]]:
+    """GPU counts under the Capacity and Allocatable blocks (describe node) or capacity/allocatable maps (-o yaml)."""
+    found: dict[str, dict[str, int]] = {"capacity": {}, "allocatable": {}}
+    section, indent = "", -1
+    for raw in text.split("\n", 20000)[:20000]:
+        m = _SECTION.match(raw)
+        if m:
+            section, indent = m.group(2).lower(), len(m.group(1))
+            continue
+        if not section or not raw.strip():
+            continue
+        if len(raw) - len(raw.lstrip()) <= indent:
+            section = ""  # the block ended at a line no deeper than its header
+            continue
+        g = _GPU_RES.match(raw)
+        if g:
+            found[section][g.group(1)] = int(g.group(2))
+    return found["capacity"], found["allocatable"]
 
 
 @parser(
@@ -77,6 +110,15 @@ def parse(text: str) -> dict[str, Any]:
             add(m.group(1), m.group(2), m.group(3), m.group(4))
     if one.get("Type") and one.get("Status"):
         add(one["Type"], one["Status"], one.get("Reason", ""), one.get("Message", ""))
-    if not statuses:
-        raise ParseError("no node condition ('Type  Status  ...  Reason  Message' rows, or 'Type: ... Status: ...')")
-    return {"k8s.node_problems": problems, "k8s.node_conditions": statuses}
+    capacity, allocatable = _gpu_resources(text)
+    if not statuses and not allocatable:
+        raise ParseError("no node condition ('Type  Status  ...  Reason  Message' rows, or 'Type: ... Status: ...') and "
+                         "no GPU resource under Capacity/Allocatable")
+    facts: dict[str, Any] = {"k8s.node_problems": problems, "k8s.node_conditions": statuses} if statuses else {}
+    if allocatable:
+        facts["k8s.gpu_allocatable"] = allocatable
+        if capacity:
+            facts["k8s.gpu_capacity"] = capacity
+            facts["k8s.gpus_withheld"] = [f"{r}: {n} of {capacity[r]}" for r, n in allocatable.items()
+                                          if r in capacity and n < capacity[r]]
+    return facts

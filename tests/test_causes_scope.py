@@ -420,7 +420,9 @@ def test_the_hook_getting_nvmls_driver_library_mismatch() -> None:
 
 def test_docker_without_the_nvidia_container_toolkit() -> None:
     for name in ("no-gpu-runtime-bytetrack302-could-not-select-then-docker-run-command.txt",
-                 "no-gpu-runtime-nvdocker501-unknown-runtime-specified-nvidia.txt"):
+                 "no-gpu-runtime-nvdocker501-unknown-runtime-specified-nvidia.txt",
+                 "no-gpu-runtime-nvdocker958-exec-nvidia-container-runtime-hook-not-found.txt",
+                 "no-gpu-runtime-charliecloud939-ch-fromhost-nvidia-container-cli-not-found.txt"):
         assert _found([_hook(name)]) == [("docker-nvidia-toolkit-missing", "confirmed")], name
 
 

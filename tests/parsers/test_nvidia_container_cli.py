@@ -79,6 +79,11 @@ CASES = {
         'could not select device driver "" with capabilities: [[gpu]]', "no-gpu-runtime"),
     "no-gpu-runtime-nvdocker501-unknown-runtime-specified-nvidia.txt": _one(
         "Unknown runtime specified nvidia", "no-gpu-runtime"),
+    # the runtime configured, its hook program absent; a wrapper's shell not finding nvidia-container-cli
+    "no-gpu-runtime-nvdocker958-exec-nvidia-container-runtime-hook-not-found.txt": _one(
+        'exec: "nvidia-container-runtime-hook": executable file not found in $PATH', "no-gpu-runtime"),
+    "no-gpu-runtime-charliecloud939-ch-fromhost-nvidia-container-cli-not-found.txt": _one(
+        "ch-fromhost: 204: ch-fromhost: nvidia-container-cli: not found", "no-gpu-runtime"),
 }
 
 # pyxis/enroot logs gathered for the Slurm kinds carry the hook's message too
@@ -120,7 +125,8 @@ ONE_LINE = sorted(n for n in CASES if not any(w in n for w in ("dalle104", "nvdo
 def _line(name: str) -> str:
     text = load(f"nvidia-container-cli/{name}")
     return next(ln for ln in text.splitlines()
-                if any(w in ln for w in ("nvidia-container-cli:", "cli.real:", "device driver", "Unknown runtime")))
+                if any(w in ln for w in ("nvidia-container-cli:", "cli.real:", "device driver", "Unknown runtime",
+                                         "executable file not found")))
 
 
 def _same_reading(got: dict, want: dict) -> bool:

@@ -38,7 +38,9 @@ or kubelet prefix) is left out. What each kind means:
 - ``mount-error``: ``mount error: ...``: a driver file could not be put into the container (the image carries its
   own copy, ``file exists``; a device rule or mount refused);
 - ``no-gpu-runtime``: Docker's own ``could not select device driver "" with capabilities: [[gpu]]`` (no GPU device
-  driver registered: dockerd found no NVIDIA Container Toolkit hook) or ``Unknown runtime specified nvidia``;
+  driver registered: dockerd found no NVIDIA Container Toolkit hook) or ``Unknown runtime specified nvidia``; also the
+  toolkit's programs missing where the engine or a wrapper calls them (``exec: "nvidia-container-runtime-hook":
+  executable file not found in $PATH``, the shell's ``nvidia-container-cli: not found``);
 - ``hook-without-runtime``: the NVIDIA Container Runtime Hook refusing to run on its own ("invoking the NVIDIA
   Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not supported. Please use the NVIDIA
   Container Runtime instead."): the toolkit is in CSV mode (Jetson/Tegra, or mode = "csv") and only the nvidia
@@ -97,6 +99,12 @@ _CLASS = re.compile(r"^([a-z]{2,24})error:")
 # Docker's own refusals, matched in the text with its blanks removed (a wrap can cut them anywhere)
 _NO_GPU_DRIVER = re.compile(r'couldnotselectdevicedriver(?:"[^"]{0,40}")?withcapabilities:\[\[[^\]]{0,80}gpu[^\]]{0,80}\]\]')
 _NO_NVIDIA_RUNTIME = re.compile(r"(?:Unknownruntimespecified|unknownorinvalidruntimename:)nvidia(?![\w-])")
+# the engine configured for the toolkit, the toolkit's program absent (nvidia-docker#958, #1337, #1190), and a wrapper
+# script's shell not finding nvidia-container-cli (dash: "ch-fromhost: 204: ch-fromhost: nvidia-container-cli: not
+# found", charliecloud#939; bash: "SCRIPT: line 204: nvidia-container-cli: command not found"). The line number is the
+# script's: someone typing the command into an interactive shell is asking, not a wrapper failing
+_TOOLKIT_ABSENT = re.compile(r'exec:\\?"nvidia-container-(?:runtime-hook|runtime|toolkit)\\?":executablefilenotfoundin\$PATH'
+                             r'|[\w./-]+:(?:line)?\d+:(?:[\w./-]+:)?nvidia-container-cli:(?:command)?notfound')
 _HOOK_ALONE = re.compile(r"invokingtheNVIDIAContainerRuntimeHookdirectly(?:\(e\.g\.specifyingthedocker--gpusflag\))?"
                          r"isnotsupported")
 MAX_SQUASHED = 8 << 20  # Docker's refusals are looked for in the first 8 MB of a paste
@@ -235,9 +243,12 @@ def _docker_refusals(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
     squashed = "".join(head[i] for i in where)
     out = []
     for rx, kind in ((_NO_GPU_DRIVER, "no-gpu-runtime"), (_NO_NVIDIA_RUNTIME, "no-gpu-runtime"),
-                     (_HOOK_ALONE, "hook-without-runtime")):
+                     (_TOOLKIT_ABSENT, "no-gpu-runtime"), (_HOOK_ALONE, "hook-without-runtime")):
         for m in rx.finditer(squashed):
             a, b = where[m.start()], where[m.end() - 1] + 1
+            # a script's name begins its line: what the squashing joined to it from the line before is not its own
+            colon = head.find(":", a, b) if rx is _TOOLKIT_ABSENT else -1
+            a = head.rfind("\n", a, colon) + 1 if colon > a and "\n" in head[a:colon] else a
             out.append((a, clip(head[a:b], 200), kind, {}))
     return out
 

@@ -1169,3 +1169,12 @@ def test_gpus_the_device_plugin_withholds_from_the_node() -> None:
                 "k8s-node-conditions/k8sdp58-get-node-yaml-allocatable-0-of-16.txt"):
         assert _found([rel]) == [("device-plugin-gpu-stuck-unhealthy", "likely")], rel
     assert _found(["k8s-node-conditions/gpuop-describe-node-conditions-all-healthy.txt"]) == []
+
+
+def test_ucx_without_cuda_transports_is_likely_only_with_the_ucx_tls_that_left_them_out() -> None:
+    tcp = "ucx/trtllm18373-nixl-agent-ucx-tls-tcp-cuda-support-not-found.txt"
+    assert _found([tcp]) == [("ucx-not-cuda-aware", "likely")]
+    # UCX's own warning alone: a build without CUDA, or a CUDA build whose modules were not found (ucx_info decides)
+    warn = "ucx/lmcache605-warn-cuda-transports-not-available.txt"
+    assert _found([warn]) == []
+    assert _suspected([warn]) == ["ucx-not-cuda-aware"]

@@ -54,3 +54,16 @@ def test_the_crash_report_of_another_librarys_bus_error():
     assert f["ucx.crash_frames"] == ["__nss_database_lookup", "ncclGroupEnd", "ncclGroupEnd", "ncclGetUniqueId",
                                      "ncclRedOpDestroy", "start_thread", "clone"]
     assert "ucx.segfault" not in f and "ucx.segfault_in_copy" not in f
+
+
+def test_ucx_without_its_cuda_transports_and_the_ucx_tls_a_log_echoes():
+    warn = parsers.run("ucx", load("ucx/lmcache605-warn-cuda-transports-not-available.txt"))
+    assert warn["ucx.cuda_unavailable"] is True and "ucx.tls_in_log" not in warn
+    nixl = load("ucx/trtllm18373-nixl-agent-ucx-tls-tcp-cuda-support-not-found.txt")
+    assert parsers.detect(nixl) == "ucx"
+    f = parsers.run("ucx", nixl)
+    assert (f["ucx.cuda_unavailable"], f["ucx.tls_in_log"]) == (True, "tcp")
+    # a transport asked for and missing that is not a CUDA one (UCX offering cuda_copy among the rest) is no such thing
+    ud = parsers.run("ucx", "[1] [h:1:0] ucp_context.c:1100 UCX  WARN  transport 'ud' is not available, please use one "
+                            "or more of: cuda_copy, cuda_ipc, rc_mlx5, self, sm, tcp\n")
+    assert "ucx.cuda_unavailable" not in ud

@@ -44,6 +44,12 @@ FACTS = [
     ("ucx.crash_frames", "list", "", "the crash backtrace's functions, innermost first, UCX's own signal handling left out (at most 12; 'libc.so.6+' where a frame has no symbol)"),
     ("ucx.crash_signal", "string", "", "the signal UCX's handler caught ('Segmentation fault', 'Bus error'), from 'Caught signal N (NAME: ...)': the handler reports any crash of a process that loaded UCX, in UCX or not"),
     ("ucx.segfault_in_copy", "bool", "", "the crash is a CPU memory copy (memcpy, or an unnamed libc frame) called from UCX's send or pack path: UCX treated a buffer as host memory that the CPU cannot touch, a GPU buffer when UCX runs without its CUDA support"),
+    ("ucx.cuda_unavailable", "bool", "", "UCX runs without its CUDA transports: its own warning that the 'cuda_*' "
+     "transports asked for are not available (the ones it offers instead have no cuda_*), or NIXL's 'VRAM memory is "
+     "detected as host by UCX' / 'UCX CUDA support was not found' (a UCX built without CUDA, its CUDA modules not "
+     "found, or UCX_TLS leaving cuda_copy out)"),
+    ("ucx.tls_in_log", "string", "", "UCX_TLS=VALUE as a program printed it in its log (a launcher or NIXL agent echoing "
+     "its environment), the last one seen"),
     ("ucx.shm_alloc_failures", "list", "", "UCX's shared-memory transport (mm, posix over /dev/shm) failing to allocate its receive FIFO or buffers ('mm_iface failed to allocate receive FIFO', 'Not enough memory to write total of N bytes. Please check that /dev/shm ...'), with or without the UCX ERROR prefix, as printed"),
 ]
 
@@ -64,6 +70,12 @@ _SIGNAL = re.compile(r"Caught signal (\d{1,2}) \(([A-Za-z][A-Za-z ]{2,40})(?::|\
 # backtrace frames: "4  libuct_ib.so.0(uct_rc_mlx5_ep_am_short+0x25b) [0x7f..]" or "> 1 0x000000000003ea99 ucp_dt_pack()  dt.c:120"
 _FRAME_LIB = re.compile(r"^\s*>?\s*\d{1,3}\s+(\S+?)\((\w*)(?:\+0x[0-9a-fA-F]+)?\)\s+\[0x[0-9a-fA-F]+\]")
 _FRAME_SYM = re.compile(r"^\s*>?\s*\d{1,3}\s+0x[0-9a-fA-F]+\s+(\w+)\(\)")
+# UCX (ucp_context.c): "transports 'cuda_ipc','cuda_copy' are not available, please use one or more of: mm, posix,
+# self, shm, sm, sysv, tcp"; NIXL's ucx_utils.cpp: "VRAM memory is detected as host by UCX." and "N NVIDIA GPU(s) were
+# detected, but UCX CUDA support was not found!"
+_NO_CUDA_TLS = re.compile(r"transports? ('[^']*'(?:,\s*'[^']*')*) (?:is|are) not available, please use one or more of: (.*)")
+_NIXL_NO_CUDA = re.compile(r"VRAM memory is detected as host by UCX|UCX CUDA support was not found")
+_TLS_ECHO = re.compile(r"(?<![\w-])UCX_TLS=([^\s,;'\"]*)")
 _UNOPENED = re.compile(r"^\s*#\s+<\s*failed to open (?:interface|memory domain)\s*>")
 
 
@@ -76,7 +88,7 @@ def _detect(text: str) -> float:
         return 0.9
     if _SIGNAL.search(head) and re.search(r"^\s*>?\s*==== backtrace\b", head, re.MULTILINE):
         return 0.6  # UCX's crash report of a process that loaded it (its frames may be another library's)
-    if n == 1 or _SHM.search(head) or (re.search(r"\b(?:ucp|uct)_\w+", head) and (
+    if n == 1 or _SHM.search(head) or _NIXL_NO_CUDA.search(head) or (re.search(r"\b(?:ucp|uct)_\w+", head) and (
             _CAUGHT.search(head) or sum(1 for ln in head.split("\n")[:400] if _FRAME_LIB.match(ln) or _FRAME_SYM.match(ln)) >= 3)):
         return 0.6  # one line; UCX's shared-memory failure quoted without its prefix; UCX's crash backtrace
     return 0.0
@@ -104,8 +116,15 @@ def parse(text: str) -> dict[str, Any]:
     frames: list[str] = []
     caught = False
     signal = ""
+    no_cuda = False
+    tls = None
     for raw in text.split("\n"):
         line = raw.rstrip()
+        if "UCX" in line and _NIXL_NO_CUDA.search(line):
+            no_cuda = True
+            seen += 1
+        if "UCX_TLS=" in line and (tm := _TLS_ECHO.search(line)):
+            tls = tm.group(1)
         if not signal and "Caught signal" in line and (sg := _SIGNAL.search(line)):
             signal = sg.group(2).strip()
             seen += 1
@@ -133,6 +152,9 @@ def parse(text: str) -> dict[str, Any]:
                         sites.append(loc.rsplit(":", 1)[0])
                 elif lvl == "WARN":
                     add_clipped(warnings, m.group("msg"), MAX_MESSAGES, MAX_TEXT)
+                    nt = _NO_CUDA_TLS.search(m.group("msg"))
+                    if nt and "cuda" in nt.group(1) and "cuda" not in nt.group(2):
+                        no_cuda = True
                 continue
         if "ucx" in line and "Error" in line:
             m = _OMPI.search(line)
@@ -171,6 +193,10 @@ def parse(text: str) -> dict[str, Any]:
     facts["ucx.hosts"] = sorted(hosts)
     if shm:
         facts["ucx.shm_alloc_failures"] = shm
+    if no_cuda:
+        facts["ucx.cuda_unavailable"] = True
+    if tls is not None:
+        facts["ucx.tls_in_log"] = tls
     crash = [f for f in frames if not f.startswith(("libucs", "ucs_", "libpthread", "__restore_rt", "killpg"))]
     if signal:
         facts["ucx.crash_signal"] = signal

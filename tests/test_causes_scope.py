@@ -1178,3 +1178,12 @@ def test_ucx_without_cuda_transports_is_likely_only_with_the_ucx_tls_that_left_t
     warn = "ucx/lmcache605-warn-cuda-transports-not-available.txt"
     assert _found([warn]) == []
     assert _suspected([warn]) == ["ucx-not-cuda-aware"]
+
+
+def test_a_ucx_built_without_verbs_on_an_ib_node() -> None:
+    build = "ucx/ucx10298-configured-with-without-verbs-bold-quoted.txt"
+    errors = "ucx/ucx10298-mpirun-invalid-active-speed-mlx5-ndr.txt"
+    assert _found([build, errors]) == [("ucx-built-without-ib-transports", "likely")]
+    # the build line alone does not say the node has an HCA; a build with verbs beside the same errors is not it
+    assert _found([build]) == []
+    assert _found(["ucx/ucx8808-ucx-info-bdv-configured-with-rc-ud-dc-cuda.txt", errors]) == []

@@ -67,3 +67,15 @@ def test_ucx_without_its_cuda_transports_and_the_ucx_tls_a_log_echoes():
     ud = parsers.run("ucx", "[1] [h:1:0] ucp_context.c:1100 UCX  WARN  transport 'ud' is not available, please use one "
                             "or more of: cuda_copy, cuda_ipc, rc_mlx5, self, sm, tcp\n")
     assert "ucx.cuda_unavailable" not in ud
+
+
+def test_the_build_line_of_ucx_info_v():
+    f = parsers.run("ucx", load("ucx/ucx10298-configured-with-without-verbs-bold-quoted.txt"))
+    assert f["ucx.configured_without"] == ["go", "java", "dc", "dm", "gdrcopy", "ib-hw-tm", "knem", "mlx5-dv", "rc",
+                                           "ud", "xpmem", "fuse3", "bfd", "rdmacm", "verbs", "rocm"]
+    built = load("ucx/ucx8808-ucx-info-bdv-configured-with-rc-ud-dc-cuda.txt")
+    assert parsers.detect(built) == "ucx"
+    assert parsers.run("ucx", built)["ucx.configured_without"] == []
+    # gcc -v prints a 'Configured with:' line too: not UCX's
+    with pytest.raises(ParseError):
+        parsers.run("ucx", "Configured with: ../src/configure -v --with-pkgversion='Ubuntu 11.4.0' --enable-languages=c,c++\n")

@@ -48,6 +48,9 @@ FACTS = [
      "transports asked for are not available (the ones it offers instead have no cuda_*), or NIXL's 'VRAM memory is "
      "detected as host by UCX' / 'UCX CUDA support was not found' (a UCX built without CUDA, its CUDA modules not "
      "found, or UCX_TLS leaving cuda_copy out)"),
+    ("ucx.configured_without", "list", "", "transports and libraries ucx_info -v's 'Configured with:' line turns off "
+     "(--without-verbs, --without-rc, --without-ud, --without-dc, --without-mlx5-dv, --without-cuda ...: 'verbs', 'rc', "
+     "...), in order; a UCX built --without-verbs has no InfiniBand/RoCE transport at all"),
     ("ucx.tls_in_log", "string", "", "UCX_TLS=VALUE as a program printed it in its log (a launcher or NIXL agent echoing "
      "its environment), the last one seen"),
     ("ucx.shm_alloc_failures", "list", "", "UCX's shared-memory transport (mm, posix over /dev/shm) failing to allocate its receive FIFO or buffers ('mm_iface failed to allocate receive FIFO', 'Not enough memory to write total of N bytes. Please check that /dev/shm ...'), with or without the UCX ERROR prefix, as printed"),
@@ -76,6 +79,11 @@ _FRAME_SYM = re.compile(r"^\s*>?\s*\d{1,3}\s+0x[0-9a-fA-F]+\s+(\w+)\(\)")
 _NO_CUDA_TLS = re.compile(r"transports? ('[^']*'(?:,\s*'[^']*')*) (?:is|are) not available, please use one or more of: (.*)")
 _NIXL_NO_CUDA = re.compile(r"VRAM memory is detected as host by UCX|UCX CUDA support was not found")
 _TLS_ECHO = re.compile(r"(?<![\w-])UCX_TLS=([^\s,;'\"]*)")
+# ucx_info -v: "# Configured with: --disable-logging ... --without-verbs ..." (gcc -v prints a "Configured with:" line
+# too: only one with UCX's own transport options is UCX's)
+_CONFIGURED = re.compile(r"^[#\s]*Configured with:\s*(.*)$")
+_UCX_OPTION = re.compile(r"--with(?:out)?-(?:verbs|rc|ud|dc|mlx5-dv|knem|xpmem|gdrcopy|ib-hw-tm|rdmacm)\b")
+_WITHOUT = re.compile(r"--without-([\w-]+)")
 _UNOPENED = re.compile(r"^\s*#\s+<\s*failed to open (?:interface|memory domain)\s*>")
 
 
@@ -88,6 +96,8 @@ def _detect(text: str) -> float:
         return 0.9
     if _SIGNAL.search(head) and re.search(r"^\s*>?\s*==== backtrace\b", head, re.MULTILINE):
         return 0.6  # UCX's crash report of a process that loaded it (its frames may be another library's)
+    if any(_UCX_OPTION.search(m.group(1)) for m in map(_CONFIGURED.match, head.split("\n", 200)[:200]) if m):
+        return 0.8  # ucx_info -v's build line
     if n == 1 or _SHM.search(head) or _NIXL_NO_CUDA.search(head) or (re.search(r"\b(?:ucp|uct)_\w+", head) and (
             _CAUGHT.search(head) or sum(1 for ln in head.split("\n")[:400] if _FRAME_LIB.match(ln) or _FRAME_SYM.match(ln)) >= 3)):
         return 0.6  # one line; UCX's shared-memory failure quoted without its prefix; UCX's crash backtrace
@@ -118,6 +128,7 @@ def parse(text: str) -> dict[str, Any]:
     signal = ""
     no_cuda = False
     tls = None
+    without: list[str] | None = None
     for raw in text.split("\n"):
         line = raw.rstrip()
         if "UCX" in line and _NIXL_NO_CUDA.search(line):
@@ -125,6 +136,10 @@ def parse(text: str) -> dict[str, Any]:
             seen += 1
         if "UCX_TLS=" in line and (tm := _TLS_ECHO.search(line)):
             tls = tm.group(1)
+        if "Configured with" in line and (cm := _CONFIGURED.match(line)) and _UCX_OPTION.search(cm.group(1)):
+            without = list(dict.fromkeys(_WITHOUT.findall(cm.group(1))))
+            seen += 1
+            continue
         if not signal and "Caught signal" in line and (sg := _SIGNAL.search(line)):
             signal = sg.group(2).strip()
             seen += 1
@@ -197,6 +212,8 @@ def parse(text: str) -> dict[str, Any]:
         facts["ucx.cuda_unavailable"] = True
     if tls is not None:
         facts["ucx.tls_in_log"] = tls
+    if without is not None:
+        facts["ucx.configured_without"] = without
     crash = [f for f in frames if not f.startswith(("libucs", "ucs_", "libpthread", "__restore_rt", "killpg"))]
     if signal:
         facts["ucx.crash_signal"] = signal

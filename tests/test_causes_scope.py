@@ -1187,3 +1187,10 @@ def test_a_ucx_built_without_verbs_on_an_ib_node() -> None:
     # the build line alone does not say the node has an HCA; a build with verbs beside the same errors is not it
     assert _found([build]) == []
     assert _found(["ucx/ucx8808-ucx-info-bdv-configured-with-rc-ud-dc-cuda.txt", errors]) == []
+
+
+def test_cdi_refusals_name_a_stale_or_a_missing_spec() -> None:
+    assert _found(["cdi/nvct885-podman-failed-to-stat-cdi-host-device-renderd129.txt"]) == [("cdi-spec-stale", "likely")]
+    for rel in ("cdi/nixpkgs420638-podman-unresolvable-cdi-devices-gpu-all.txt",
+                "cdi/kata12549-containerd-cold-plug-unresolvable-cdi-pgpu-vfio1.txt"):
+        assert _found([rel]) == [("cdi-spec-missing", "likely")], rel

@@ -16,10 +16,10 @@ def test_a_spec_naming_a_device_node_the_host_no_longer_has():
 def test_no_spec_for_the_name_asked_for():
     # podman's words beside the host's working nvidia-smi, and containerd's inside a journal line's escaped quotes
     assert parsers.run("cdi", load("cdi/nixpkgs420638-podman-unresolvable-cdi-devices-gpu-all.txt")) == {
-        "cdi.unresolvable_devices": ["nvidia.com/gpu=all"]}
+        "cdi.unresolvable_devices": ["nvidia.com/gpu=all"], "cdi.unresolvable_plain": True}
     kata = load("cdi/kata12549-containerd-cold-plug-unresolvable-cdi-pgpu-vfio1.txt")
     assert parsers.detect(kata) == "cdi"
-    assert parsers.run("cdi", kata) == {"cdi.unresolvable_devices": ["nvidia.com/pgpu=vfio1"]}
+    assert parsers.run("cdi", kata) == {"cdi.unresolvable_devices": ["nvidia.com/pgpu=vfio1"], "cdi.unresolvable_plain": False}
 
 
 @pytest.mark.parametrize("text", ["", "Error: setting up CDI devices: no such file or directory\n",

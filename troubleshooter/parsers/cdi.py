@@ -12,7 +12,9 @@ generate`` or the toolkit's refresh service) lists, for each device name, the de
 container. ``failed to stat CDI host device`` is a spec naming a node the host no longer has: written before the
 driver, the GPUs or the DRM numbering changed (a stale spec). ``unresolvable CDI devices NAME`` is no spec defining
 NAME where the engine looks: never generated (the generator failed, often because the driver was not loaded then),
-written elsewhere, or another vendor/class name than the one asked for.
+written elsewhere, or another vendor/class name than the one asked for. A name of another kind or by GPU UUID
+(``management.nvidia.com/gpu=GPU-...``) is often not asked by the user at all: the toolkit in CDI mode derives it from
+NVIDIA_VISIBLE_DEVICES that a GPU-sharing scheduler wrote, and then the spec is not what is missing.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ FACTS = [
      "CDI host device \"/dev/dri/renderD129\": no such file or directory'), as printed"),
     ("cdi.unresolvable_devices", "list", "", "CDI device names no spec defines where the engine looks ('unresolvable CDI "
      "devices nvidia.com/gpu=all'), as printed"),
+    ("cdi.unresolvable_plain", "bool", "", "every unresolvable name is the plain kind a user or the device plugin asks "
+     "for, nvidia.com/gpu=all or =INDEX: false where another kind (management.nvidia.com/gpu, nvidia.com/pgpu) or a GPU "
+     "UUID is asked for, which the toolkit derives from NVIDIA_VISIBLE_DEVICES or a VFIO set-up writes"),
 ]
 
 _STAT = re.compile(r"failed to stat CDI host device \\?\"([^\"\\]+)\\?\": no such file or directory")
@@ -56,4 +61,5 @@ def parse(text: str) -> dict[str, Any]:
         facts["cdi.missing_host_devices"] = missing
     if unresolvable:
         facts["cdi.unresolvable_devices"] = unresolvable
+        facts["cdi.unresolvable_plain"] = all(re.fullmatch(r"nvidia\.com/gpu=(?:all|\d+)", u) for u in unresolvable)
     return facts

@@ -1196,3 +1196,15 @@ def test_cdi_refusals_name_a_stale_or_a_missing_spec() -> None:
     kata = "cdi/kata12549-containerd-cold-plug-unresolvable-cdi-pgpu-vfio1.txt"
     assert _found([kata]) == []
     assert _suspected([kata]) == ["cdi-spec-missing"]
+
+
+def test_an_errno_less_ibv_reg_mr_failure_under_a_small_locked_memory_limit(tmp_path) -> None:
+    warn = "nccl-warn-lines/hhhyunwoo-ibvwrap-call-to-ibv-reg-mr-failed-no-errno.txt"
+    assert _found([warn, "limits/ulimit-a-bash-memlock-64-fenced.txt"]) == [("memlock-limit", "likely")]
+    assert _found([warn]) == []  # no limit in the paste: nothing says which
+    unlimited = tmp_path / "ulimit.txt"
+    unlimited.write_text("$ ulimit -a | grep lock\nmax locked memory       (kbytes, -l) unlimited\n")
+    assert _found([warn, str(unlimited)]) == []
+    # 'with error Bad address' is the GPU memory path (ATS in a VM), whatever the limit
+    efault = "nccl-debug/h200-kvm-vm-topo-system-print-pci-0.2-and-ibv_reg_mr-warn.txt"
+    assert "memlock-limit" not in dict(_found([efault, "limits/ulimit-a-bash-memlock-64-fenced.txt"]))

@@ -1208,3 +1208,15 @@ def test_an_errno_less_ibv_reg_mr_failure_under_a_small_locked_memory_limit(tmp_
     # 'with error Bad address' is the GPU memory path (ATS in a VM), whatever the limit
     efault = "nccl-debug/h200-kvm-vm-topo-system-print-pci-0.2-and-ibv_reg_mr-warn.txt"
     assert "memlock-limit" not in dict(_found([efault, "limits/ulimit-a-bash-memlock-64-fenced.txt"]))
+
+
+def test_a_container_started_without_asking_for_gpus() -> None:
+    err = "cuda-errors/simqcd149-gpugetdevicecount-insufficient-driver-in-container.txt"
+    smi = "nvidia-smi-status/simqcd149-container-prompt-nvidia-smi-command-not-found.txt"
+    assert _found([err, smi]) == [("container-run-without-gpu-request", "likely")]
+    assert _found(["container:" + err, "container:" + smi]) == [("container-run-without-gpu-request", "likely")]
+    # the CUDA error alone is still the driver/runtime mismatch it names
+    assert _found([err]) == [("cuda-driver-mismatch", "confirmed")]
+    # a run line that asked (nvidia-docker 1 without its driver volume, nvidia-docker#180): not a missing request,
+    # and with no nvidia-smi in the container not a mismatch either
+    assert _found(["nvidia-smi-status/nvdocker180-container-devicequery-35-and-nvidia-smi-not-found.txt"]) == []

@@ -161,3 +161,12 @@ def test_nvmls_function_not_found_and_the_go_bindings_mismatch_wording():
                        ("nvdocker584-nvidia-docker-1-nvml-driver-library-mismatch.txt", "driver-library-mismatch")):
         f = EvidenceFacts.from_specs([str(DATA / "nvidia-smi-status" / name)])
         assert f.lookup("gpu.smi_error_kind") == kind, name
+
+
+def test_no_nvidia_smi_where_it_ran():
+    f = parsers.run("nvidia-smi-status", load("nvidia-smi-status/simqcd149-container-prompt-nvidia-smi-command-not-found.txt"))
+    assert (f["gpu.smi_error_kind"], f["gpu.smi_error"]) == ("not-installed", "nvidia-smi: command not found")
+    # dash's form; another program's 'not found' is not nvidia-smi's
+    assert parsers.run("nvidia-smi-status", "sh: 1: nvidia-smi: not found\n")["gpu.smi_error_kind"] == "not-installed"
+    with pytest.raises(ParseError):
+        parsers.run("nvidia-smi-status", "bash: nvcc: command not found\n")

@@ -458,6 +458,9 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
         how = "detected" if len(candidates) == 1 else "detected (several tools in one paste)"
     first = next((ln.strip() for ln in b.text.split("\n") if ln.strip()), "")
     shell_error = _SHELL_ERROR.match(first) if b.command else None
+    if shell_error and re.search(r"\bnvidia-smi: command not found", first):
+        # no nvidia-smi where it ran is itself evidence (a container the engine put no driver into): its kind reads it
+        shell_error, candidates = None, ["nvidia-smi-status"]
     if shell_error:
         # the command never ran: what the shell said is the whole output
         out.append(PastedFile(path, bside, None, {}, f"the command did not run: {shell_error.group(0)[:200]}", how, where))

@@ -46,7 +46,7 @@ from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
     ("gpu.smi_error", "string", "", "the message nvidia-smi printed instead of its report"),
-    ("gpu.smi_error_kind", "string", "", "nvml-unknown-error | driver-library-mismatch | nvml-function-not-found (nvidia-smi and libnvidia-ml of two releases) | no-driver | no-devices | no-permission | gpu-lost (NVML: the GPU fell off the bus or became inaccessible) | device-handle-error (NVML could not open one GPU: 'Unknown Error')"),
+    ("gpu.smi_error_kind", "string", "", "nvml-unknown-error | driver-library-mismatch | nvml-function-not-found (nvidia-smi and libnvidia-ml of two releases) | no-driver | no-devices | no-permission | gpu-lost (NVML: the GPU fell off the bus or became inaccessible) | device-handle-error (NVML could not open one GPU: 'Unknown Error') | not-installed (the shell finds no nvidia-smi: in a container, no driver utilities were put in it)"),
     ("gpu.smi_unreachable", "list", "", "bus addresses (bus:device.function, lower case, without the PCI domain, as lspci prints them) of the GPUs nvidia-smi could not open ('Unable to determine the device handle for GPU 0000:1C:00.0: ...')"),
     ("gpu.count", "number", "count", "GPUs attached"),
     ("gpu.names", "list", "", "product name of each GPU, in index order"),
@@ -87,6 +87,9 @@ _ERRORS = [
     (re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"), "no-driver"),
     (re.compile(r"^\s*No devices were found\s*$", re.MULTILINE), "no-devices"),
     (re.compile(r"Failed to initialize NVML: Insufficient Permissions"), "no-permission"),
+    # the shell finding no nvidia-smi at all ("bash: nvidia-smi: command not found", dash's "sh: 1: nvidia-smi: not
+    # found"): in a container, the runtime put no driver utilities in it; on a host, no driver package is installed
+    (re.compile(r"(?:^|[\s:])nvidia-smi: (?:command )?not found\b", re.MULTILINE), "not-installed"),
 ]
 # a reset or a MIG mode change refused while a client (nvidia-persistenced, nvidia_drm, DCGM, a process) holds the GPU
 _BLOCKED = re.compile(r"MIG mode is in pending (?:enable|disable) state for GPU ([0-9A-Fa-f:.]+):\s*In use by another client"

@@ -1220,3 +1220,9 @@ def test_a_container_started_without_asking_for_gpus() -> None:
     # a run line that asked (nvidia-docker 1 without its driver volume, nvidia-docker#180): not a missing request,
     # and with no nvidia-smi in the container not a mismatch either
     assert _found(["nvidia-smi-status/nvdocker180-container-devicequery-35-and-nvidia-smi-not-found.txt"]) == []
+
+
+def test_a_runtimes_own_architecture_check_is_likely_code_not_built_for_the_gpu() -> None:
+    for rel in ("cuda-errors/kokkos1944-cuda-initialize-compiled-for-cc-0-0-device-5-0.txt",
+                "cuda-errors/easydiffusion1477-hip-no-binary-for-gpu-rtx3050-laptop.txt"):
+        assert _found([rel]) == [("cuda-arch-not-in-build", "likely")], rel

@@ -196,3 +196,13 @@ def test_tensorflows_kernel_and_dso_versions_that_differ():
     # the diagnostics' other lines (versions that agree) are no mismatch
     with pytest.raises(ParseError):
         parsers.run("cuda-errors", "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:189] kernel reported version is: 352.63.0\n")
+
+
+def test_a_runtime_saying_the_program_has_no_code_for_the_gpu():
+    kokkos = parsers.run("cuda-errors", load("cuda-errors/kokkos1944-cuda-initialize-compiled-for-cc-0-0-device-5-0.txt"))
+    assert kokkos["cuda.arch_mismatch"] == ("Kokkos::Cuda::initialize ERROR: running kernels compiled for compute "
+                                            "capability 0.0 (< 5.0) on device with compute capability 5.0")
+    hip = load("cuda-errors/easydiffusion1477-hip-no-binary-for-gpu-rtx3050-laptop.txt")
+    assert parsers.detect(hip) == "cuda-errors"
+    assert parsers.run("cuda-errors", hip)["cuda.arch_mismatch"] == (
+        "hipErrorNoBinaryForGpu: Unable to find code object for all current devices")

@@ -49,6 +49,9 @@ FACTS = [
     ("cuda.kernel_dso_mismatch", "dict", "", "TensorFlow's/XLA's CUDA diagnostics: the loaded kernel module's version and "
      "libcuda's differ ('kernel version 515.48.7 does not match DSO version 510.73.5 -- cannot find working devices'): "
      "{kernel, dso}"),
+    ("cuda.arch_mismatch", "string", "", "a runtime's own report that the program carries no code for this GPU's "
+     "architecture: Kokkos' 'running kernels compiled for compute capability X on device with compute capability Y', "
+     "HIP's 'hipErrorNoBinaryForGpu: Unable to find code object for all current devices'; the line as printed"),
     ("cuda.profiling_restricted", "bool", "", "the driver refused the GPU's performance counters to a user who is not "
      "an administrator ('CUPTI_ERROR_INSUFFICIENT_PRIVILEGES', Nsight's 'ERR_NVGPUCTRPERM'): profiling a slow job fails"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
@@ -122,7 +125,8 @@ _MESSAGE_LOW = {name: (RUNTIME_ERRORS[name][1].lower(),) + _OTHER_WORDINGS.get(n
 _KEYS = ("cuda", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",
          "illegal memory access", "launch failure", "device-side assert", "launch timed out", "invalid device",
          "peer access", "peer mapping", "busy or unavailable", "stub library", "no kernel image", "display driver", "no nvidia driver",
-         "assertion", "cupti_error_insufficient", "gpuctrperm", "performance counters", "dso version")
+         "assertion", "cupti_error_insufficient", "gpuctrperm", "performance counters", "dso version",
+         "compute capability", "code object")
 # a kernel's own assertion, which CUDA then reports as a device-side assert (cudaErrorAssert): PyTorch's ATen kernels
 # print "../aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [316,0,0], thread: [62,0,0]
 # Assertion `srcIndex < srcSelectDimSize` failed." (an index out of range in the application's data, not the GPU)
@@ -157,6 +161,10 @@ _NCCL_NUMBER = re.compile(r"NCCL Error \d+:", re.IGNORECASE)
 # TensorFlow's stream_executor cuda_diagnostics (and XLA's, under JAX): libcuda of one driver release, kernel module of
 # another ("E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:296] kernel version 352.63.0 does not match DSO
 # version 361.93.2 -- cannot find working devices in this configuration")
+# Kokkos checks the architecture its kernels were built for against the device's (Kokkos_Cuda_Instance.cpp); HIP's
+# runtime finds no code object bundled for the device's target (ISA and xnack/sramecc features)
+_ARCH = re.compile(r"Kokkos::Cuda::initialize ERROR: running kernels compiled for compute capability \S+.{0,40}? on device "
+                   r"with compute capability \S+|hipErrorNoBinaryForGpu: Unable to find code object for all current devices")
 _DSO_MISMATCH = re.compile(r"kernel version (\d+(?:\.\d+)+) does not match DSO version (\d+(?:\.\d+)+)")
 _NCCL_STRUCTURE = re.compile(r"NCCL (?:INFO|WARN)\b")
 
@@ -168,7 +176,7 @@ def _line_kind(line: str) -> str | None:
         return None
     if _NCCL_ERROR.search(line):
         return "nccl"
-    if _KERNEL_ASSERT.search(line) or _PROFILING.search(line) or _DSO_MISMATCH.search(line):
+    if _KERNEL_ASSERT.search(line) or _PROFILING.search(line) or _DSO_MISMATCH.search(line) or _ARCH.search(line):
         return "cuda"
     if _RUNTIME_NAME.search(line) or "CUDA_ERROR_" in line:
         return "cuda"
@@ -290,6 +298,9 @@ def parse(text: str) -> dict[str, Any]:
         facts["cuda.no_driver"] = True
     if any(_PROFILING.search(line) for line in cuda_lines):
         facts["cuda.profiling_restricted"] = True
+    arch = next((m for m in map(_ARCH.search, cuda_lines) if m), None)
+    if arch:
+        facts["cuda.arch_mismatch"] = arch.group(0)
     dso = next((m for m in map(_DSO_MISMATCH.search, cuda_lines) if m), None)
     if dso:
         facts["cuda.kernel_dso_mismatch"] = {"kernel": dso.group(1), "dso": dso.group(2)}

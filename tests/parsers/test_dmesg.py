@@ -285,3 +285,9 @@ def test_the_kernel_modules_api_mismatch_in_a_journal():
 def test_the_early_open_module_refusing_a_non_data_center_gpu():
     f = parsers.run("dmesg", load("dmesg/ogkm230-open-nvidia-ko-only-data-center-gpus-rminitadapter.txt"))
     assert f["dmesg.kmod_flavor_needed"] == ["proprietary"] and f["dmesg.rm_init_failed"] == ["0000:04:00.0"]
+
+
+def test_vt_d_fault_lines_that_name_the_device_without_its_domain():
+    f = parsers.run("dmesg", load("dmesg/iommu-note-dmar-no-pasid-request-device-short-bdf-three-devices.txt"))
+    assert f["dmesg.iommu_faults"] == 8
+    assert f["dmesg.iommu_fault_devices"] == ["0000:3c:00.0", "0000:bc:00.0", "0000:dc:00.0"]

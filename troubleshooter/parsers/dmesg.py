@@ -152,6 +152,9 @@ _SXID = re.compile(r"\bnvidia-nvswitch(\d+):? SXid \(PCI:([0-9a-fA-F:.]+)\):\s*(
 _SXID_KIND = re.compile(r"(?:(Fatal|Non-fatal),\s*(?:Link (\d+))?|Severity (\d+)\b)", re.IGNORECASE)
 _OFF_BUS = re.compile(r"fallen off the bus", re.IGNORECASE)
 _BDF = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b")
+# older Intel VT-d fault lines name the device without its domain: "DMAR: [DMA Write] Request device [02:00.0] fault
+# addr cd139000 [fault reason 05] PTE Write access is not set" (tensorflow/tensorflow#32654)
+_DMAR_DEV = re.compile(r"Request device \[([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\]")
 _IOMMU_FAULT = re.compile(
     r"IO_PAGE_FAULT|DMAR: DRHD: handling fault|DMAR: \[(?:DMA (?:Read|Write)|INTR-REMAP)|"
     r"arm-smmu(?:-v3)?\S*(?: \S+)?: event 0x[0-9a-f]+ received|Unhandled context fault")
@@ -338,7 +341,7 @@ def parse(text: str) -> dict[str, object]:
             if _IOMMU_FAULT.search(msg):
                 faults += 1
                 iommu_on = True if iommu_on is None else iommu_on
-                for dev in _BDF.findall(msg)[:1]:
+                for dev in _BDF.findall(msg)[:1] or [f"0000:{d}" for d in _DMAR_DEV.findall(msg)[:1]]:
                     if dev not in fault_devices:
                         fault_devices.append(dev)
             if _IOMMU_ON.search(msg):

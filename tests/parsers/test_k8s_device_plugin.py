@@ -77,3 +77,11 @@ def test_the_health_checks_xid_and_the_device_it_marked_unhealthy():
     assert f["k8s_device_plugin.xid_codes"] == [79]
     assert f["k8s_device_plugin.unhealthy"] == ["GPU-adb24b25-1db1-436e-d958-ddee5da83d07"]
     assert f["k8s_device_plugin.errors"] == []
+
+
+def test_gpu_feature_discoverys_log_with_the_non_nvml_line_among_others():
+    text = load("k8s-device-plugin/gfd36-k3s-gfd-log-non-nvml-platform-no-labels.txt")
+    assert parsers.detect(text) == "k8s-device-plugin"
+    f = parsers.run("k8s-device-plugin", text)
+    assert f["k8s_device_plugin.nvml_missing"] is True
+    assert f["k8s_device_plugin.nvml_error"].startswith("could not load NVML: libnvidia-ml.so.1: cannot open shared object file")

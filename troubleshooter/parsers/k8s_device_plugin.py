@@ -51,7 +51,7 @@ FACTS = [
 
 _NVML_FAILED = re.compile(r"Failed to (?:initialize|start) NVML(?: with error)?:\s*(.+?)\.?\s*$", re.IGNORECASE)
 _NVML_INIT_FAILED = re.compile(r"nvml init failed:\s*(\S.*?)\s*$", re.IGNORECASE)
-_NON_NVML = re.compile(r"Detected non-NVML platform:\s*(.+?)\s*$")
+_NON_NVML = re.compile(r"Detected non-NVML platform:\s*(.+?)\s*$", re.MULTILINE)  # (a line among others: GFD's start-up log)
 _AUTO = re.compile(r"Incompatible strategy detected auto\b")
 _MISSING = re.compile(r"could not load NVML|ERROR_LIBRARY_NOT_FOUND|libnvidia-ml\.so(?:\.1)?: cannot open", re.IGNORECASE)
 _LOADING = re.compile(r"\b(?:Loading|Initializing) NVML\b", re.IGNORECASE)

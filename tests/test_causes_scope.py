@@ -1226,3 +1226,9 @@ def test_a_runtimes_own_architecture_check_is_likely_code_not_built_for_the_gpu(
     for rel in ("cuda-errors/kokkos1944-cuda-initialize-compiled-for-cc-0-0-device-5-0.txt",
                 "cuda-errors/easydiffusion1477-hip-no-binary-for-gpu-rtx3050-laptop.txt"):
         assert _found([rel]) == [("cuda-arch-not-in-build", "likely")], rel
+
+
+def test_a_device_plugin_that_refuses_its_config() -> None:
+    for rel in ("k8s-device-plugin/k8sdp410-gfd-init-cannot-unmarshal-device-list-strategy.txt",
+                "k8s-device-plugin/sirzzang-time-slicing-replicas-1-config-error-wrapped.txt"):
+        assert _found([rel]) == [("device-plugin-config-invalid", "confirmed")], rel

@@ -85,3 +85,15 @@ def test_gpu_feature_discoverys_log_with_the_non_nvml_line_among_others():
     f = parsers.run("k8s-device-plugin", text)
     assert f["k8s_device_plugin.nvml_missing"] is True
     assert f["k8s_device_plugin.nvml_error"].startswith("could not load NVML: libnvidia-ml.so.1: cannot open shared object file")
+
+
+def test_the_plugin_refusing_its_config_file():
+    one = parsers.run("k8s-device-plugin", load("k8s-device-plugin/k8sdp410-gfd-init-cannot-unmarshal-device-list-strategy.txt"))
+    assert one["k8s_device_plugin.config_error"] == (
+        "unmarshal error: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go struct field "
+        "PluginCommandLineFlags.flags.plugin.deviceListStrategy of type string")
+    # broken after 'unmarshaling JSON:' as posted: the reason is read from the next line
+    wrapped = load("k8s-device-plugin/sirzzang-time-slicing-replicas-1-config-error-wrapped.txt")
+    assert parsers.detect(wrapped) == "k8s-device-plugin"
+    assert parsers.run("k8s-device-plugin", wrapped)["k8s_device_plugin.config_error"] == (
+        "unmarshal error: error unmarshaling JSON: while decoding JSON: number of replicas must be >= 2")

@@ -45,6 +45,9 @@ FACTS = [
     ("k8s_device_plugin.xid_codes", "list", "", "sorted distinct Xid codes the plugin's health check saw in NVML's "
      "critical-error events ('XidCriticalError: Xid=79 on Device=GPU-...; marking device as unhealthy'): the node's "
      "kernel log has them too"),
+    ("k8s_device_plugin.config_error", "string", "", "the plugin (or GPU Feature Discovery, which reads the same file) "
+     "refused its configuration and did not start: what follows 'error parsing config file:' ('number of replicas must "
+     "be >= 2', 'cannot unmarshal array into ... deviceListStrategy of type string'), as printed"),
     ("k8s_device_plugin.unhealthy", "list", "", "the devices the plugin marked unhealthy and stopped advertising "
      "('device marked unhealthy: GPU-...'; 'all' when it marked every device)"),
 ]
@@ -67,14 +70,17 @@ _NOT_ERRORS = re.compile(r"You can (?:check|learn)|If this is (?:not )?a GPU nod
 # "XidCriticalError: Xid=%d, All devices will go unhealthy.")
 _XID = re.compile(r"XidCriticalError: Xid=(\d{1,3})(?: on Device=(\S+?)[;,]|, (All devices))")
 _UNHEALTHY = re.compile(r"device marked unhealthy: (\S+)|Marking (all) devices as unhealthy")
-_ANY = (_XID, _UNHEALTHY, _NVML_FAILED, _NON_NVML, _AUTO, _LOADING, _REGISTERED, _SERVING, _NO_DEVICES, _ADVICE)
+# its config loader (api/config/v1): "unable to load config: unable to finalize config: unable to parse config file:
+# error parsing config file: unmarshal error: error unmarshaling JSON: while decoding JSON: number of replicas must be >= 2"
+_CONFIG = re.compile(r"error parsing config file:\s*(.*\S)")
+_ANY = (_XID, _UNHEALTHY, _NVML_FAILED, _NON_NVML, _AUTO, _LOADING, _REGISTERED, _SERVING, _NO_DEVICES, _ADVICE, _CONFIG)
 MAX_LINE = 4000
 
 
 def _detect(text: str) -> float:
     head = text[:131072]
     hits = sum(1 for rx in _ANY if rx.search(head))
-    if hits >= 2 or _AUTO.search(head) or _NON_NVML.search(head):
+    if hits >= 2 or _AUTO.search(head) or _NON_NVML.search(head) or _CONFIG.search(head):
         return 0.9
     # one line alone: the plugin's own wording, not 'Failed to initialize NVML' (nvidia-smi prints that too)
     return 0.6 if hits == 1 and not (_LOADING.search(head) or _NVML_FAILED.search(head)) else 0.0
@@ -95,7 +101,9 @@ def parse(text: str) -> dict[str, Any]:
     errors: list[str] = []
     xids: list[int] = []
     unhealthy: list[str] = []
-    for raw in text.split("\n"):
+    config_error = ""
+    lines = text.split("\n")
+    for i, raw in enumerate(lines):
         ln = raw[:MAX_LINE].rstrip()
         if not ln.strip():
             continue
@@ -130,6 +138,11 @@ def parse(text: str) -> dict[str, Any]:
         elif "nhealthy" in ln and (u := _UNHEALTHY.search(ln)):
             seen = True
             add_clipped(unhealthy, u.group(1) or "all", 64)
+        if "config file" in ln and not config_error and (c := _CONFIG.search(ln)):
+            seen = True
+            # a terminal or a paste cuts the long message after "unmarshaling JSON:": its reason is on the next line
+            rest = next((x.strip() for x in lines[i + 1:i + 2] if x.strip()), "") if c.group(1).endswith(":") else ""
+            config_error = f"{c.group(1)} {rest}".strip()
         seen = seen or bool(_ADVICE.search(ln))
         e = _KLOG_ERROR.search(ln) or _ERROR_WORDS.search(ln)
         if e and not _NOT_ERRORS.search(ln):
@@ -153,4 +166,6 @@ def parse(text: str) -> dict[str, Any]:
         facts["k8s_device_plugin.xid_codes"] = sorted(xids)
     if unhealthy:
         facts["k8s_device_plugin.unhealthy"] = unhealthy
+    if config_error:
+        facts["k8s_device_plugin.config_error"] = config_error
     return facts

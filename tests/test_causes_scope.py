@@ -774,8 +774,10 @@ def test_a_gpu_lost_to_an_unrecovered_pcie_error_is_fallen_off_the_bus() -> None
 
 
 def test_idle_gpus_at_p0_with_persistence_off() -> None:
-    assert _found(["host:nvidia-smi/shinecluster54-rtx3070-idle-p0-persistence-off.txt"]) == [
-        ("persistence-mode-disabled", "likely")]
+    # possible: healthy servers on a vendor's reference pages show the same (set BT)
+    smi = "host:nvidia-smi/shinecluster54-rtx3070-idle-p0-persistence-off.txt"
+    assert _found([smi]) == []
+    assert _suspected([smi]) == ["persistence-mode-disabled"]
 
 
 def test_a_gpu_reset_refused_while_held_is_a_blocked_reset() -> None:

@@ -40,6 +40,9 @@ declare("derived", [
     ("limits.process", "string", "", "the program whose limits limits.* are (slurmd, dockerd, python ...): the process limits.pid names in a ps listing of the same side"),
     ("job.tasks_over_gpus", "string", "", "a launch line starts more tasks on a node than the node shows GPUs ('srun -n5 "
      "on one node, 4 GPUs listed'): extra ranks share a GPU, which an exclusive compute mode refuses"),
+    ("gpu.nvlink_bridged_uniform", "bool", "", "every GPU listed is a PCIe card (NVLink only through bridges) and all have "
+     "the same number of links up (true: inactive links are the bridges' layout; false: the cards differ, a bridge is "
+     "loose or missing); absent for baseboard parts or without names"),
     ("gpu.nvlink_all_inactive_baseboard", "list", "", "GPUs that report all their NVLinks inactive and are parts "
      "that only come on an NVLink baseboard (B200, B300, GB200, H100/H200/H800 SXM, A100/A800 SXM, V100 SXM2): for them "
      "no links is a fault, where a PCIe board without a bridge prints the same by design"),
@@ -64,6 +67,7 @@ READS["slurm.plugins.nvml_dropped"] = ("slurm.plugins.gpu_nvml", "slurm.plugins.
 READS["job.tasks_over_gpus"] = ("slurm.srun.options", "gpu.count")
 READS["job.ranks_launched"] = ("mpi.launch.np", "slurm.srun.options")
 READS["gpu.nvlink_all_inactive_baseboard"] = ("gpu.nvlink_all_inactive", "gpu.nvlink_gpus")
+READS["gpu.nvlink_bridged_uniform"] = ("gpu.nvlink_gpus",)
 
 NCCL_DEFAULTS = {"NCCL_IB_QPS_PER_CONNECTION": "1"}
 
@@ -100,6 +104,7 @@ def apply(fs: FactSet) -> None:
     _tasks_over_gpus(fs)
     _ranks_launched(fs)
     _nvlink_baseboard(fs)
+    _nvlink_bridged(fs)
     _peermem(fs)
     _rdma_enomem(fs)
     _limits_process(fs)
@@ -403,6 +408,8 @@ def _tasks_over_gpus(fs: FactSet) -> None:
 
 
 # parts sold only on NVLink baseboards (SXM/HGX, NVL72): PCIe cards, NVL PCIe boards and a standalone GH200 are not
+# PCIe cards, whose NVLinks (if any) come through bridges between pairs
+_PCIE_CARD = re.compile(r"PCIe|\bNVL\b|RTX|Quadro|\bA(?:10|16|30|40)\b|\bL40|A6000|A5000|A4000|TITAN", re.IGNORECASE)
 _NVLINK_ONLY = re.compile(r"\b(?:G?B[123]00|H100 80GB HBM3|H100 SXM|H200(?! NVL)|H800(?! PCIe)|H20\b|A100-SXM|A800-SXM|"
                           r"V100-SXM|Tesla V100-SXM)", re.IGNORECASE)
 
@@ -417,6 +424,21 @@ def _nvlink_baseboard(fs: FactSet) -> None:
     hit = [f"GPU {i}: {names[i]}" for i in down if _NVLINK_ONLY.search(names.get(i, ""))]
     if hit:
         fs.add(Fact("gpu.nvlink_all_inactive_baseboard", hit, "", "inferred: all NVLinks inactive on an NVLink-baseboard part", "", 0.0))
+
+
+def _nvlink_bridged(fs: FactSet) -> None:
+    """PCIe cards use only the links their NVLink bridges join (an H100 PCIe with three bridges: 12 of 18; none: 0):
+    inactive links there are the build, unless the cards differ in how many are up (a loose or missing bridge)."""
+    gpus = fs.get_value("gpu.nvlink_gpus")
+    if "gpu.nvlink_bridged_uniform" in fs or not isinstance(gpus, list) or len(gpus) < 2:
+        return
+    cards = [g for g in gpus if isinstance(g, dict)]
+    names = [str(g.get("name") or "") for g in cards]
+    if len(cards) != len(gpus) or not all(n and not _NVLINK_ONLY.search(n) and _PCIE_CARD.search(n) for n in names):
+        return
+    active = {g.get("active") for g in cards}
+    fs.add(Fact("gpu.nvlink_bridged_uniform", len(active) == 1, "",
+                f"inferred: {len(cards)} PCIe cards ({names[0]}) with {sorted(a for a in active if a is not None)} active links", "", 0.0))
 
 
 def _ranks_launched(fs: FactSet) -> None:

@@ -1239,3 +1239,12 @@ def test_a_device_plugin_that_refuses_its_config() -> None:
     for rel in ("k8s-device-plugin/k8sdp410-gfd-init-cannot-unmarshal-device-list-strategy.txt",
                 "k8s-device-plugin/sirzzang-time-slicing-replicas-1-config-error-wrapped.txt"):
         assert _found([rel]) == [("device-plugin-config-invalid", "confirmed")], rel
+
+
+def test_a_cuda_error_ending_a_training_log_is_read_with_the_next_runs_error() -> None:
+    ecc = "steps/bigscience-tr1-iterations-then-cuda-ecc-uncorrectable.txt"
+    oom = "cuda-errors/bigscience-tr1-restart-same-node-cuda-out-of-memory.txt"
+    # the traceback under the iteration lines is read too (the block is the step-time kind), and the two CUDA logs of
+    # the job add up instead of the later one replacing the earlier's error
+    assert _found([ecc]) == [("gpu-memory-errors", "confirmed")]
+    assert _found([ecc, oom]) == [("gpu-memory-errors", "confirmed")]

@@ -360,8 +360,12 @@ _KERNEL_WORDS = re.compile(r"NVRM: |\bS?Xid \(|\bkernel: |\bpcieport |\bAER: ")
 
 #: kinds whose lines other tools' outputs carry interleaved (read alongside whatever the block is): the NVIDIA
 #: container hook's error comes back inside docker's, compose's, kubelet's or enroot's output, after a docker run line;
-#: libibverbs warns on the program's stderr; syslog's kernel lines pasted below another command's output
-INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli", "verbs-errors", "dmesg")
+#: libibverbs warns on the program's stderr; syslog's kernel lines pasted below another command's output; a CUDA error
+#: ending a training log whose iteration lines made the block the step-time kind
+INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli", "verbs-errors", "dmesg", "cuda-errors")
+#: the kinds a CUDA error is read beside only: training logs whose iteration lines won the block (NCCL's and the
+#: frameworks' own kinds read the CUDA errors they carry themselves)
+_CUDA_BESIDE = frozenset({"step-times", "train-progress"})
 
 
 # Kinds of output that describe the kernel (its log, options, modules, security policy) and the hardware, which a
@@ -522,9 +526,12 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
                 continue
             if kd == "dmesg" and not _KERNEL_WORDS.search(b.text[:262144]):
                 continue  # bracketed timestamps alone (UCX's, a tool's) are no kernel log inside another output
+            if kd == "cuda-errors" and not tried & _CUDA_BESIDE:
+                continue
             tried.add(kd)
             try:
-                out.append(PastedFile(path, bside, kd, parsers.run(kd, b.text), "", "interleaved", where))
+                out.append(PastedFile(path, bside, kd, parsers.run(kd, b.text), "", "interleaved", where,
+                                      text=b.text if kd in _ACCUMULATE else ""))
             except parsers.ParseError:
                 pass
 

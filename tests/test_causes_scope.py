@@ -1248,3 +1248,20 @@ def test_a_cuda_error_ending_a_training_log_is_read_with_the_next_runs_error() -
     # the job add up instead of the later one replacing the earlier's error
     assert _found([ecc]) == [("gpu-memory-errors", "confirmed")]
     assert _found([ecc, oom]) == [("gpu-memory-errors", "confirmed")]
+
+
+def _walk_causes(specs: list[str]) -> list[str]:
+    from troubleshooter.service.diagnose import diagnose
+
+    sources.load_all()
+    ef = EvidenceFacts.from_specs(_specs(specs))
+    walk, _ = diagnose("below-reference", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+    return [c.cause for c in walk.conclusions]
+
+
+def test_pcie_cards_whose_bridges_leave_the_same_links_down_are_no_nvlink_down() -> None:
+    # two H100 PCIe cards, 12 of 18 links up on each (three bridges): the build, not a fault
+    assert _walk_causes(["host:nvlink-status/hpe-h100pcie-x2-three-bridges-12-of-18-links.txt"]) == []
+    # SXM parts with links down still are (a V100 SXM2 with two links inactive; a B200 with none up)
+    assert _walk_causes(["host:nvlink-status/v100-sxm2-gpu3-links-3-5-inactive-azhpc.txt"]) == ["nvlink-down"]
+    assert _walk_causes(["host:nvlink-status/gpud1085-b200-gpu2-all-links-inactive.txt"]) == ["nvlink-down"]

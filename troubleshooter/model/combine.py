@@ -408,10 +408,10 @@ def _tasks_over_gpus(fs: FactSet) -> None:
 
 
 # parts sold only on NVLink baseboards (SXM/HGX, NVL72): PCIe cards, NVL PCIe boards and a standalone GH200 are not
-# PCIe cards, whose NVLinks (if any) come through bridges between pairs
-_PCIE_CARD = re.compile(r"PCIe|\bNVL\b|RTX|Quadro|\bA(?:10|16|30|40)\b|\bL40|A6000|A5000|A4000|TITAN", re.IGNORECASE)
 _NVLINK_ONLY = re.compile(r"\b(?:G?B[123]00|H100 80GB HBM3|H100 SXM|H200(?! NVL)|H800(?! PCIe)|H20\b|A100-SXM|A800-SXM|"
                           r"V100-SXM|Tesla V100-SXM)", re.IGNORECASE)
+# PCIe cards, whose NVLinks (if any) come through bridges between pairs
+_PCIE_CARD = re.compile(r"PCIe|\bNVL\b|RTX|Quadro|\bA(?:10|16|30|40)\b|\bL40|A6000|A5000|A4000|TITAN", re.IGNORECASE)
 
 
 def _nvlink_baseboard(fs: FactSet) -> None:

@@ -53,7 +53,8 @@ def _detect(text: str) -> float:
         return 0.8
     if re.search(r"^\s*Type:\s+\S+\s*\n\s*Status:\s+(?:True|False|Unknown)\s*$", head, re.MULTILINE):
         return 0.8
-    if _gpu_resources(head)[1]:
+    # every paste is offered to every detector: walk its lines only where an Allocatable block can be
+    if "llocatable:" in head and _gpu_resources(head)[1]:
         return 0.8
     return 0.0
 

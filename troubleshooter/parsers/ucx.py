@@ -96,7 +96,8 @@ def _detect(text: str) -> float:
         return 0.9
     if _SIGNAL.search(head) and re.search(r"^\s*>?\s*==== backtrace\b", head, re.MULTILINE):
         return 0.6  # UCX's crash report of a process that loaded it (its frames may be another library's)
-    if any(_UCX_OPTION.search(m.group(1)) for m in map(_CONFIGURED.match, head.split("\n", 200)[:200]) if m):
+    if "Configured with" in head and any(
+            _UCX_OPTION.search(m.group(1)) for m in map(_CONFIGURED.match, head.split("\n", 200)[:200]) if m):
         return 0.8  # ucx_info -v's build line
     if n == 1 or _SHM.search(head) or _NIXL_NO_CUDA.search(head) or (re.search(r"\b(?:ucp|uct)_\w+", head) and (
             _CAUGHT.search(head) or sum(1 for ln in head.split("\n")[:400] if _FRAME_LIB.match(ln) or _FRAME_SYM.match(ln)) >= 3)):

@@ -28,9 +28,9 @@ def test_rank_prefixed_tracebacks_of_the_same_error():
                  "py.last_frames": ["/workspace/train.py:88 in <module>"]}
 
 
-def test_no_traceback_header_is_not_a_traceback():
+def test_no_traceback_and_no_exception_line_is_not_a_traceback():
     with pytest.raises(ParseError):
-        parsers.run("python-traceback", "KeyError: 'num_layers'\n")
+        parsers.run("python-traceback", "  File \"train.py\", line 88, in <module>\nkeyerror: num_layers\n")
 
 
 def test_dataloader_bus_error_names_shared_memory_even_in_interleaved_truncated_tracebacks():
@@ -77,3 +77,27 @@ def test_tritons_python_backend_without_shared_memory(rel):
     f = parsers.run("python-traceback", text)
     assert len(f["py.shm_region_errors"]) == 1 and "triton_python_backend_shm_region_" in f["py.shm_region_errors"][0]
     assert f["py.shm_region_errors"][0].startswith(("Unable to initialize shared memory key", "Failed to increase"))
+
+
+def test_an_exception_pasted_without_its_traceback_behind_a_host_prefix():
+    text = load("python-traceback/alcfdocs-deepspeed-assertion-host-prefixed-alone.txt")
+    assert parsers.detect(text) == "python-traceback"
+    f = parsers.run("python-traceback", text)
+    assert f["py.tracebacks"] == 0
+    assert f["py.exceptions"] == ["AssertionError: Micro batch size per gpu: 0 has to be greater than 0"]
+    assert f["py.exception_types"] == ["AssertionError"]
+
+
+def test_an_exception_alone_whose_message_is_indented_below_it():
+    f = parsers.run("python-traceback", load("python-traceback/vllmdocs-runtimeerror-bootstrapping-message-indented.txt"))
+    assert f["py.exception_types"] == ["RuntimeError"]
+    assert f["py.exceptions"][0].startswith("RuntimeError: An attempt has been made to start a new process before the "
+                                            "current process has finished its bootstrapping phase.")
+
+
+def test_a_bare_exception_is_a_fallback_that_yields_to_any_tools_kind():
+    # a CUDA error in the line is read by the cuda kinds; a UCX log with an exception line in it is UCX's
+    assert parsers.detect("RuntimeError: CUDA error: an illegal memory access was encountered\n") == "cuda-errors"
+    assert parsers.detect(load("ucx/trtllm18373-nixl-agent-ucx-tls-tcp-cuda-support-not-found.txt")) == "ucx"
+    assert parsers.fallback([(0.45, "python-traceback")]) == "python-traceback"
+    assert parsers.fallback([(0.6, "ucx"), (0.45, "python-traceback")]) is None

@@ -21,6 +21,17 @@ _loaded = False
 # Detection confidence needed to name a kind, and the margin by which it must beat the runner-up.
 DETECT_MIN = 0.5
 DETECT_MARGIN = 0.1
+# The last resort: a claim below DETECT_MIN that names the kind only when no kind reaches it (a Python exception's
+# line pasted without its traceback is the program's error, unless some tool's own kind reads the paste)
+FALLBACK_MIN = 0.4
+FALLBACK_KINDS = frozenset({"python-traceback"})
+
+
+def fallback(ranked: list[tuple[float, str]]) -> str | None:
+    """The fallback kind of a paste no kind claims (``ranked`` from :func:`scores`), if one claims it at all."""
+    if ranked and ranked[0][0] >= DETECT_MIN:
+        return None
+    return next((kd for sc, kd in ranked if kd in FALLBACK_KINDS and sc >= FALLBACK_MIN), None)
 
 
 def load_all() -> dict[str, Parser]:
@@ -72,6 +83,8 @@ def scores(text: str) -> list[tuple[float, str]]:
 def detect(text: str) -> str:
     """The kind of this output, or :class:`ParseError` saying why it cannot be told."""
     ranked = scores(text)
+    if fallback(ranked):
+        return fallback(ranked)  # type: ignore[return-value]
     if not ranked or ranked[0][0] < DETECT_MIN:
         raise ParseError("cannot tell what tool printed this; name the kind (see `troubleshooter parse --list`)")
     if len(ranked) > 1 and ranked[0][0] - ranked[1][0] < DETECT_MARGIN:

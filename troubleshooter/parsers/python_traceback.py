@@ -57,6 +57,10 @@ _SHM_REGION = re.compile(r"(?:Unable to initialize shared memory key '[^']{1,200
 _OOM = re.compile(r"^\s*((?:torch\.cuda\.OutOfMemoryError|torch\.OutOfMemoryError|RuntimeError)): (CUDA out of memory.*)$")
 _PREFIX = re.compile(r"^(?:\s*(?:\([^()]*=[^()]*\)|\[(?:rank|default)?\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=\s))\s*)+")
 _TB = "Traceback (most recent call last):"
+# the last line of a traceback pasted without the traceback ("AttributeError: module ... has no attribute ...",
+# "x3202c0s31b0n0: AssertionError: ..." as pdsh/mpiexec prefix a host): at the start of a line, a dotted CamelCase
+# name that Python's exceptions end in, a colon and a message; read only when the paste has no traceback
+_BARE = re.compile(r"^(?:[A-Za-z0-9][\w.-]{0,63}: )?((?:[a-z_][\w]*\.)*[A-Z][A-Za-z0-9]*(?:Error|Exception)):(?: (.*))?$")
 # the dynamic loader's refusal of a library built against a newer one ("libtorch_cuda.so: undefined symbol: ncclX")
 _UNDEFINED = re.compile(r"undefined symbol: ([A-Za-z_]\w{1,127})")
 _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (\S+))?')
@@ -64,16 +68,41 @@ _EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|W
                   r"(?::\s*(.*))?$")
 
 
+_GPU_ERR = re.compile(r"(?i)cuda error|cudaError\w+|cuda failure|cuda runtime error|NCCL error|nccl\w+Error")
+
+
 def _detect(text: str) -> float:
     head = text[:262144]
     if _TB not in head:
         oom = "CUDA out of memory" in head and any(_OOM.match(ln) for ln in head.split("\n", 2000)[:2000])
-        return 0.6 if oom or _SHM.search(head) or _SHM_REGION.search(head) else 0.0
+        if oom or _SHM.search(head) or _SHM_REGION.search(head):
+            return 0.6
+        # a bare exception line: a fallback claim, taken only when no tool's kind reads the paste (parsers.fallback)
+        if ("Error:" in head or "Exception:" in head) and not _GPU_ERR.search(head) \
+                and any(_BARE.match(_PREFIX.sub("", ln, count=1)) for ln in head.split("\n", 2000)[:2000]):
+            return 0.45
+        return 0.0
     lines = [_PREFIX.sub("", ln, count=1) for ln in head.split("\n", 20000)[:20000]]
     score = 0.65 if any(_EXC.match(ln) for ln in lines) else 0.55
-    if re.search(r"(?i)cuda error|cudaError\w+|cuda failure|cuda runtime error|NCCL error|nccl\w+Error", head):
+    if _GPU_ERR.search(head):
         score = 0.45  # the exception carries a CUDA or NCCL error: the cuda-errors / torch-distributed kinds read it
     return score
+
+
+def _bare_exceptions(lines: list[str], exceptions: list[str], types: list[str]) -> None:
+    """Exceptions pasted without their traceback: the line, and the indented lines its message wraps onto."""
+    for i, ln in enumerate(lines):
+        m = _BARE.match(ln) if ("Error:" in ln or "Exception:" in ln) else None
+        if not m:
+            continue
+        msg = (m.group(2) or "").strip()
+        j = i + 1
+        while j < len(lines) and j < i + 8 and lines[j][:1].isspace() and lines[j].strip() and not _FRAME.match(lines[j]):
+            msg += (" " if msg else "") + lines[j].strip()
+            j += 1
+        add_clipped(exceptions, f"{m.group(1)}: {msg}" if msg else m.group(1), MAX_ITEMS, MAX_TEXT)
+        if m.group(1) not in types and len(types) < MAX_ITEMS:
+            types.append(m.group(1))
 
 
 @parser(
@@ -146,6 +175,8 @@ def parse(text: str) -> dict[str, Any]:
                 add_clipped(exceptions, f"{o.group(1)}: {o.group(2)}", MAX_ITEMS, MAX_TEXT)
                 if o.group(1) not in types:
                     types.append(o.group(1))
+    if not count and not exceptions:
+        _bare_exceptions(lines, exceptions, types)
     if not count and not shm and not regions and not exceptions:
         raise ParseError("no 'Traceback (most recent call last):' line: not a Python traceback")
     out: dict[str, Any] = {"py.tracebacks": count, "py.exceptions": exceptions, "py.exception_types": types,

@@ -196,3 +196,13 @@ def test_the_hook_error_inside_another_tools_output_is_read_too(tmp_path):
     assert {f.kind for f in facts.files if not f.error} == {"nvidia-smi-status", "nvidia-container-cli"}
     assert facts.lookup("container_cli.error_kinds") == ["driver-library-mismatch"]
     assert facts.lookup("gpu.smi_error_kind") == "driver-library-mismatch"
+
+
+def test_one_named_node_beside_the_jobs_outputs_is_the_jobs_host_and_two_nodes_stay_apart():
+    conf = DATA / "slurm-conf" / "slurm-gcp-startup-cgroup-conf-constraindevices-commented-out.txt"
+    env = DATA / "env" / "srun-env-grep-slurm-job476-cn1.txt"
+    one = EvidenceFacts.from_specs([f"nodeGPU01:{conf}", str(env)])
+    assert {f.side for f in one.files} == {"host", "target"}
+    assert "node nodeGPU01's outputs, read as the job's host" in next(f.how for f in one.files if f.side == "host")
+    two = EvidenceFacts.from_specs([f"node-a:{conf}", f"node-b:{conf}", str(env)])
+    assert {f.side for f in two.files} == {"node-a", "node-b", "target"}

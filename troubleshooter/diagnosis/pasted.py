@@ -214,6 +214,12 @@ class EvidenceFacts(FactSource):
             only = sides.pop()
             files = [dataclasses.replace(f, side="target", how=f"{f.how}; {only} outputs only, read as the machine diagnosed")
                      for f in files]
+        elif "target" in sides and "host" not in sides and len(sides) == 2:
+            # the job's outputs and one named machine's (`nodeGPU01:cgroup.conf`): that machine is the node the job
+            # ran on, its host side; two named machines stay apart (they are compared, node against node)
+            node = next(s for s in sides if s != "target")
+            files = [dataclasses.replace(f, side="host", how=f"{f.how}; node {node}'s outputs, read as the job's host")
+                     if f.side == node else f for f in files]
         return cls(files)
 
     def overridden(self) -> list[tuple[PastedFile, dict[str, str], list[PastedFile]]]:

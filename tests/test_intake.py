@@ -320,3 +320,19 @@ def test_a_lone_hash_is_a_prompt_only_where_asked() -> None:
     assert not prompt("$", "space").match("# ConstrainDevices=yes")
     assert prompt("$", "space").match("$ cat /etc/slurm/cgroup.conf")
     assert not prompt("$#%", "nothing").match("$")  # a lone character with nothing after it is no prompt
+
+
+def test_a_training_launch_line_gives_the_environment_it_set_and_its_log_is_still_read() -> None:
+    # NCCL_DEBUG=INFO python -u -m torch.distributed.run ... (no prompt), then the run's NCCL log
+    ev = EvidenceFacts.from_specs([str(DATA / "nccl-debug" / "azure-2node-ib-not-colocated-completion-error-12.txt")])
+    assert [f.kind for f in ev.files] == ["env", "nccl-debug"]
+    assert ev.lookup("nccl.debug") == "INFO"
+    assert ev.lookup("nccl.hcas") == ["ibP111p0s0:1", "rdmaP1111p0s2:1"]
+
+
+def test_a_list_of_commands_gives_the_variables_of_the_training_launch_in_it() -> None:
+    got = intake.training_launch("rm -r /tmp/test-clm; CUDA_VISIBLE_DEVICES=0,1 NCCL_P2P_DISABLE=1 python -m "
+                                 "torch.distributed.launch --nproc_per_node 2 run_clm.py")
+    assert got == (["CUDA_VISIBLE_DEVICES=0,1", "NCCL_P2P_DISABLE=1"],
+                   "python -m torch.distributed.launch --nproc_per_node 2 run_clm.py")
+    assert intake.training_launch("CC=gcc python setup.py build") is None  # not the stack's variables

@@ -273,6 +273,31 @@ _DOCKER_RUN_LINE = re.compile(r"^\s*(?:sudo\s+)?(?:nvidia-docker|docker|podman)\
 
 
 _LAUNCH_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# a training program's launch line that sets the stack's variables for it (``NCCL_P2P_DISABLE=1 torchrun ...``,
+# ``rm -r /tmp/x; CUDA_VISIBLE_DEVICES=0,1 NCCL_IB_DISABLE=1 python -m torch.distributed.launch ...``): the
+# variables are the environment the run had, whatever the program printed after it
+_STACK_VAR = re.compile(r"^(?:NCCL|UCX|FI|NVSHMEM|CUDA|TORCH|TORCH_NCCL|OMPI|GLOO|HOROVOD|MLX5|OMP|KMP)_\w*=")
+_TRAIN_LAUNCHERS = frozenset({"python", "python3", "torchrun", "deepspeed", "accelerate", "horovodrun", "ray",
+                              "vllm", "composer", "lightning"})
+
+
+def training_launch(line: str) -> tuple[list[str], str] | None:
+    """(variables, command) of a training launch line that sets the stack's variables, else None; of a list of
+    commands (``a; b && c``) the last that sets them.
+
+    >>> training_launch("rm -r /tmp/t; CUDA_VISIBLE_DEVICES=0,1 NCCL_P2P_DISABLE=1 python -m torch.distributed.launch x.py")
+    (['CUDA_VISIBLE_DEVICES=0,1', 'NCCL_P2P_DISABLE=1'], 'python -m torch.distributed.launch x.py')
+    >>> training_launch("FOO=1 python x.py"), training_launch("NCCL_DEBUG=INFO make")
+    (None, None)
+    """
+    for part in reversed(re.split(r"\s*(?:;|&&)\s*", line)):
+        assigns, rest = leading_assignments(part.strip())
+        if not assigns or not any(_STACK_VAR.match(a) for a in assigns):
+            continue
+        first = rest.split(None, 1)[0].rsplit("/", 1)[-1] if rest.strip() else ""
+        if first in _TRAIN_LAUNCHERS or re.fullmatch(r"python3?(?:\.\d+)?", first):
+            return assigns, rest
+    return None
 
 
 def launcher_env(command: str) -> list[str]:
@@ -385,16 +410,22 @@ def split(text: str) -> list[Block]:
         if m:
             full, used = continued(m.group("cmd").strip(), idx)
             assigns, rest = leading_assignments(full)
+            launch = training_launch(full) if "=" in full else None
             if tool_of(rest) is not None or _DOCKER_RUN.search(rest) or _SRUN.search(rest) or _MPIRUN.search(rest):
                 cmd, host = full, m.group("host") or m.group("host2")
+            elif launch:
+                (assigns, rest), cmd, host = launch, full, m.group("host") or m.group("host2")
         elif _DOCKER_RUN_LINE.match(ln):  # a container's launch line pasted without its prompt
             cmd, used = continued(ln.strip(), idx)
             rest = cmd
         else:  # a launch line pasted without its prompt: VAR=value ... tool args, or mpirun -x VAR=value ... tool
             full, used = continued(ln.strip(), idx)
             assigns, rest = leading_assignments(full)
+            launch = training_launch(full) if "=" in full else None
             if ((assigns or launcher_env(full)) and tool_of(rest) is not None) or _MPIRUN.search(rest) or _SRUN.search(rest):
                 cmd = full
+            elif launch:
+                (assigns, rest), cmd = launch, full
             else:
                 used = 0
         if cmd is None and (_BARE_PROMPT.match(ln) or _SECTION_BANNER.match(ln)):

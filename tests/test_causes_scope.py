@@ -1265,3 +1265,14 @@ def test_pcie_cards_whose_bridges_leave_the_same_links_down_are_no_nvlink_down()
     # SXM parts with links down still are (a V100 SXM2 with two links inactive; a B200 with none up)
     assert _walk_causes(["host:nvlink-status/v100-sxm2-gpu3-links-3-5-inactive-azhpc.txt"]) == ["nvlink-down"]
     assert _walk_causes(["host:nvlink-status/gpud1085-b200-gpu2-all-links-inactive.txt"]) == ["nvlink-down"]
+
+
+def test_shm_open_refused_with_permission_denied_is_dev_shm_not_writable_not_too_small() -> None:
+    found = dict(_found(["nccl-debug/nccl328-shm-open-permission-denied-dev-shm.txt"]))
+    assert found.get("dev-shm-not-writable") == "likely"
+    assert "shm-too-small" not in found  # /dev/shm is there and has room: its mode refuses the job's user
+
+
+def test_nccls_segment_that_could_not_be_extended_is_shm_too_small() -> None:
+    found = dict(_found(["nccl-debug/nccltests166-failed-to-extend-dev-shm.txt"]))
+    assert found.get("shm-too-small") == "confirmed" and "dev-shm-not-writable" not in found

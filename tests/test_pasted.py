@@ -198,11 +198,13 @@ def test_the_hook_error_inside_another_tools_output_is_read_too(tmp_path):
     assert facts.lookup("gpu.smi_error_kind") == "driver-library-mismatch"
 
 
-def test_one_named_node_beside_the_jobs_outputs_is_the_jobs_host_and_two_nodes_stay_apart():
+def test_one_named_node_beside_the_jobs_outputs_is_its_host_or_its_machine_and_two_nodes_stay_apart():
     conf = DATA / "slurm-conf" / "slurm-gcp-startup-cgroup-conf-constraindevices-commented-out.txt"
     env = DATA / "env" / "srun-env-grep-slurm-job476-cn1.txt"
-    one = EvidenceFacts.from_specs([f"nodeGPU01:{conf}", str(env)])
-    assert {f.side for f in one.files} == {"host", "target"}
-    assert "node nodeGPU01's outputs, read as the job's host" in next(f.how for f in one.files if f.side == "host")
+    contained = EvidenceFacts.from_specs([f"nodeGPU01:{conf}", f"container:{env}"])
+    assert {f.side for f in contained.files} == {"host", "target"}
+    assert "node nodeGPU01's outputs, read as the job's host" in next(f.how for f in contained.files if f.side == "host")
+    bare = EvidenceFacts.from_specs([f"node08:{conf}", str(env)])
+    assert {f.side for f in bare.files} == {"target"}  # no container: the node is the job's own machine
     two = EvidenceFacts.from_specs([f"node-a:{conf}", f"node-b:{conf}", str(env)])
     assert {f.side for f in two.files} == {"node-a", "node-b", "target"}

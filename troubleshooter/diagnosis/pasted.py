@@ -216,9 +216,12 @@ class EvidenceFacts(FactSource):
                      for f in files]
         elif "target" in sides and "host" not in sides and len(sides) == 2:
             # the job's outputs and one named machine's (`nodeGPU01:cgroup.conf`): that machine is the node the job
-            # ran on, its host side; two named machines stay apart (they are compared, node against node)
+            # ran on: outside the job's container its host side, else the job's own machine; two named machines
+            # stay apart (they are compared, node against node)
             node = next(s for s in sides if s != "target")
-            files = [dataclasses.replace(f, side="host", how=f"{f.how}; node {node}'s outputs, read as the job's host")
+            contained = any(f.declared == "container" for f in files if f.side == "target")
+            to, what = ("host", "the job's host") if contained else ("target", "the job's machine")
+            files = [dataclasses.replace(f, side=to, how=f"{f.how}; node {node}'s outputs, read as {what}")
                      if f.side == node else f for f in files]
         return cls(files)
 

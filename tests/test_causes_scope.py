@@ -1276,3 +1276,12 @@ def test_shm_open_refused_with_permission_denied_is_dev_shm_not_writable_not_too
 def test_nccls_segment_that_could_not_be_extended_is_shm_too_small() -> None:
     found = dict(_found(["nccl-debug/nccltests166-failed-to-extend-dev-shm.txt"]))
     assert found.get("shm-too-small") == "confirmed" and "dev-shm-not-writable" not in found
+
+
+def test_a_refused_peer_memory_module_without_p2pdma_leaves_no_gpudirect_rdma_path() -> None:
+    both = dict(_found(["host:kmod/talos12021-error-loading-module-nvidia-peermem.txt",
+                        "host:kernel_config/talos12021-grep-p2pdma-not-set-after-prompt.txt"]))
+    assert both.get("gdr-disabled") == "likely"
+    # the refusal alone: DMA-BUF may still carry GPUDirect RDMA (NVSHMEM on DGX Spark does without the module)
+    assert "gdr-disabled" not in dict(_found(["kmod/journal-systemd-modules-load-peermem-invalid-argument.txt"]))
+    assert "gdr-disabled" in _suspected(["kmod/journal-systemd-modules-load-peermem-invalid-argument.txt"])

@@ -59,3 +59,21 @@ def test_insmod_refusing_modules_of_another_kernels_tree():
     assert f == {"kmod.insert_failed": [
         "/lib/modules/5.13.0-1024-gcp/kernel/drivers/gpu/drm/drm.ko: File exists",
         "/lib/modules/5.13.0-1024-gcp/kernel/drivers/video/nvidia.ko: Invalid parameters"]}
+
+
+@pytest.mark.parametrize("rel, refusal", [
+    ("kmod/jpnotes-modprobe-peermem-unknown-symbol-inbox-ib-core.txt",
+     "nvidia_peermem: Unknown symbol in module, or unknown parameter (see dmesg)"),
+    ("kmod/journal-systemd-modules-load-peermem-invalid-argument.txt", "nvidia_peermem: Invalid argument"),
+    ("kmod/talos12021-error-loading-module-nvidia-peermem.txt", "nvidia_peermem: invalid argument"),
+])
+def test_the_kernel_refusing_the_peer_memory_module_as_modprobe_systemd_and_talos_log_it(rel, refusal):
+    text = load(rel)
+    assert parsers.detect(text) == "kmod"
+    assert parsers.run("kmod", text)["kmod.insert_failed"] == [refusal]
+
+
+def test_the_symbols_the_kernel_could_not_resolve_for_a_module():
+    f = parsers.run("kmod", load("kmod/jpnotes-modprobe-peermem-unknown-symbol-inbox-ib-core.txt"))
+    assert f["kmod.unknown_symbols"] == {"nvidia_peermem": ["ib_register_peer_memory_client",
+                                                            "ib_unregister_peer_memory_client"]}

@@ -92,6 +92,8 @@ def _dedent(lines: list[str]) -> list[str]:
 # ---------------------------------------------------------------------------- transcripts
 # A prompt and its command (parsers/_prompt.py says which prompts): "user@host:~$ nvidia-smi", "# ibstat"
 _PROMPT = prompt("$#%", "command")
+# a kernel config's "# CONFIG_X is not set" is output (grep CONFIG_ /boot/config-*), not a root prompt's command
+_NOT_SET = re.compile(r"^\s*#\s*CONFIG_\w+ is not set\s*$")
 
 # command word (and, for some, a word that must follow) -> parser kind
 _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
@@ -358,7 +360,7 @@ def trim_prose(text: str) -> str:
 
 def is_prompt(line: str) -> bool:
     """A shell prompt with its command (``user@host:~$ cd dir``), whatever the command."""
-    return _PROMPT.match(line) is not None
+    return _PROMPT.match(line) is not None and not _NOT_SET.match(line)
 
 
 # a section banner a collection script echoes between its commands' outputs: "=== DRIVER ===", "----- ibstat -----"
@@ -402,7 +404,7 @@ def split(text: str) -> list[Block]:
     while idx < len(lines):
         ln = lines[idx]
         i = idx + 1
-        m = _PROMPT.match(ln)
+        m = _PROMPT.match(ln) if not _NOT_SET.match(ln) else None
         cmd = host = None
         used = 0
         assigns: list[str] = []

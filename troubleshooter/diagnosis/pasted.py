@@ -203,8 +203,11 @@ class EvidenceFacts(FactSource):
                 except parsers.ParseError as exc:
                     files.append(PastedFile(path, side, None, {}, str(exc)))
                     continue
-                files += [dataclasses.replace(f, declared=f.declared or declared.lower())
-                          for f in _read_paste(path, side, kind, text, source_kind)]
+                got = _read_paste(path, side, kind, text, source_kind)
+                if not got:  # every line a prompt of a command this does not read, or nothing at all
+                    why = "no output in it: only command lines" if text.strip() else "the file is empty"
+                    got = [PastedFile(path, side, None, {}, why)]
+                files += [dataclasses.replace(f, declared=f.declared or declared.lower()) for f in got]
         if not any(f.kind and not f.error for f in files):
             raise PastedError("none of the files could be read: " + "; ".join(f"{f.path}: {f.error}" for f in files))
         sides = {f.side for f in files if f.kind and not f.error}  # a file nothing could read speaks for no side

@@ -35,6 +35,8 @@ declare("derived", [
     ("slurm.plugins.nvml_dropped", "list", "", "builds of one Slurm package that differ in the NVML plugin: one version's file list has gpu_nvml.so, another's (of one side, or of two nodes) lacks it ('slurm-ohpc: gpu_nvml.so in 22.05.2-14.103..., not in 22.05.10-2.1...'): an upgrade or a rebuild that dropped NVML autodetection"),
     ("job.multi_node", "bool", "", "the job spans more than one node: nccl-tests' ranks on several hosts, NCCL log lines from several hosts, SLURM_JOB_NUM_NODES above 1, an mpirun line naming several hosts, or srun -N above 1; false for one host in nccl-tests' rank list, one Slurm node, srun -N 1 or a single srun task; absent when nothing says"),
     ("rdma.expected", "bool", "", "something says the node has or the job wants InfiniBand/RoCE: NCCL_IB_HCA or NCCL_IB_DISABLE=0 set, RDMA devices listed (ibstat, sysfs), an IPoIB interface (ib0) among NCCL's sockets, RDMA devices given to the container, or IB in NCCL's log; absent when nothing does (a workstation's 'Failed to open libibverbs' is not a fault)"),
+    ("gdr.peermem_refused", "string", "", "the kernel refused to load the peer-memory module (modprobe's, systemd-modules-load's "
+     "or Talos' 'could not insert nvidia_peermem: Invalid argument', or its unknown ib_core symbols): the refusal"),
     ("gdr.peermem_loaded", "bool", "", "a peer-memory module for GPUDirect RDMA (nvidia_peermem, or the older nv_peer_mem) is loaded: from lsmod's rows; false when the whole lsmod shows neither, when a 'lsmod | grep' for an installed peer module printed nothing, or when greps cover both names"),
     ("topo.gpu_numa_nodes", "number", "count", "distinct NUMA nodes the GPUs hang off (topo -m NUMA Affinity): more than 1 means GPUs on both sockets"),
     ("limits.process", "string", "", "the program whose limits limits.* are (slurmd, dockerd, python ...): the process limits.pid names in a ps listing of the same side"),
@@ -302,7 +304,16 @@ PEERMEM = ("nvidia_peermem", "nv_peer_mem")
 
 
 def _peermem(fs: FactSet) -> None:
+    refused = next((r for r in fs.get_value("kmod.insert_failed") or [] if str(r).split(":", 1)[0] in PEERMEM), None)
+    symbols = fs.get_value("kmod.unknown_symbols") or {}
+    if refused is None and isinstance(symbols, dict):
+        refused = next((f"{m}: unknown symbols {', '.join(symbols[m][:3])}" for m in PEERMEM if symbols.get(m)), None)
+    if refused and "gdr.peermem_refused" not in fs:
+        fs.add(Fact("gdr.peermem_refused", str(refused), "", "inferred: the kernel refused to load it", "", 0.0))
     if "gdr.peermem_loaded" in fs:
+        return
+    if refused:
+        fs.add(Fact("gdr.peermem_loaded", False, "", f"inferred: the kernel refused to load it ({refused})", "", 0.0))
         return
     loaded = fs.get_value("kmod.loaded") or []
     installed = [m for m in fs.get_value("kmod.installed") or [] if m in PEERMEM]

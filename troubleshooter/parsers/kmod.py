@@ -30,6 +30,8 @@ FACTS = [
     ("kmod.insert_failed", "list", "", "modules the kernel refused to load, as 'PATH: reason' ('insmod: ERROR: could not "
      "insert module /lib/modules/5.13.0-1024-gcp/.../nvidia.ko: Invalid parameters', modprobe's 'could not insert "
      "'nvidia': Exec format error')"),
+    ("kmod.unknown_symbols", "dict", "", "module -> the symbols the kernel could not resolve for it ('nvidia_peermem: "
+     "Unknown symbol ib_register_peer_memory_client (err -2)'): built against another module's version"),
     ("kmod.loaded", "list", "", "kernel modules lsmod lists as loaded (of the rows shown)"),
     ("kmod.listing_complete", "bool", "", "the whole lsmod table was shown (its 'Module Size Used by' header): a "
      "module absent from it is not loaded"),
@@ -39,7 +41,15 @@ FACTS = [
 ]
 
 _MISSING = re.compile(r"modprobe: FATAL: Module (\S+) not found in directory /lib/modules/(\S+)")
-_INSERT = re.compile(r"(?:insmod: ERROR: could not insert module (\S+)|modprobe: ERROR: could not insert '([^']+)'): (.+?)\s*$")
+# modprobe's and insmod's refusal, and the same refusal as systemd-modules-load and Talos log it at boot
+# ("Failed to insert module 'nvidia_peermem': Invalid argument", 'error loading module "nvidia_peermem": load
+# nvidia_peermem failed: invalid argument')
+_INSERT = re.compile(r"(?:insmod: ERROR: could not insert module (\S+)|modprobe: ERROR: could not insert '([^']+)'|"
+                     r"Failed to insert module '([^']+)'|error loading module \"([^\"]+)\": load \S+ failed): (.+?)\s*$",
+                     re.MULTILINE)
+# the kernel's reason for a refusal: the module needs a symbol no loaded module exports (nvidia_peermem built for
+# MLNX_OFED's ib_core, loaded with the distribution's: "nvidia_peermem: Unknown symbol ib_register_peer_memory_client")
+_UNKNOWN_SYMBOL = re.compile(r"\b([A-Za-z0-9_]+): Unknown symbol ([A-Za-z0-9_]+)")
 _HEADER = re.compile(r"^\s*Module\s+Size\s+Used by\s*$")
 _ROW = re.compile(r"^\s*([A-Za-z0-9_]+)\s+(\d+)\s+(-?\d+)(?:\s+(\S+))?\s*$")
 _INFO = re.compile(r"^\s*(filename|version|name|description|license|depends|vermagic|srcversion|author|alias|"
@@ -50,6 +60,8 @@ _INFO = re.compile(r"^\s*(filename|version|name|description|license|depends|verm
 def _detect(text: str) -> float:
     if _MISSING.search(text[:65536]) or _INSERT.search(text[:65536]):
         return 0.85
+    if _UNKNOWN_SYMBOL.search(text[:65536]) and "NVRM" not in text[:65536]:
+        return 0.6
     lines = [ln for ln in text.split("\n")[:400] if ln.strip() and not re.match(r"^\s*[$#]\s", ln)]
     if not lines:
         return 0.0
@@ -80,15 +92,23 @@ def parse(text: str) -> dict[str, Any]:
     info: dict[str, str] = {}
     missing: dict[str, str] = {}
     refused: list[str] = []
+    unknown: dict[str, list[str]] = {}
     for raw in text.split("\n"):
-        if "modprobe:" in raw or "insmod:" in raw:
+        if "Unknown symbol" in raw:
+            u = _UNKNOWN_SYMBOL.search(raw)
+            if u and len(unknown) < 50:
+                syms = unknown.setdefault(u.group(1), [])
+                if u.group(2) not in syms and len(syms) < 50:
+                    syms.append(u.group(2))
+                continue
+        if "modprobe:" in raw or "insmod:" in raw or "insert module" in raw or "error loading module" in raw:
             m = _MISSING.search(raw)
             if m:
                 missing.setdefault(m.group(1), m.group(2))
                 continue
             m = _INSERT.search(raw)
             if m:
-                item = f"{m.group(1) or m.group(2)}: {m.group(3)}"
+                item = f"{m.group(1) or m.group(2) or m.group(3) or m.group(4)}: {m.group(5)}"
                 if item not in refused and len(refused) < 50:
                     refused.append(item)
                 continue
@@ -111,7 +131,7 @@ def parse(text: str) -> dict[str, Any]:
             info.setdefault(key, value)
     if info:
         _close(info, installed, versions)
-    if not loaded and not installed and not header and not missing and not refused:
+    if not loaded and not installed and not header and not missing and not refused and not unknown:
         raise ParseError("no lsmod row ('name size count users'), modinfo line ('filename: ...') or modprobe/insmod "
                          "error: not lsmod, modinfo or modprobe output")
     facts: dict[str, Any] = {}
@@ -119,6 +139,8 @@ def parse(text: str) -> dict[str, Any]:
         facts["kmod.missing_for_kernel"] = missing
     if refused:
         facts["kmod.insert_failed"] = refused
+    if unknown:
+        facts["kmod.unknown_symbols"] = unknown
     if loaded or header:
         facts["kmod.loaded"] = loaded
         facts["kmod.listing_complete"] = header

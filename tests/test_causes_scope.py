@@ -1285,3 +1285,10 @@ def test_a_refused_peer_memory_module_without_p2pdma_leaves_no_gpudirect_rdma_pa
     # the refusal alone: DMA-BUF may still carry GPUDirect RDMA (NVSHMEM on DGX Spark does without the module)
     assert "gdr-disabled" not in dict(_found(["kmod/journal-systemd-modules-load-peermem-invalid-argument.txt"]))
     assert "gdr-disabled" in _suspected(["kmod/journal-systemd-modules-load-peermem-invalid-argument.txt"])
+
+
+def test_cuda_error_217_in_nccls_shm_transport_or_at_init_of_a_cumem_host_release() -> None:
+    assert dict(_found(["nccl-debug/nccl1838-l4-shm-cc-cuda-failure-217-cumem-host.txt"])).get(
+        "nccl-cumem-host-needs-peer-access") == "confirmed"
+    assert dict(_found(["cuda-errors/easyr1579-ray-runner-nccl-2273-cuda-failure-217.txt"])).get(
+        "nccl-cumem-host-needs-peer-access") == "likely"

@@ -1292,3 +1292,8 @@ def test_cuda_error_217_in_nccls_shm_transport_or_at_init_of_a_cumem_host_releas
         "nccl-cumem-host-needs-peer-access") == "confirmed"
     assert dict(_found(["cuda-errors/easyr1579-ray-runner-nccl-2273-cuda-failure-217.txt"])).get(
         "nccl-cumem-host-needs-peer-access") == "likely"
+
+
+def test_a_kata_cold_plug_refused_by_the_kubelets_podresources_get() -> None:
+    assert dict(_found(["k8s-events/coco-kata-cold-plug-podresources-get-disabled.txt"])).get(
+        "kubelet-podresources-get-disabled") == "confirmed"

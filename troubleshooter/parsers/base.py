@@ -84,6 +84,17 @@ def clip(s: str, limit: int = 300) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+def clip_middle(s: str, limit: int = 300) -> str:
+    """As :func:`clip`, but a long message keeps its head and its tail with an ellipsis between: a Go error chain
+    ("failed to create containerd task: ...: rpc error: ... desc = PodResources API Get method disabled") names its
+    innermost cause last."""
+    s = " ".join(s.split())
+    if len(s) <= limit:
+        return s
+    head = (limit - 1) // 2
+    return s[:head] + "…" + s[len(s) - (limit - 1 - head):]
+
+
 def add_clipped(out: list[str], msg: str, limit: int = 20, width: int = 300) -> None:
     """Append ``msg``, clipped (:func:`clip`), unless it is empty, already there, or ``out`` holds ``limit`` items."""
     m = clip(msg, width)

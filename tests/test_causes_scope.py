@@ -1297,3 +1297,8 @@ def test_cuda_error_217_in_nccls_shm_transport_or_at_init_of_a_cumem_host_releas
 def test_a_kata_cold_plug_refused_by_the_kubelets_podresources_get() -> None:
     assert dict(_found(["k8s-events/coco-kata-cold-plug-podresources-get-disabled.txt"])).get(
         "kubelet-podresources-get-disabled") == "confirmed"
+
+
+def test_the_tcp_btl_taking_another_ranks_connection_is_a_wrong_interface() -> None:
+    assert dict(_found(["openmpi/horovod1516-btl-tcp-unexpected-process-identifier.txt"])).get(
+        "mpi-btl-tcp-wrong-interface") == "likely"

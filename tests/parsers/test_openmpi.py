@@ -103,3 +103,13 @@ def test_mpichs_fatal_errors_with_the_innermost_message_of_the_stack(rel, fatal)
 def test_open_mpis_older_words_for_a_srun_launch_it_cannot_join():
     f = parsers.run("openmpi", load("openmpi/trtllmdocs-pmi2-init-failed-direct-launch-not-built-with-slurm-pmi.txt"))
     assert f == {"mpi.pmix_missing": True, "mpi.pmi_message": "not-built-with-slurm-pmi"}
+
+
+@pytest.mark.parametrize("rel, lines", [
+    ("openmpi/horovod1516-btl-tcp-unexpected-process-identifier.txt", 1),
+    ("openmpi/ompi9858-efa-btl-tcp-unexpected-process-identifier-many.txt", 9),
+])
+def test_the_tcp_btl_refusing_a_peers_handshake(rel, lines):
+    text = load(rel)
+    assert parsers.detect(text) == "openmpi"
+    assert parsers.run("openmpi", text) == {"mpi.btl_tcp_unexpected_peer": lines}

@@ -55,6 +55,9 @@ FACTS = [
      "'No PMIx server was reachable, but a PMI1/2 was detected ... singletons will be started', a srun launch) or "
      "'not-built-with-slurm-pmi' ('direct launched using \"srun\", but OMPI was not built with SLURM's PMI support', "
      "which a process started by hand inside a Slurm allocation also prints)"),
+    ("mpi.btl_tcp_unexpected_peer", "number", "count", "Open MPI's TCP BTL took a connection from another rank than the "
+     "one it expected ('mca_btl_tcp_endpoint_recv_connect_ack] received unexpected process identifier [[J,1],R]'): "
+     "lines of it"),
     ("mpi.cma_errnos", "list", "", "the errno values of those failures, sorted (1: EPERM, ptrace not allowed; 38: ENOSYS, no CMA)"),
 ]
 
@@ -90,11 +93,16 @@ _WITH_CUDA = re.compile(r"mpi_built_with_cuda_support:value:true")
 _NOTICED = re.compile(r"mpirun noticed that process rank (\d+) .*?exited on signal (\d+)(?: \(([^)]+)\))?")
 
 
+# btl/tcp/btl_tcp_endpoint.c: a peer's connect ack names another process than the endpoint's, when ranks reach each
+# other through an interface whose address is not the peer's (docker0/virbr0 172.17.0.1 on every node, ...)
+_BTL_TCP_PEER = re.compile(r"mca_btl_tcp_endpoint_recv_connect_ack\]\s*received unexpected process identifier")
+
+
 def _detect(text: str) -> float:
     head = text[:65536]
     if "*** Process received signal ***" in head or _NOTICED.search(head) or _NO_CUDA.search(head) or \
             _WITH_CUDA.search(head) or _NO_PMIX.search(head) or _LOCKED.search(head) or _REG_LOW.search(head) or \
-            _YAKSA_EXCL.search(head) or _BAD_TERM.search(head) or _ABORT.search(head):
+            _YAKSA_EXCL.search(head) or _BAD_TERM.search(head) or _ABORT.search(head) or _BTL_TCP_PEER.search(head):
         return 0.75
     if len(re.findall(r"(?:Read|Write) -1, expected \d+, errno = \d+", head)) >= 1:
         return 0.7
@@ -146,8 +154,9 @@ def parse(text: str) -> dict[str, Any]:
     yaksa = bool(_YAKSA_EXCL.search(text))
     exit_code, exit_string, fatal = _mpich(text, lines)
     signal = signal or exit_string
+    btl_peer = len(_BTL_TCP_PEER.findall(text))
     if signal is None and not frames and not cma and not noticed and cuda is None and not no_pmix and not locked \
-            and not reg and not yaksa and exit_code is None and not fatal:
+            and not reg and not yaksa and exit_code is None and not fatal and not btl_peer:
         raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line, CMA failure, CUDA-support answer "
                          "or PMIx complaint")
     facts: dict[str, Any] = {}
@@ -175,6 +184,8 @@ def parse(text: str) -> dict[str, Any]:
         facts["mpi.crash_frames"] = frames
     if noticed:
         facts["mpi.exited_on_signal"] = noticed
+    if btl_peer:
+        facts["mpi.btl_tcp_unexpected_peer"] = btl_peer
     if cma:
         facts["mpi.cma_errors"] = cma
         facts["mpi.cma_errnos"] = sorted(errnos)

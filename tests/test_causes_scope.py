@@ -1302,3 +1302,20 @@ def test_a_kata_cold_plug_refused_by_the_kubelets_podresources_get() -> None:
 def test_the_tcp_btl_taking_another_ranks_connection_is_a_wrong_interface() -> None:
     assert dict(_found(["openmpi/horovod1516-btl-tcp-unexpected-process-identifier.txt"])).get(
         "mpi-btl-tcp-wrong-interface") == "likely"
+
+
+def test_the_gpu_operators_own_log_decides_its_causes() -> None:
+    assert dict(_found(["gpu-operator/gpuop149-no-gpu-present-nodes-no-kernel-version.txt"])).get(
+        "gpu-operator-nfd-labels-missing") == "likely"
+    assert dict(_found(["gpu-operator/gpuop106-nfd-master-namespace-not-allowed.txt"])).get(
+        "nfd-rejects-gfd-label-namespace") == "confirmed"
+    # a disabled device-plugin state alone may be another plugin serving the nodes on purpose
+    alone = "gpu-operator/sirzzang-eks-device-plugin-state-disabled-json.txt"
+    assert "k8s-device-plugin-not-deployed" not in dict(_found([alone]))
+    assert "k8s-device-plugin-not-deployed" in _suspected([alone])
+
+
+def test_a_disabled_device_plugin_state_with_pods_short_of_gpus_is_the_plugin_not_deployed() -> None:
+    assert dict(_found(["gpu-operator/sirzzang-eks-device-plugin-state-disabled-json.txt",
+                        "k8s-events/sirzzang-eks-insufficient-nvidia-gpu-full-stop.txt"])).get(
+        "k8s-device-plugin-not-deployed") == "likely"

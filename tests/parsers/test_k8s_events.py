@@ -29,3 +29,8 @@ def test_a_sandbox_failure_with_a_repeat_count_in_the_age_column():
 def test_no_event_row():
     with pytest.raises(ParseError):
         parsers.run("k8s-events", "Events:  <none>\n")
+
+
+def test_the_resource_a_pod_found_insufficient_without_the_sentences_full_stop():
+    f = parsers.run("k8s-events", load("k8s-events/sirzzang-eks-insufficient-nvidia-gpu-full-stop.txt"))
+    assert f["k8s.insufficient"] == ["nvidia.com/gpu"]

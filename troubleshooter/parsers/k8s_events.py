@@ -42,7 +42,7 @@ _DESCRIBE = re.compile(r"^\s*(Warning|Normal)\s+([A-Z][A-Za-z]{2,60})\s+(?:<[a-z
 _GET = re.compile(r"^\s*\S+\s+(Warning|Normal)\s+([A-Z][A-Za-z]{2,60})\s+(\S+/\S+)\s+(\S.*)$")
 _HEADER = re.compile(r"^\s*(?:Type\s+Reason\s+Age\s+From\s+Message|LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE)\s*$",
                      re.MULTILINE)
-_INSUFFICIENT = re.compile(r"Insufficient ([\w./-]+)")
+_INSUFFICIENT = re.compile(r"Insufficient ([\w./-]*[\w])")  # not the sentence's full stop: "Insufficient nvidia.com/gpu."
 _SHARED = re.compile(r"maximum request size for shared resources is 1")
 
 

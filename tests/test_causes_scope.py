@@ -1319,3 +1319,9 @@ def test_a_disabled_device_plugin_state_with_pods_short_of_gpus_is_the_plugin_no
     assert dict(_found(["gpu-operator/sirzzang-eks-device-plugin-state-disabled-json.txt",
                         "k8s-events/sirzzang-eks-insufficient-nvidia-gpu-full-stop.txt"])).get(
         "k8s-device-plugin-not-deployed") == "likely"
+
+
+@pytest.mark.parametrize("rel", ["libfabric-log/lci110-deltaai-cxip-gen-auth-key-failed-38.txt",
+                                 "libfabric-log/prrte2004-vni-not-found-completion.txt"])
+def test_the_cxi_providers_vni_refusals_are_a_process_without_a_slingshot_vni(rel) -> None:
+    assert dict(_found([rel])).get("slingshot-vni-not-granted") == "likely"

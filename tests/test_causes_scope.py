@@ -1325,3 +1325,10 @@ def test_a_disabled_device_plugin_state_with_pods_short_of_gpus_is_the_plugin_no
                                  "libfabric-log/prrte2004-vni-not-found-completion.txt"])
 def test_the_cxi_providers_vni_refusals_are_a_process_without_a_slingshot_vni(rel) -> None:
     assert dict(_found([rel])).get("slingshot-vni-not-granted") == "likely"
+
+
+def test_gdb_stopping_on_sigbus_in_ncclshmopen_in_a_container_is_shm_too_small() -> None:
+    rel = "gdb-backtrace/jaxtoolbox183-sigbus-ncclshmopen-proxy-service.txt"
+    assert dict(_found([f"container:{rel}"])).get("shm-too-small") == "likely"
+    assert "shm-too-small" in _suspected([rel])  # not said to be in a container
+    assert not _found(["gdb-backtrace/monero-lmdb-sigbus-mdb-rpage-get.txt"])

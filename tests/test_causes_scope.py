@@ -1332,3 +1332,12 @@ def test_gdb_stopping_on_sigbus_in_ncclshmopen_in_a_container_is_shm_too_small()
     assert dict(_found([f"container:{rel}"])).get("shm-too-small") == "likely"
     assert "shm-too-small" in _suspected([rel])  # not said to be in a container
     assert not _found(["gdb-backtrace/monero-lmdb-sigbus-mdb-rpage-get.txt"])
+
+
+def test_cuda_ipc_refused_between_ranks_bound_to_one_gpu_each() -> None:
+    found = dict(_found(["cuda-errors/e3sm4834-perlmutter-gtl-cuipcopenmemhandle-invalid-value.txt",
+                         "job-script/e3sm4834-sbatch-gpus-per-task-gpu-bind-map-gpu.txt"]))
+    assert found.get("slurm-per-task-gpu-binding-blocks-cuda-ipc") == "likely"
+    # GTL's line alone: the binding is the likely reason, not shown
+    alone = "cuda-errors/agcnotes-deltaai-gtl-cuipcopenmemhandle-line-369.txt"
+    assert not _found([alone]) and "slurm-per-task-gpu-binding-blocks-cuda-ipc" in _suspected([alone])

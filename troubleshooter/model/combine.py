@@ -48,6 +48,8 @@ declare("derived", [
     ("gpu.nvlink_all_inactive_baseboard", "list", "", "GPUs that report all their NVLinks inactive and are parts "
      "that only come on an NVLink baseboard (B200, B300, GB200, H100/H200/H800 SXM, A100/A800 SXM, V100 SXM2): for them "
      "no links is a fault, where a PCIe board without a bridge prints the same by design"),
+    ("job.gpus_bound_per_task", "string", "", "the job gives each task its own GPUs: srun's or #SBATCH's --gpus-per-task=N "
+     "or a --gpu-bind other than none, as written"),
     ("job.ranks_launched", "number", "count", "processes the launch line starts: mpirun's -np, or srun's -n/--ntasks "
      "(--ntasks-per-node times -N)"),
     ("rdma.enomem", "list", "", "messages saying an RDMA queue creation or memory registration failed with ENOMEM ('Cannot allocate memory'), from UCX, NCCL and the verbs tools; [] when their output was read and none says so"),
@@ -68,6 +70,7 @@ READS["nccl.roce_hcas"] = ("nccl.hca_transports",)
 READS["slurm.plugins.nvml_dropped"] = ("slurm.plugins.gpu_nvml", "slurm.plugins.package")
 READS["job.tasks_over_gpus"] = ("slurm.srun.options", "gpu.count")
 READS["job.ranks_launched"] = ("mpi.launch.np", "slurm.srun.options")
+READS["job.gpus_bound_per_task"] = ("slurm.srun.options", "script.sbatch")
 READS["gpu.nvlink_all_inactive_baseboard"] = ("gpu.nvlink_all_inactive", "gpu.nvlink_gpus")
 READS["gpu.nvlink_bridged_uniform"] = ("gpu.nvlink_gpus",)
 
@@ -105,6 +108,7 @@ def apply(fs: FactSet) -> None:
     _scope(fs)
     _tasks_over_gpus(fs)
     _ranks_launched(fs)
+    _gpus_per_task(fs)
     _nvlink_baseboard(fs)
     _nvlink_bridged(fs)
     _peermem(fs)
@@ -450,6 +454,21 @@ def _nvlink_bridged(fs: FactSet) -> None:
     active = {g.get("active") for g in cards}
     fs.add(Fact("gpu.nvlink_bridged_uniform", len(active) == 1, "",
                 f"inferred: {len(cards)} PCIe cards ({names[0]}) with {sorted(a for a in active if a is not None)} active links", "", 0.0))
+
+
+def _gpus_per_task(fs: FactSet) -> None:
+    if "job.gpus_bound_per_task" in fs:
+        return
+    for name in ("slurm.srun.options", "script.sbatch"):
+        opts = fs.get_value(name)
+        if not isinstance(opts, dict):
+            continue
+        per, bind = str(opts.get("--gpus-per-task", "")), str(opts.get("--gpu-bind", ""))
+        given = [f"--gpus-per-task={per}"] if per.isdigit() and int(per) > 0 else []
+        given += [f"--gpu-bind={bind}"] if bind and not bind.startswith(("none", "verbose,none")) else []
+        if given:
+            fs.add(Fact("job.gpus_bound_per_task", " ".join(given), "", f"inferred: {name}", "", 0.0))
+            return
 
 
 def _ranks_launched(fs: FactSet) -> None:

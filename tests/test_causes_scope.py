@@ -1341,3 +1341,10 @@ def test_cuda_ipc_refused_between_ranks_bound_to_one_gpu_each() -> None:
     # GTL's line alone: the binding is the likely reason, not shown
     alone = "cuda-errors/agcnotes-deltaai-gtl-cuipcopenmemhandle-line-369.txt"
     assert not _found([alone]) and "slurm-per-task-gpu-binding-blocks-cuda-ipc" in _suspected([alone])
+
+
+def test_two_ranks_on_one_gpu_of_one_machine_joined_by_p2p_are_two_machines_with_one_name() -> None:
+    rel = "nccl-debug/nccl187-short-hostname-ring-ranks-2-and-10-on-device-2.txt"
+    assert dict(_found([rel])).get("duplicate-hostname-across-nodes") == "likely"
+    # one host's ranks each on its own GPU, the same hostname on both machines but no GPU shared in the lines shown
+    assert "duplicate-hostname-across-nodes" not in dict(_found(["nccl-debug/horovod110-two-hosts-named-mtk-0-1-via-p2p-ipc.txt"]))

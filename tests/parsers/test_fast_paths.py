@@ -47,7 +47,9 @@ NEW_FORMATS = {"nccl-old-warn-lines-container-socket-creation-failed.txt",
                "thomaskalnik-rank-and-rank-both-on-cuda-device-retold.txt",
                "horovod110-two-hosts-named-mtk-0-1-via-p2p-ipc.txt",
                "polaris-ofi1.21-cxi-no-eligible-providers-init-failed.txt",  # "No eligible providers" (learnt after)
-               "cscs-ofi-plugin-not-found-network-aws-libfabric-not-found.txt"}  # a requested network missing (learnt after)
+               "cscs-ofi-plugin-not-found-network-aws-libfabric-not-found.txt",  # a requested network missing (learnt after)
+               "nccl1838-l4-shm-cc-cuda-failure-217-cumem-host.txt",  # CUDA error 217 named in a WARN (learnt after)
+               "nccl187-short-hostname-ring-ranks-2-and-10-on-device-2.txt"}  # NCCL 2.3's 'INFO Ring' lines (learnt after)
 NTESTS = [(n, t) for n, t in _texts("nccl-tests", "nccl-allgather.txt") if Path(n).name not in NEW_FORMATS]
 NDEBUG = [(n, t) for n, t in _texts("nccl-debug", "nccl-debug-log.txt") if Path(n).name not in NEW_FORMATS]
 
@@ -189,7 +191,7 @@ NEW_FACTS = {"nccl.warn_sites", "nccl.gdr_disabled_hcas", "nccl.gdr_enabled", "n
              "nccl.affinity_spread", "nccl.affinity_distinct", "nccl.ib_channels_gdr", "nccl.ib_channels_no_gdr",
              "nccl.ib_recv_channels_no_gdr", "nccl.bootstrap_failed", "nccl.channels_via_shm", "nccl.channels_via_p2p",
              "nccl.ibverbs_missing", "nccl_tests.no_result", "gpu.compute_exclusive", "gpu.inforom_corrupted",
-             "nccl_tests.banners_at_start"}
+             "nccl_tests.banners_at_start", "nccl.local_links_same_gpu"}
 
 
 def _old(outcome):

@@ -51,6 +51,9 @@ FACTS = [
     ("nccl.channels_via_shm", "number", "count", "channel lines through host shared memory ('via SHM/direct/direct'): "
      "GPUs of one node not talking peer to peer"),
     ("nccl.channels_via_p2p", "number", "count", "channel lines peer to peer ('via P2P/IPC', 'via P2P/CUMEM', 'via P2P/direct pointer')"),
+    ("nccl.local_links_same_gpu", "number", "count", "channel lines that join two ranks on the same GPU (cudaDev or "
+     "bus id in the brackets) through P2P or shared memory ('6[6] -> 10[2]' beside '2[2] -> 3[3] via P2P/IPC': ranks "
+     "2 and 10 both on device 2): ranks NCCL took for one machine's that are not"),
     ("nccl.ib_recv_channels_no_gdr", "number", "count", "receiving channel lines over InfiniBand/RoCE without GPUDirect "
      "RDMA ('[receive] via NET/IB/1'): a receiver uses it wherever the GPU is close enough to the NIC "
      "(NCCL_NET_GDR_LEVEL); only a sender may also skip it by choice (NCCL_NET_GDR_READ)"),
@@ -66,6 +69,18 @@ FACTS = [
     ("nccl.hosts", "list", "", "sorted distinct host names of the log prefixes"),
     ("nccl.init_complete", "bool", "", "some communicator logged 'Init COMPLETE'; false when init started (Init START) or failed (init.cc:N -> err) without completing; absent otherwise"),
 ]
+
+
+_LINK = re.compile(r"\b(\d+)\[([0-9a-fA-F]+)\] -> (\d+)\[([0-9a-fA-F]+)\]")
+
+
+def link_devices(host: str, msg: str, devices: dict[tuple[str, str], set[str]]) -> None:
+    """Note the ranks on each device of a P2P/SHM channel line ('6[6] -> 10[2] via P2P/IPC'): (host, device) -> ranks.
+    Lines without their host prefix are left out: two machines' logs pasted together would look like one's."""
+    m = _LINK.search(msg) if host else None
+    if m and len(devices) < 4096:
+        devices.setdefault((host, m.group(2).lower()), set()).add(m.group(1))
+        devices.setdefault((host, m.group(4).lower()), set()).add(m.group(3))
 
 
 def count_ib_channel(counts: list[int], gdr: bool, receive: bool) -> None:

@@ -39,7 +39,7 @@ from collections import Counter
 from itertools import chain
 from typing import Any, Iterable
 
-from troubleshooter.parsers._nccl_facts import (FACTS, MAX_WARNINGS, VERSION, count_ib_channel, ib_channel_facts,
+from troubleshooter.parsers._nccl_facts import (FACTS, MAX_WARNINGS, VERSION, count_ib_channel, ib_channel_facts, link_devices,
                                                 mask_cpus)
 from troubleshooter.parsers._nccl_plugin import (_LOADED_PLUGIN, _NAMED_PLUGIN_MISSING, _NET_NOT_FOUND, _OFI_INIT_FAIL,
                                                  _OFI_NO_PROVIDER, _P2P_PLUGIN, _PLUGIN_ABSENT, _PLUGIN_BY_ENV,
@@ -206,6 +206,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     via_nets: Counter[str] = Counter()
     via_ib_gdr = [0, 0, 0]  # channels over NET/IB without and with /GDRDMA; receiving ones without
     via_local = [0, 0]  # channels through host shared memory (SHM/...), through peer-to-peer (P2P/...)
+    local_devs: dict[tuple[str, str], set[str]] = {}  # (host, device) -> ranks NCCL joined there by P2P/SHM
     hcas: list[str] = []
     hca_transports: dict[str, str] = {}
     saw_ib_using = saw_socket_using = saw_ofi = False
@@ -356,6 +357,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
         vpos = msg.find("via ")
         v = _VIA_NET.search(msg, vpos) if vpos >= 0 and "via NET/" in msg else None
         if vpos >= 0 and v is None:
+            link_devices(m.groupdict().get("host") or "", msg, local_devs)
             if msg.startswith("SHM", vpos + 4):
                 via_local[0] += 1
             elif msg.startswith("P2P", vpos + 4):
@@ -574,6 +576,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
     facts.update(ib_channel_facts(via_ib_gdr))
     if via_local[0] or via_local[1]:
         facts["nccl.channels_via_shm"], facts["nccl.channels_via_p2p"] = via_local
+        facts["nccl.local_links_same_gpu"] = sum(len(r) > 1 for r in local_devs.values())
     if socket_ifs:
         facts["nccl.socket_interfaces"] = socket_ifs
     if no_iface:

@@ -317,31 +317,6 @@ _QUERY_GPU = re.compile(r"--query-gpu[= ]([\w.,]+)")
 _CONFIG_LINE = re.compile(r"^\s*#?\s*CONFIG_\w+", re.MULTILINE)
 
 
-def grepped_config_names(command: str) -> list[str]:
-    """The kernel options a ``grep`` for exact names looks for (``grep CONFIG_X= FILE``, ``grep -E
-    'CONFIG_A(_B)?='`` is not exact and gives none): an empty result then means each is not enabled.
-
-    >>> grepped_config_names("zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA="), grepped_config_names("grep -E 'CONFIG_A(_B)?=' f")
-    (['CONFIG_ARM_SMMU_V3_SVA'], [])
-    """
-    if "grep" not in command:
-        return []
-    tail = command.split("grep", 1)[1]
-    try:
-        words = shlex.split(tail)
-    except ValueError:
-        return []
-    pats = [w for w in words if not w.startswith("-") and "CONFIG_" in w]
-    names = []
-    for p in pats[:1] if pats else []:
-        for alt in (p.split("\\|") if "\\|" in p else [p]):
-            m = re.fullmatch(r"\^?(CONFIG_[A-Z0-9_]+)=?", alt)
-            if not m:
-                return []
-            names.append(m.group(1))
-    return names
-
-
 def grepped_words(command: str, tool: str) -> list[str]:
     """What ``TOOL | grep [-i] [-E] PATTERN`` looked for, the alternatives of the pattern split (``a|b``, ``a\\|b``).
 
@@ -513,7 +488,7 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
             failed = []
     if failed and how == "command" and failed[0].kind == "kernel-config":
         # `grep CONFIG_X= /boot/config-...` that printed no CONFIG_ line: the option is not enabled
-        names = grepped_config_names(b.command or "")
+        names = intake.grepped_config_names(b.command or "")
         if names and not _CONFIG_LINE.search(b.text):
             facts = parsers.run("kernel-config", "".join(f"# {n} is not set\n" for n in names))
             out.append(PastedFile(path, bside, "kernel-config", facts, "", "command (its grep printed no "

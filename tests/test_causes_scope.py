@@ -1348,3 +1348,10 @@ def test_two_ranks_on_one_gpu_of_one_machine_joined_by_p2p_are_two_machines_with
     assert dict(_found([rel])).get("duplicate-hostname-across-nodes") == "likely"
     # one host's ranks each on its own GPU, the same hostname on both machines but no GPU shared in the lines shown
     assert "duplicate-hostname-across-nodes" not in dict(_found(["nccl-debug/horovod110-two-hosts-named-mtk-0-1-via-p2p-ipc.txt"]))
+
+
+def test_a_hosts_device_listing_without_nvidia_uvm_is_the_nodes_not_created() -> None:
+    rel = "dev-nvidia/singularity1441-ls-dev-grep-nvidia-bare-names-no-uvm.txt"
+    assert dict(_found([f"host:{rel}"])).get("nvidia-device-nodes-not-created") == "likely"
+    assert "nvidia-device-nodes-not-created" in _suspected([rel])  # whose listing it is not said
+    assert "nvidia-device-nodes-not-created" not in dict(_found(["host:dev-nvidia/linux-box-ls-l-eight-gpus-and-nvidia-caps.txt"]))

@@ -16,6 +16,9 @@ from troubleshooter import parsers
     # the glob expanded where kubectl ran; in the pod every named node is missing
     ("k8s-pod-without-gpu-request-ls-la-cannot-access.txt",
      {"gpu.dev_nodes": [], "gpu.dev_node_count": 0, "gpu.dev_control_nodes": [], "gpu.dev_nodes_missing": [0]}),
+    # `ls -l /dev | grep nvidia`: the names without their directory
+    ("singularity1441-ls-dev-grep-nvidia-bare-names-no-uvm.txt",
+     {"gpu.dev_nodes": [0, 1], "gpu.dev_node_count": 2, "gpu.dev_control_nodes": ["nvidiactl"]}),
     # the nvidia-caps directory's own listing (nvidia-cap1 ...) is not a node of /dev
     ("linux-box-ls-l-eight-gpus-and-nvidia-caps.txt",
      {"gpu.dev_nodes": list(range(8)), "gpu.dev_node_count": 8,

@@ -48,6 +48,8 @@ declare("derived", [
     ("gpu.nvlink_all_inactive_baseboard", "list", "", "GPUs that report all their NVLinks inactive and are parts "
      "that only come on an NVLink baseboard (B200, B300, GB200, H100/H200/H800 SXM, A100/A800 SXM, V100 SXM2): for them "
      "no links is a fault, where a PCIe board without a bridge prints the same by design"),
+    ("gpu.uvm_nodes_missing", "bool", "", "a listing of the NVIDIA device nodes shows GPUs and nvidiactl but no nvidia-uvm: "
+     "the unified-memory nodes CUDA programs need were not created"),
     ("job.gpus_bound_per_task", "string", "", "the job gives each task its own GPUs: srun's or #SBATCH's --gpus-per-task=N "
      "or a --gpu-bind other than none, as written"),
     ("job.ranks_launched", "number", "count", "processes the launch line starts: mpirun's -np, or srun's -n/--ntasks "
@@ -71,6 +73,7 @@ READS["slurm.plugins.nvml_dropped"] = ("slurm.plugins.gpu_nvml", "slurm.plugins.
 READS["job.tasks_over_gpus"] = ("slurm.srun.options", "gpu.count")
 READS["job.ranks_launched"] = ("mpi.launch.np", "slurm.srun.options")
 READS["job.gpus_bound_per_task"] = ("slurm.srun.options", "script.sbatch")
+READS["gpu.uvm_nodes_missing"] = ("gpu.dev_node_count", "gpu.dev_control_nodes")
 READS["gpu.nvlink_all_inactive_baseboard"] = ("gpu.nvlink_all_inactive", "gpu.nvlink_gpus")
 READS["gpu.nvlink_bridged_uniform"] = ("gpu.nvlink_gpus",)
 
@@ -109,6 +112,7 @@ def apply(fs: FactSet) -> None:
     _tasks_over_gpus(fs)
     _ranks_launched(fs)
     _gpus_per_task(fs)
+    _uvm_nodes(fs)
     _nvlink_baseboard(fs)
     _nvlink_bridged(fs)
     _peermem(fs)
@@ -454,6 +458,15 @@ def _nvlink_bridged(fs: FactSet) -> None:
     active = {g.get("active") for g in cards}
     fs.add(Fact("gpu.nvlink_bridged_uniform", len(active) == 1, "",
                 f"inferred: {len(cards)} PCIe cards ({names[0]}) with {sorted(a for a in active if a is not None)} active links", "", 0.0))
+
+
+def _uvm_nodes(fs: FactSet) -> None:
+    count, control = fs.get_value("gpu.dev_node_count"), fs.get_value("gpu.dev_control_nodes")
+    if "gpu.uvm_nodes_missing" in fs or not isinstance(count, int) or count < 1 or not isinstance(control, list):
+        return
+    if "nvidiactl" in control:  # the listing covers the driver's nodes, not only a GPU or two named on the line
+        fs.add(Fact("gpu.uvm_nodes_missing", "nvidia-uvm" not in control, "",
+                    "inferred: the device listing's driver nodes", "", 0.0))
 
 
 def _gpus_per_task(fs: FactSet) -> None:

@@ -37,6 +37,9 @@ _PATH = r"/dev/nvidia[\w-]*"
 _MISSING = re.compile(r"^\s*(?:\S*/)?ls: cannot access '?(/dev/nvidia[^\s':]*)'?: No such file or directory\s*$")
 _LONG = re.compile(r"^[bcdlps-][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+(?:\d+,\s*\d+|\d+)\s+.+?\s(" + _PATH + r")\s*$")
 _SHORT = re.compile(r"^\s*(?:" + _PATH + r"\s+)*" + _PATH + r"\s*$")
+# `ls -l /dev | grep nvidia`: a character device named without its directory ("crw-rw-rw-. 1 root root 195, 0 Apr  5
+# 15:04 nvidia0")
+_BARE_LONG = re.compile(r"^c[rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+\d+,\s*\d+\s+.+?\s(nvidia[\w-]*)\s*$")
 _GPU = re.compile(r"^/dev/nvidia(\d+)$")
 
 
@@ -45,17 +48,22 @@ def _read(text: str) -> tuple[set[str], set[str], bool]:
     present: set[str] = set()
     missing: set[str] = set()
     seen = False
+    cwd = "/dev"  # a directory ls lists under its own header ("/dev/nvidia-caps:") names its files without the path
     for ln in text.split("\n"):
         if len(ln) > 4000:
+            continue
+        d = re.match(r"^(/[\w/.-]+):\s*$", ln)
+        if d:
+            cwd = d.group(1).rstrip("/")
             continue
         m = _MISSING.match(ln)
         if m:
             missing.add(m.group(1))
             seen = True
             continue
-        m = _LONG.match(ln)
+        m = _LONG.match(ln) or (_BARE_LONG.match(ln) if cwd == "/dev" else None)
         if m:
-            present.add(m.group(1))
+            present.add(m.group(1) if m.group(1).startswith("/") else "/dev/" + m.group(1))
             seen = True
         elif _SHORT.match(ln):
             present.update(ln.split())

@@ -1355,3 +1355,8 @@ def test_a_hosts_device_listing_without_nvidia_uvm_is_the_nodes_not_created() ->
     assert dict(_found([f"host:{rel}"])).get("nvidia-device-nodes-not-created") == "likely"
     assert "nvidia-device-nodes-not-created" in _suspected([rel])  # whose listing it is not said
     assert "nvidia-device-nodes-not-created" not in dict(_found(["host:dev-nvidia/linux-box-ls-l-eight-gpus-and-nvidia-caps.txt"]))
+
+
+def test_the_toolkits_imex_refusal_is_its_release_regression() -> None:
+    assert dict(_found(["nvidia-container-cli/eksami2062-containerd-imex-channel-value-all-legacy.txt"])).get(
+        "container-toolkit-release-regression") == "confirmed"

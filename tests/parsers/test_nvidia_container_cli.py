@@ -225,3 +225,11 @@ def test_enroots_hook_warning_a_driver_module_is_not_loaded() -> None:
     f = parsers.run("nvidia-container-cli", load("nvidia-container-cli/other-enroot105-warn-nvidia-uvm-not-loaded-driver-error.txt"))
     assert f["container_cli.kmods_not_loaded"] == ["nvidia_uvm"]
     assert f["container_cli.error"] == "nvidia-container-cli: initialization error: driver error: failed to process request"
+
+
+@pytest.mark.parametrize("rel", ["nvidia-container-cli/eksami2062-containerd-imex-channel-value-all-legacy.txt",
+                                 "nvidia-container-cli/pytorchtestinfra5852-docker-imex-channel-value-all.txt"])
+def test_the_hook_refusing_the_imex_channel_value_of_a_legacy_image(rel) -> None:
+    f = parsers.run("nvidia-container-cli", load(rel))
+    assert f["container_cli.error_kinds"] == ["imex-channels-refused"]
+    assert f["container_cli.error"] == "nvidia-container-cli: error parsing IMEX info: unsupported IMEX channel value: all"

@@ -67,7 +67,7 @@ from troubleshooter.parsers.base import ParseError, add_clipped, clip, parser, r
 
 KINDS = ("requirement-cuda", "requirement-other", "cgroup-devices-not-found", "driver-not-loaded",
          "nvml-library-missing", "driver-library-mismatch", "unknown-device", "mount-error", "no-gpu-runtime",
-         "hook-without-runtime", "other")
+         "hook-without-runtime", "imex-channels-refused", "other")
 
 FACTS = [
     ("container_cli.error", "string", "", "the first error the NVIDIA container hook (nvidia-container-cli) "
@@ -170,6 +170,8 @@ def _classify(msg: str) -> tuple[str, dict[str, str]] | None:
     """The kind of one hook message (and what it names), or None when it is not a hook error at all. A message cut
     short (a paste that ends, a wrap not recognised) is 'other' rather than a kind its words do not reach."""
     rest = re.sub(r"\s+", "", _START.split(msg, 1)[-1])
+    if rest.startswith("errorparsingIMEXinfo:"):  # toolkit 1.17.0-1.17.2 refusing NVIDIA_IMEX_CHANNELS=all (nvct#797)
+        return "imex-channels-refused", {}
     if not _CLASS.match(rest):
         return None  # 'nvidia-container-cli: command not found' and the like
     if rest.startswith("requirementerror:"):

@@ -1360,3 +1360,8 @@ def test_a_hosts_device_listing_without_nvidia_uvm_is_the_nodes_not_created() ->
 def test_the_toolkits_imex_refusal_is_its_release_regression() -> None:
     assert dict(_found(["nvidia-container-cli/eksami2062-containerd-imex-channel-value-all-legacy.txt"])).get(
         "container-toolkit-release-regression") == "confirmed"
+
+
+def test_the_device_plugin_refused_mig_memory_info_lacks_the_mig_monitor_capability() -> None:
+    assert dict(_found(["k8s-device-plugin/k8sdp399-mig-memory-info-insufficient-permissions.txt"])).get(
+        "mig-monitor-devices-unset") == "likely"

@@ -97,3 +97,10 @@ def test_the_plugin_refusing_its_config_file():
     assert parsers.detect(wrapped) == "k8s-device-plugin"
     assert parsers.run("k8s-device-plugin", wrapped)["k8s_device_plugin.config_error"] == (
         "unmarshal error: error unmarshaling JSON: while decoding JSON: number of replicas must be >= 2")
+
+
+def test_the_plugin_refused_a_mig_devices_memory_info():
+    text = load("k8s-device-plugin/k8sdp399-mig-memory-info-insufficient-permissions.txt")
+    assert parsers.detect(text) == "k8s-device-plugin"
+    f = parsers.run("k8s-device-plugin", text)
+    assert f["k8s_device_plugin.mig_memory_info_denied"] is True and f["k8s_device_plugin.registered"] is False

@@ -48,6 +48,8 @@ FACTS = [
     ("k8s_device_plugin.config_error", "string", "", "the plugin (or GPU Feature Discovery, which reads the same file) "
      "refused its configuration and did not start: what follows 'error parsing config file:' ('number of replicas must "
      "be >= 2', 'cannot unmarshal array into ... deviceListStrategy of type string'), as printed"),
+    ("k8s_device_plugin.mig_memory_info_denied", "bool", "", "NVML refused the plugin a MIG device's memory info "
+     "('error getting device memory info: Insufficient Permissions'): the plugin lacks the MIG monitor capability"),
     ("k8s_device_plugin.unhealthy", "list", "", "the devices the plugin marked unhealthy and stopped advertising "
      "('device marked unhealthy: GPU-...'; 'all' when it marked every device)"),
 ]
@@ -73,7 +75,11 @@ _UNHEALTHY = re.compile(r"device marked unhealthy: (\S+)|Marking (all) devices a
 # its config loader (api/config/v1): "unable to load config: unable to finalize config: unable to parse config file:
 # error parsing config file: unmarshal error: error unmarshaling JSON: while decoding JSON: number of replicas must be >= 2"
 _CONFIG = re.compile(r"error parsing config file:\s*(.*\S)")
-_ANY = (_XID, _UNHEALTHY, _NVML_FAILED, _NON_NVML, _AUTO, _LOADING, _REGISTERED, _SERVING, _NO_DEVICES, _ADVICE, _CONFIG)
+# its device walk (internal/rm): NVML refusing a MIG device's memory info to a plugin without the MIG monitor
+# capability ("Insufficient Pemmissions", the plugin's own spelling at the time; k8s-device-plugin#399)
+_MEMINFO = re.compile(r"error getting device memory info: Insufficient Pe\w*issions")
+_ANY = (_XID, _UNHEALTHY, _NVML_FAILED, _NON_NVML, _AUTO, _LOADING, _REGISTERED, _SERVING, _NO_DEVICES, _ADVICE, _CONFIG,
+        _MEMINFO)
 MAX_LINE = 4000
 
 
@@ -95,7 +101,7 @@ def _detect(text: str) -> float:
 )
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "the NVIDIA device plugin's log lines")
-    missing = loaded = registered = no_devices = seen = False
+    missing = loaded = registered = no_devices = seen = meminfo = False
     nvml_error = ""
     resources: list[str] = []
     errors: list[str] = []
@@ -144,6 +150,8 @@ def parse(text: str) -> dict[str, Any]:
             rest = next((x.strip() for x in lines[i + 1:i + 2] if x.strip()), "") if c.group(1).endswith(":") else ""
             config_error = f"{c.group(1)} {rest}".strip()
         seen = seen or bool(_ADVICE.search(ln))
+        if "memory info" in ln and _MEMINFO.search(ln):
+            seen = meminfo = True
         e = _KLOG_ERROR.search(ln) or _ERROR_WORDS.search(ln)
         if e and not _NOT_ERRORS.search(ln):
             add_clipped(errors, e.group(1).rstrip("`"), 20)
@@ -168,4 +176,6 @@ def parse(text: str) -> dict[str, Any]:
         facts["k8s_device_plugin.unhealthy"] = unhealthy
     if config_error:
         facts["k8s_device_plugin.config_error"] = config_error
+    if meminfo:
+        facts["k8s_device_plugin.mig_memory_info_denied"] = True
     return facts

@@ -269,3 +269,15 @@ def test_redaction_is_linear(text: str) -> None:
     Redactor().text(text)
     Redactor().bytes(text.encode())
     assert time.process_time() - t0 < 10.0  # ~1 MB: about a second at most; quadratic rules took minutes
+
+
+@pytest.mark.parametrize("fmt", ["--md", "--json"])
+def test_a_noted_program_error_is_redacted_and_escaped(tmp_path: Path, fmt: str) -> None:
+    # the program's own exception is noted in the report: a token and a terminal escape in it must not come out
+    paste = tmp_path / "err.txt"
+    paste.write_text(f"ValueError: could not log in with {HF}\x1b]52;c;ZXZpbA==\x07\n")
+    cmd = [sys.executable, "-m", "troubleshooter", "diagnose", "--evidence", str(paste), fmt]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=_env(tmp_path), stdin=subprocess.DEVNULL, timeout=120)
+    assert r.returncode in (0, 1), r.stderr
+    assert "the program's own error" in r.stdout and "could not log in with" in r.stdout
+    assert HF not in r.stdout and "\x1b]52" not in r.stdout

@@ -92,6 +92,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
     out.append(f"- **Diagnosed:** {doc.get('created_at', '')} with troubleshooter")
     for a in doc.get("assumed") or []:
         out.append(f"- **Assumed:** {a}")
+    for n in doc.get("noted") or []:
+        out.append(f"- **Noted:** {_prose(str(n))}")
     for n in doc.get("not_given") or []:
         out.append(f"- **Not given:** {n.get('what', n.get('need', '?'))} (rerun: "
                    + " or ".join(f"`{r}`" for r in n.get("rerun", [])) + ")")

@@ -63,3 +63,19 @@ def settle_lines(hypotheses: Iterable[Any], limit: int | None = None) -> list[st
             rest.append(f"{get('title')}: `{get('settle') or 'see the tree'}`")
     out = first + rest
     return out if limit is None else out[:limit]
+
+
+def noted_lines(facts: Any, limit: int = 6) -> list[str]:
+    """What the outputs say that is no cluster fault, one line each: known-harmless messages (benign.messages) and the
+    program's own exceptions (py.exceptions), from every side of ``facts`` (a fact source)."""
+    sides = list(facts.all_evidence()) if hasattr(facts, "all_evidence") else ["target"]
+    out: list[str] = []
+    for side in sides or ["target"]:
+        fs = facts.factset(side) if hasattr(facts, "factset") else None
+        if fs is None:
+            continue
+        for msg in fs.get_value("benign.messages") or []:
+            out.append(f"harmless, nothing to fix: {msg}")
+        for exc in fs.get_value("py.exceptions") or []:
+            out.append(f"the program's own error (an application fault, not the cluster's, unless a cause above reads it): {exc}")
+    return list(dict.fromkeys(out))[:limit]

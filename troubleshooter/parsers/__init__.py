@@ -22,9 +22,10 @@ _loaded = False
 DETECT_MIN = 0.5
 DETECT_MARGIN = 0.1
 # The last resort: a claim below DETECT_MIN that names the kind only when no kind reaches it (a Python exception's
-# line pasted without its traceback is the program's error, unless some tool's own kind reads the paste)
+# line pasted without its traceback is the program's error, a known-harmless warning is read as one, unless some
+# tool's own kind reads the paste)
 FALLBACK_MIN = 0.4
-FALLBACK_KINDS = frozenset({"python-traceback"})
+FALLBACK_KINDS = frozenset({"python-traceback", "benign-messages"})
 
 
 def fallback(ranked: list[tuple[float, str]]) -> str | None:

@@ -15,6 +15,7 @@ from troubleshooter.diagnosis import causes as causes_mod
 from troubleshooter.diagnosis import engine as eng
 from troubleshooter.diagnosis import profiles
 from troubleshooter.output import export
+from troubleshooter.output.summary import noted_lines
 from troubleshooter.output.redact import Redactor
 
 
@@ -51,6 +52,9 @@ def diagnose(symptom: str | None, facts: eng.FactSource, *, answers: dict[str, s
     complete(walk, facts, prof.thresholds, engine.trees)
     if assumed:
         extra = {**(extra or {}), "assumed": assumed}
+    noted = noted_lines(facts)
+    if noted:
+        extra = {**(extra or {}), "noted": noted}
     evidence = {side: {sid: ev.describe() for sid, ev in sorted(evs.items())}
                 for side, evs in facts.all_evidence().items()}
     doc = export.diagnosis_doc(symptom={"id": tree.id, "title": tree.title}, target=target_desc, profile=prof.id,

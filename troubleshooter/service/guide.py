@@ -19,6 +19,7 @@ from troubleshooter.diagnosis.engine import Conclusion, Engine, Question, Step, 
 from troubleshooter.model.facts import Unknown, format_value
 from troubleshooter.model import facts as factmod
 from troubleshooter.output.redact import Redactor
+from troubleshooter.output.summary import noted_lines
 from troubleshooter.output.emit import Emitter
 from troubleshooter.session import Session, SessionError
 from troubleshooter.probe.targetspec import TargetSpec  # noqa: F401  (re-exported: troubleshooter.service.guide.TargetSpec)
@@ -157,6 +158,10 @@ class Guide:
         cur = self.walk.current()
         what, why, reruns = NEED_TEXT[unmet[0]]
         return Need(unmet[0], cur[2].get("title", cur[1]) if cur else "", what, why, reruns)
+
+    def noted(self) -> list[str]:
+        """What the outputs say that is no cluster fault, one line each, redacted for the screen."""
+        return [self.redactor.text(n) for n in noted_lines(self.facts)]
 
     def waived(self) -> list[Need]:
         """What the person went on without (the steps that needed it are untested), each with its command line."""
@@ -311,6 +316,9 @@ class Guide:
         extra: dict[str, Any] = {"verifications": [dataclasses.asdict(v) for v in self.verifications]}
         if self.walk.waived:  # asked for and not given: the ticket says what, and the command lines that give it
             extra["not_given"] = [{"need": n.kind, "what": n.what, "rerun": list(n.reruns)} for n in self.waived()]
+        noted = noted_lines(self.facts)
+        if noted:  # what the outputs say that is no cluster fault (a harmless warning, the program's own error)
+            extra["noted"] = noted
         if self.metric:
             extra["metric"] = dict(self.metric, measurements=[{"after": l, "value": v} for l, v in self.measurements])
             extra["waterfall"] = self.waterfall(ascii=True)

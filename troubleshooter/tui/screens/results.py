@@ -83,6 +83,8 @@ class ResultsScreen(Screen[None]):
                 head = headline(len(conc), counts(hyps)) if (conc or self.guide.done) else \
                     "No root cause found yet (the walk is not finished)"
                 yield Static(Text(head, style="bold"), classes="panel-title")
+                for note in self.guide.noted():  # what the outputs say that is no cluster fault (redacted)
+                    yield Static(Text.assemble(("Noted: ", "bold"), esc(note)), classes="not-given")
                 for need in self.guide.waived():  # said here, not buried: what was not given, and how to give it
                     yield Static(Text.assemble(("Not given: ", "bold yellow"), need.what, ("\n  rerun: ", "dim"),
                                                (need.rerun, "cyan")), classes="not-given")

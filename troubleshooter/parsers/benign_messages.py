@@ -1,0 +1,60 @@
+"""Messages that look like faults and are not: warnings the GPU stack's own documentation or maintainers call harmless.
+
+Real samples (NVIDIA Container Toolkit docs; NVIDIA Confidential Containers docs; leptonai/gpud#1147; tests/data/benign-messages)::
+
+    groups: cannot find name for group ID 993
+    qemu-system-x86_64: warning: IOMMU_IOAS_MAP failed: Bad address, PCI BAR?
+    NVIDIA-H100-PCIe with unhealthy fabric state: GPU GPU-8ca5630b-...: state=Not Supported
+
+Read: each such message found, with what it means and why nothing needs fixing. A paste that holds only these is read
+(not "cannot tell what tool printed this"), and no cause is drawn from it: the outputs that would show a fault are
+still the ones each hypothesis names.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from troubleshooter.parsers.base import ParseError, parser, require_text
+
+FACTS = [
+    ("benign.messages", "list", "", "known-harmless messages found, each as 'the message: why it is harmless'"),
+]
+
+# (pattern, why it is harmless, where that is said)
+_KNOWN: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"groups: cannot find name for group ID \d+"),
+     "the container runtime added a host group (video, render) that the image's /etc/group does not name; the "
+     "process has the group, only its name is unknown (NVIDIA Container Toolkit documentation)"),
+    (re.compile(r"IOMMU_IOAS_MAP failed: Bad address, PCI BAR\?|vfio_container_dma_map\([^)]*\) = -14 \(Bad address\)"),
+     "QEMU could not map a passed-through device's PCI BAR for peer-to-peer DMA through iommufd; the guest starts and "
+     "uses the GPU (NVIDIA Confidential Containers documentation)"),
+    (re.compile(r"\b\w[\w-]*PCIe with unhealthy fabric state: .*state=Not Supported"),
+     "a PCIe GPU has no NVSwitch fabric: 'Not Supported' is the only state it can report, not a fault "
+     "(leptonai/gpud#1147)"),
+]
+
+
+def _detect(text: str) -> float:
+    head = text[:65536]
+    return 0.45 if any(rx.search(head) for rx, _ in _KNOWN) else 0.0
+
+
+@parser(
+    "benign-messages",
+    detect=_detect,
+    summary="warnings the GPU stack's documentation or maintainers call harmless (shown as read, no cause drawn)",
+    facts=FACTS,
+    command="(the message as printed)",
+)
+def parse(text: str) -> dict[str, Any]:
+    text = require_text(text, "a known-harmless message")
+    found: list[str] = []
+    for rx, why in _KNOWN:
+        m = rx.search(text)
+        if m:
+            found.append(f"{m.group(0)[:160]}: {why}")
+    if not found:
+        raise ParseError("no message of the known-harmless ones")
+    return {"benign.messages": found}

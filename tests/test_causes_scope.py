@@ -1365,3 +1365,8 @@ def test_the_toolkits_imex_refusal_is_its_release_regression() -> None:
 def test_the_device_plugin_refused_mig_memory_info_lacks_the_mig_monitor_capability() -> None:
     assert dict(_found(["k8s-device-plugin/k8sdp399-mig-memory-info-insufficient-permissions.txt"])).get(
         "mig-monitor-devices-unset") == "likely"
+
+
+def test_cloud_init_refusing_an_ipoib_interfaces_shared_mac() -> None:
+    assert dict(_found(["cloud-init/azdocs-hbhc-duplicate-mac-eth1-ib0.txt"])).get("cloud-init-ib-duplicate-mac") == "confirmed"
+    assert not _found(["benign-messages/azdocs-hb-sched-llc-sibling-not-on-same-node.txt"])

@@ -28,3 +28,11 @@ def test_the_fabric_state_of_a_baseboard_part_is_not_called_harmless():
 def test_a_harmless_message_beside_a_tools_output_leaves_the_paste_to_that_tool():
     text = load("benign-messages/nvctdocs-groups-cannot-find-name-for-gid.txt") + load("dev-nvidia/linux-box-ls-l-eight-gpus-and-nvidia-caps.txt")
     assert parsers.detect(text) == "dev-nvidia"
+
+
+def test_the_hb_series_topology_warning_quoted_alone_is_harmless_and_in_its_dmesg_is_the_kernel_logs():
+    text = load("benign-messages/azdocs-hb-sched-llc-sibling-not-on-same-node.txt")
+    assert parsers.detect(text) == "dmesg"  # the whole boot log is read as one, with no cause drawn from it
+    line = next(ln for ln in text.split("\n") if "llc-sibling" in ln).split("] ", 1)[1]
+    assert parsers.detect(line + "\n") == "benign-messages"
+    assert parsers.run("benign-messages", line)["benign.messages"][0].startswith("sched: CPU #4's llc-sibling CPU #0")

@@ -30,6 +30,9 @@ _KNOWN: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"IOMMU_IOAS_MAP failed: Bad address, PCI BAR\?|vfio_container_dma_map\([^)]*\) = -14 \(Bad address\)"),
      "QEMU could not map a passed-through device's PCI BAR for peer-to-peer DMA through iommufd; the guest starts and "
      "uses the GPU (NVIDIA Confidential Containers documentation)"),
+    (re.compile(r"sched: CPU #\d+'s llc-sibling CPU #\d+ is not on the same node! \[node: \d+ != \d+\]\. Ignoring dependency\."),
+     "the hypervisor presents the VM's cache domains across NUMA nodes; the kernel's topology check warns at boot and "
+     "goes on (Azure's HB/HC known issues: 'You may ignore the following kernel warning messages')"),
     (re.compile(r"\b\w[\w-]*PCIe with unhealthy fabric state: .*state=Not Supported"),
      "a PCIe GPU has no NVSwitch fabric: 'Not Supported' is the only state it can report, not a fault "
      "(leptonai/gpud#1147)"),

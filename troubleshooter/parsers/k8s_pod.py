@@ -140,7 +140,7 @@ def parse(text: str) -> dict[str, Any]:
                 names.append(str(ident))
             if c.get("image") and str(c["image"]) not in images:
                 images.append(str(c["image"]))
-            res = c.get("resources") or {}
+            res = c.get("resources") if isinstance(c.get("resources"), dict) else {}  # a cut paste: 'resources: li'
             for part in ("limits", "requests"):
                 for rname, val in (res.get(part) or {}).items() if isinstance(res.get(part), dict) else ():
                     rname = str(rname)

@@ -1370,3 +1370,15 @@ def test_the_device_plugin_refused_mig_memory_info_lacks_the_mig_monitor_capabil
 def test_cloud_init_refusing_an_ipoib_interfaces_shared_mac() -> None:
     assert dict(_found(["cloud-init/azdocs-hbhc-duplicate-mac-eth1-ib0.txt"])).get("cloud-init-ib-duplicate-mac") == "confirmed"
     assert not _found(["benign-messages/azdocs-hb-sched-llc-sibling-not-on-same-node.txt"])
+
+
+def test_no_kernel_verbs_interface_is_an_hca_without_its_rdma_device_only_where_rdma_is_there() -> None:
+    # the same line on a development machine with no HCA at all: possible, never found
+    for rel in ("verbs-errors/horovod288-ssh-ibv-devinfo-function-not-implemented.txt",
+                "verbs-errors/rdmanotes-ibv-devices-function-not-implemented-no-rdma-host.txt"):
+        assert "hca-without-rdma-device" not in dict(_found([rel]))
+        assert "hca-without-rdma-device" in _suspected([rel])
+    # beside an lspci that lists the InfiniBand adapter: likely
+    ib = next(p for p in sorted((DATA / "lspci").glob("*")) if "nfiniband" in p.read_text(errors="replace"))
+    found = dict(_found([f"lspci/{ib.name}", "verbs-errors/horovod288-ssh-ibv-devinfo-function-not-implemented.txt"]))
+    assert found.get("hca-without-rdma-device") == "likely"

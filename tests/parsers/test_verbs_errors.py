@@ -76,3 +76,11 @@ def test_devices_without_provider_on_a_host_and_without_libibverbs_prefix():
     line = "Warning: no userspace device-specific driver found for /sys/class/infiniband_verbs/uverbs0\n"
     assert parsers.detect(line) == "verbs-errors"
     assert parsers.run("verbs-errors", line)["rdma.devices_without_provider"] == ["/sys/class/infiniband_verbs/uverbs0"]
+
+
+@pytest.mark.parametrize("rel", ["verbs-errors/horovod288-ssh-ibv-devinfo-function-not-implemented.txt",
+                                 "verbs-errors/rdmanotes-ibv-devices-function-not-implemented-no-rdma-host.txt"])
+def test_libibverbs_finding_no_kernel_verbs_interface(rel):
+    text = load(rel)
+    assert parsers.detect(text) == "verbs-errors"
+    assert parsers.run("verbs-errors", text) == {"rdma.verbs_errors": [], "rdma.uverbs_missing": True}

@@ -42,6 +42,9 @@ FACTS = [
     ("rdma.provider_config_missing", "string", "", "the provider configuration directory libibverbs could not open "
      "('libibverbs: Warning: couldn\'t open config directory \'/etc/libibverbs.d\'.'): no provider (libmlx5 ...) is "
      "installed where the program ran (rdma-core's ibverbs-providers), so it drives no RDMA device"),
+    ("rdma.uverbs_missing", "bool", "", "libibverbs could not list devices because the kernel's verbs interface is not there "
+     "('Failed to get IB devices list: Function not implemented': no /sys/class/infiniband_verbs, ib_uverbs and the "
+     "HCA's RDMA driver not loaded), as ibv_devinfo and other verbs programs print it"),
 ]
 
 _CALL = re.compile(r"\b(?:ibv|mlx5dv|rdma)_\w+(?:\([^()\n]{0,80}\))?\s*(?:failed|returned\s+error|error)\b.*", re.IGNORECASE)
@@ -57,6 +60,8 @@ _LIBFABRIC = re.compile(r"Libfabric error: \(-\d+\) .+|EFA internal error: \(\d+
 _NO_PROVIDER = re.compile(r"(?:libibverbs: )?Warning: no userspace device-specific driver found for (\S+)")
 _NO_CONFIG = re.compile(r"(?:libibverbs: )?Warning: couldn't open config directory '([^'\n]+)'")
 _OTHER_KIND = re.compile(r"NCCL (?:WARN|INFO)|\bUCX\s+(?:ERROR|WARN|FATAL)\b")
+# rdma-core's ibv_get_device_list: ENOSYS when the ABI file of the kernel's uverbs class cannot be read
+_NO_UVERBS = re.compile(r"Failed to get IB devices list: Function not implemented")
 
 
 def _lines(text: str) -> list[str]:
@@ -75,7 +80,7 @@ def _lines(text: str) -> list[str]:
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if _NO_PROVIDER.search(head) or _NO_CONFIG.search(head) or _LIBFABRIC.search(head):
+    if _NO_PROVIDER.search(head) or _NO_CONFIG.search(head) or _LIBFABRIC.search(head) or _NO_UVERBS.search(head):
         return 0.55
     if not re.search(r"(?i)ibv_|mlx5dv_|rdma_|couldn't (?:allocate|create|register)|failed to create|completion with error", head):
         return 0.0
@@ -94,7 +99,8 @@ def parse(text: str) -> dict[str, Any]:
     found = _lines(text)
     orphans = list(dict.fromkeys(m.group(1) for m in _NO_PROVIDER.finditer(text)))
     no_config = _NO_CONFIG.search(text)
-    if not found and not orphans and not no_config:
+    no_uverbs = bool(_NO_UVERBS.search(text))
+    if not found and not orphans and not no_config and not no_uverbs:
         raise ParseError("no failed RDMA verbs call (ibv_*/mlx5dv_* ... failed, perftest's Couldn't allocate MR) and "
                          "no libibverbs device without its provider")
     facts: dict[str, Any] = {"rdma.verbs_errors": found}
@@ -102,4 +108,6 @@ def parse(text: str) -> dict[str, Any]:
         facts["rdma.devices_without_provider"] = orphans
     if no_config:
         facts["rdma.provider_config_missing"] = no_config.group(1).rstrip(".")
+    if no_uverbs:
+        facts["rdma.uverbs_missing"] = True
     return facts

@@ -136,6 +136,9 @@ def parse(text: str) -> dict[str, object]:
     if procs is not None:
         facts["gpu.processes"] = procs
     if not devices:
+        if header_seen and facts.get("gpu.driver_version"):
+            # the header alone (a paste of its top lines): the driver and the CUDA it supports; how many GPUs is not said
+            return {k: v for k, v in facts.items() if k in ("gpu.driver_version", "gpu.cuda_version")}
         if header_seen:
             raise ParseError("nvidia-smi header found but no GPU rows (no GPU, or the table was cut)")
         raise ParseError("not the nvidia-smi table: no 'NVIDIA-SMI ... Driver Version:' header and no GPU rows")

@@ -1382,3 +1382,9 @@ def test_no_kernel_verbs_interface_is_an_hca_without_its_rdma_device_only_where_
     ib = next(p for p in sorted((DATA / "lspci").glob("*")) if "nfiniband" in p.read_text(errors="replace"))
     found = dict(_found([f"lspci/{ib.name}", "verbs-errors/horovod288-ssh-ibv-devinfo-function-not-implemented.txt"]))
     assert found.get("hca-without-rdma-device") == "likely"
+
+
+def test_the_toolkit_made_default_in_rke2s_generated_config_is_undone_by_rke2() -> None:
+    assert dict(_found(["gpu-operator/gpuop473-rke2-values-toolkit-config-toml-default.txt"])).get(
+        "nvidia-runtime-not-default") == "likely"
+    assert not _found(["gpu-operator/rke2notes-flow-style-toolkit-env-default-false.txt"])  # a RuntimeClass on purpose

@@ -44,3 +44,13 @@ def test_nfd_master_refusing_a_label_namespace():
 def test_a_json_log_of_another_controller_is_not_the_operators():
     with pytest.raises(parsers.ParseError):
         parsers.run("gpu-operator", '{"level":"info","logger":"controllers.Other","msg":"x"}\n')
+
+
+@pytest.mark.parametrize("rel, default", [("gpu-operator/gpuop473-rke2-values-toolkit-config-toml-default.txt", True),
+                                          ("gpu-operator/rke2notes-flow-style-toolkit-env-default-false.txt", False)])
+def test_the_toolkit_env_of_the_operators_helm_values_block_and_flow_style(rel, default):
+    text = load(rel)
+    assert parsers.detect(text) == "gpu-operator"
+    assert parsers.run("gpu-operator", text) == {
+        "gpu_operator.toolkit_containerd_config": "/var/lib/rancher/rke2/agent/etc/containerd/config.toml",
+        "gpu_operator.toolkit_sets_default": default}

@@ -38,6 +38,10 @@ FACTS = [
      "('Could not get any nodes to match nvidia.com/gpu.present label'): no GPU node, or NFD not labelling them"),
     ("gpu_operator.kernel_version_missing", "bool", "", "the operator could not read a node's kernel version label "
      "('Could not find kernel full version'), which NFD sets"),
+    ("gpu_operator.toolkit_containerd_config", "string", "", "the containerd config file the operator's toolkit is told to "
+     "edit (Helm values' toolkit.env CONTAINERD_CONFIG)"),
+    ("gpu_operator.toolkit_sets_default", "bool", "", "the toolkit is told to make the nvidia runtime containerd's default "
+     "(toolkit.env CONTAINERD_SET_AS_DEFAULT)"),
     ("nfd.rejected_label_namespaces", "list", "", "label namespaces Node Feature Discovery's master refused ('Namespace "
      "'nvidia.com' is not allowed. Ignoring label ...'): GPU Feature Discovery's labels dropped"),
 ]
@@ -49,13 +53,17 @@ _STEP = re.compile(r'"state:?"\s*:\s*"([\w-]{1,80})"\s*,\s*"status"\s*:\s*"(\w{1
 _NOT_READY = re.compile(r"states not ready: \[([^\]]{0,2000})\]")
 _NODE_COUNT = re.compile(r'Number of nodes with GPU label"?\s*,?\s*\{?\s*"NodeCount"\s*:\s*(\d+)')
 _NFD_NS = re.compile(r"Namespace '([^']{1,100})' is not allowed\. Ignoring label")
+# Helm values' toolkit.env, block ("- name: X" / "value: Y") or flow ("- {name: X, value: Y}") style
+_ENV = re.compile(r"name:\s*(CONTAINERD_CONFIG|CONTAINERD_SET_AS_DEFAULT)\s*,?\s*\n?\s*value:\s*\\?[\"']?([^\s\"'\\}]+)")
 _NO_NODES = "Could not get any nodes to match nvidia.com/gpu.present label"
 _NO_KERNEL = "Could not find kernel full version"
 
 
 def _detect(text: str) -> float:
     head = text[:262144]
-    return 0.85 if _OPERATOR.search(head) or _NFD_NS.search(head) else 0.0
+    if _OPERATOR.search(head) or _NFD_NS.search(head):
+        return 0.85
+    return 0.8 if "toolkit:" in head and _ENV.search(head) else 0.0
 
 
 @parser(
@@ -95,8 +103,10 @@ def parse(text: str) -> dict[str, Any]:
             for name in nr.group(1).split():
                 if states.get(name) != "disabled" and (name in states or len(states) < MAX_STATES):
                     states[name] = "notReady"
-    if not operator_lines and not rejected:
-        raise ParseError("no GPU Operator controller line (logger controllers.ClusterPolicy) and no NFD label refusal")
+    env = {m.group(1): m.group(2) for m in _ENV.finditer(text[:1 << 20])}
+    if not operator_lines and not rejected and not env:
+        raise ParseError("no GPU Operator controller line (logger controllers.ClusterPolicy), no NFD label refusal and no "
+                         "toolkit.env of its Helm values")
     facts: dict[str, Any] = {}
     if operator_lines:
         facts["gpu_operator.states"] = states
@@ -106,6 +116,10 @@ def parse(text: str) -> dict[str, Any]:
         facts["gpu_operator.kernel_version_missing"] = no_kernel
         if nodes is not None:
             facts["gpu_operator.gpu_node_count"] = nodes
+    if "CONTAINERD_CONFIG" in env:
+        facts["gpu_operator.toolkit_containerd_config"] = env["CONTAINERD_CONFIG"]
+    if "CONTAINERD_SET_AS_DEFAULT" in env:
+        facts["gpu_operator.toolkit_sets_default"] = env["CONTAINERD_SET_AS_DEFAULT"].lower() in ("true", "1", "yes")
     if rejected:
         facts["nfd.rejected_label_namespaces"] = rejected
     return facts

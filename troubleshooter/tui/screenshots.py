@@ -155,6 +155,27 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
             if isinstance(app.screen, AttachScreen):
                 break
         await save(app, pilot, "10-asks-for-the-job")
+    # 11. pasted outputs (a cloud-init boot line and a harmless group warning): the cause, and what is noted as no fault
+    pasted = data / "pasted"
+    pasted.mkdir()
+    corpus = Path(__file__).resolve().parents[2] / "tests" / "data"
+    for rel in ("cloud-init/azdocs-hbhc-duplicate-mac-eth1-ib0.txt", "benign-messages/nvctdocs-groups-cannot-find-name-for-gid.txt"):
+        if (corpus / rel).exists():  # the repository's captures (not in an installed package)
+            shutil.copy(corpus / rel, pasted / Path(rel).name)
+    if any(pasted.iterdir()):
+        app = TroubleshooterApp(TargetSpec(), settings=Settings(), evidence=[str(pasted)], session_dir=data / "sessions",
+                                context_lines=None, discover=running)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            for _ in range(2):  # as a person does: enter on the first symptom, enter again to walk it to its end
+                await pilot.press("enter")
+                for _ in range(50):
+                    await pilot.pause(0.1)
+                    await app.workers.wait_for_complete()
+                    if isinstance(app.screen, ResultsScreen):
+                        break
+            await save(app, pilot, "11-pasted-outputs-noted")
     shutil.rmtree(data, ignore_errors=True)
     return written
 

@@ -208,3 +208,13 @@ def test_one_named_node_beside_the_jobs_outputs_is_its_host_or_its_machine_and_t
     assert {f.side for f in bare.files} == {"target"}  # no container: the node is the job's own machine
     two = EvidenceFacts.from_specs([f"node-a:{conf}", f"node-b:{conf}", str(env)])
     assert {f.side for f in two.files} == {"node-a", "node-b", "target"}
+
+
+def test_a_paste_both_fallback_kinds_claim_is_read_by_both(tmp_path):
+    # a harmless warning and the program's own exception, the lines of two real captures in one paste
+    benign = (DATA / "benign-messages" / "nvctdocs-groups-cannot-find-name-for-gid.txt").read_text()
+    exc = (DATA / "python-traceback" / "alcfdocs-deepspeed-assertion-host-prefixed-alone.txt").read_text()
+    paste = tmp_path / "both.txt"
+    paste.write_text("".join(ln + "\n" for ln in (benign + exc).split("\n") if ln and not ln.startswith("#%")))
+    ev = EvidenceFacts.from_specs([str(paste)])
+    assert sorted(f.kind for f in ev.files) == ["benign-messages", "python-traceback"]

@@ -439,9 +439,9 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
     candidates = [k] if k else []
     if not candidates:
         ranked = parsers.scores(b.text)
-        last = parsers.fallback(ranked)
-        if last:
-            ranked = [(parsers.DETECT_MIN, last)]
+        last = parsers.fallbacks(ranked)
+        if last:  # every fallback kind that claims it: an exception line and a harmless warning are both read
+            ranked = [(parsers.DETECT_MIN, kd) for kd in last]
         if not ranked or ranked[0][0] < parsers.DETECT_MIN:
             why = (f"`{b.command[:40]}` is not a command whose output this reads" if b.command else
                    "cannot tell what tool printed this; name the kind (see `troubleshooter parse --list`)")

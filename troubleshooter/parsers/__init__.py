@@ -28,11 +28,17 @@ FALLBACK_MIN = 0.4
 FALLBACK_KINDS = frozenset({"python-traceback", "benign-messages"})
 
 
-def fallback(ranked: list[tuple[float, str]]) -> str | None:
-    """The fallback kind of a paste no kind claims (``ranked`` from :func:`scores`), if one claims it at all."""
+def fallbacks(ranked: list[tuple[float, str]]) -> list[str]:
+    """The fallback kinds that claim a paste no kind claims (``ranked`` from :func:`scores`), best first; none when
+    some kind reaches DETECT_MIN."""
     if ranked and ranked[0][0] >= DETECT_MIN:
-        return None
-    return next((kd for sc, kd in ranked if kd in FALLBACK_KINDS and sc >= FALLBACK_MIN), None)
+        return []
+    return [kd for sc, kd in ranked if kd in FALLBACK_KINDS and sc >= FALLBACK_MIN]
+
+
+def fallback(ranked: list[tuple[float, str]]) -> str | None:
+    """The best fallback kind of a paste no kind claims, if one claims it at all."""
+    return next(iter(fallbacks(ranked)), None)
 
 
 def load_all() -> dict[str, Parser]:
@@ -84,8 +90,9 @@ def scores(text: str) -> list[tuple[float, str]]:
 def detect(text: str) -> str:
     """The kind of this output, or :class:`ParseError` saying why it cannot be told."""
     ranked = scores(text)
-    if fallback(ranked):
-        return fallback(ranked)  # type: ignore[return-value]
+    last = fallback(ranked)
+    if last:
+        return last
     if not ranked or ranked[0][0] < DETECT_MIN:
         raise ParseError("cannot tell what tool printed this; name the kind (see `troubleshooter parse --list`)")
     if len(ranked) > 1 and ranked[0][0] - ranked[1][0] < DETECT_MARGIN:

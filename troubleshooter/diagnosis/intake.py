@@ -358,9 +358,14 @@ def trim_prose(text: str) -> str:
     return "\n".join([""] * lo + lines[lo:hi] + [""] * (len(lines) - hi))
 
 
+def _prompt_match(line: str) -> re.Match[str] | None:
+    """The prompt and its command at the line's start, unless the line is a kernel config's '# CONFIG_X is not set'."""
+    return _PROMPT.match(line) if not _NOT_SET.match(line) else None
+
+
 def is_prompt(line: str) -> bool:
     """A shell prompt with its command (``user@host:~$ cd dir``), whatever the command."""
-    return _PROMPT.match(line) is not None and not _NOT_SET.match(line)
+    return _prompt_match(line) is not None
 
 
 # a section banner a collection script echoes between its commands' outputs: "=== DRIVER ===", "----- ibstat -----"
@@ -404,7 +409,7 @@ def split(text: str) -> list[Block]:
     while idx < len(lines):
         ln = lines[idx]
         i = idx + 1
-        m = _PROMPT.match(ln) if not _NOT_SET.match(ln) else None
+        m = _prompt_match(ln)
         cmd = host = None
         used = 0
         assigns: list[str] = []
@@ -412,10 +417,9 @@ def split(text: str) -> list[Block]:
         if m:
             full, used = continued(m.group("cmd").strip(), idx)
             assigns, rest = leading_assignments(full)
-            launch = training_launch(full) if "=" in full else None
             if tool_of(rest) is not None or _DOCKER_RUN.search(rest) or _SRUN.search(rest) or _MPIRUN.search(rest):
                 cmd, host = full, m.group("host") or m.group("host2")
-            elif launch:
+            elif "=" in full and (launch := training_launch(full)):
                 (assigns, rest), cmd, host = launch, full, m.group("host") or m.group("host2")
         elif _DOCKER_RUN_LINE.match(ln):  # a container's launch line pasted without its prompt
             cmd, used = continued(ln.strip(), idx)
@@ -423,10 +427,9 @@ def split(text: str) -> list[Block]:
         else:  # a launch line pasted without its prompt: VAR=value ... tool args, or mpirun -x VAR=value ... tool
             full, used = continued(ln.strip(), idx)
             assigns, rest = leading_assignments(full)
-            launch = training_launch(full) if "=" in full else None
             if ((assigns or launcher_env(full)) and tool_of(rest) is not None) or _MPIRUN.search(rest) or _SRUN.search(rest):
                 cmd = full
-            elif launch:
+            elif "=" in full and (launch := training_launch(full)):
                 (assigns, rest), cmd = launch, full
             else:
                 used = 0

@@ -95,9 +95,10 @@ def clip_middle(s: str, limit: int = 300) -> str:
     return s[:head] + "…" + s[len(s) - (limit - 1 - head):]
 
 
-def add_clipped(out: list[str], msg: str, limit: int = 20, width: int = 300) -> None:
-    """Append ``msg``, clipped (:func:`clip`), unless it is empty, already there, or ``out`` holds ``limit`` items."""
-    m = clip(msg, width)
+def add_clipped(out: list[str], msg: str, limit: int = 20, width: int = 300, keep_end: bool = False) -> None:
+    """Append ``msg``, clipped (:func:`clip`, or :func:`clip_middle` with ``keep_end``), unless it is empty, already
+    there, or ``out`` holds ``limit`` items."""
+    m = clip_middle(msg, width) if keep_end else clip(msg, width)
     if m and m not in out and len(out) < limit:
         out.append(m)
 

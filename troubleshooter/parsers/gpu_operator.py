@@ -9,7 +9,8 @@ Real samples (NVIDIA/gpu-operator#149, a blog's EKS walk-through; NVIDIA/gpu-ope
 Read: each ClusterPolicy state and the status of its last step (ready, notReady, disabled); the number of nodes the
 operator found labelled as GPU nodes; its "Could not get any nodes to match nvidia.com/gpu.present label" (no node
 carries the label NFD and GFD put on GPU nodes: the nodes have no GPU, or NFD is not running) and "Could not find
-kernel full version" (NFD's kernel-version label is missing too); NFD master's refusal of a label namespace.
+kernel full version" (NFD's kernel-version label is missing too); NFD master's refusal of a label namespace; and in
+the operator's Helm values, the containerd config its toolkit is told to edit and whether to make nvidia the default.
 
 What it means here: the operator deploys the driver, toolkit and device plugin only where its states run and its
 labels are found. A state "disabled" was turned off in the ClusterPolicy (Helm's devicePlugin.enabled=false): nothing

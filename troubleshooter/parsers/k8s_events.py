@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, clip_middle, parser, require_text
+from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
 
 FACTS = [
     ("k8s.events", "list", "", "the Warning events, 'Reason: message' as printed (message cut at 300), at most 20"),
@@ -77,9 +77,7 @@ def parse(text: str) -> dict[str, Any]:
         kind, reason, message = m.group(1), m.group(2), m.group(4).strip()
         if kind != "Warning":
             continue
-        event = clip_middle(f"{reason}: {message}", 300)  # the innermost error of the chain is its end
-        if event not in events and len(events) < 20:
-            events.append(event)
+        add_clipped(events, f"{reason}: {message}", 20, 300, keep_end=True)  # a chain's innermost error is its end
         if reason not in reasons and len(reasons) < 32:
             reasons.append(reason)
         shared = shared or bool(_SHARED.search(message))

@@ -714,6 +714,14 @@ def test_a_single_node_nccl_tests_run_that_prints_no_row_points_at_p2p(tmp_path)
     assert "p2p-iommu-acs" not in _suspected(["nccl-tests/nccltests41-singularity-no-libmlx5-internal-error.txt"])
 
 
+def test_a_run_that_had_p2p_off_and_stopped_points_at_shm_not_p2p() -> None:
+    # NVIDIA/nccl#606 as pasted (the evaluation case's file, verbatim): NCCL_P2P_DISABLE=1 on the launch line, one
+    # node, cut before any row; P2P was off, so the path was NCCL's SHM transport in /dev/shm (the thread's cause)
+    run = Path(__file__).parent / "realworld/cases/e-nccl606-shm-64m-nccltests-container/all_reduce_perf.txt"
+    assert _found([str(run)]) == []
+    assert _suspected([str(run)]) == ["shm-too-small"]
+
+
 def test_a_shared_memory_segment_removed_under_nccl_is_not_a_small_dev_shm() -> None:
     # NVIDIA's guide: 'unlink shared memory ... No such file or directory' is systemd-logind's RemoveIPC (set T's case
     # arrived read as shm-too-small); failing to extend a segment stays shm-too-small

@@ -1396,3 +1396,34 @@ def test_the_toolkit_made_default_in_rke2s_generated_config_is_undone_by_rke2() 
     assert dict(_found(["gpu-operator/gpuop473-rke2-values-toolkit-config-toml-default.txt"])).get(
         "nvidia-runtime-not-default") == "likely"
     assert not _found(["gpu-operator/rke2notes-flow-style-toolkit-env-default-false.txt"])  # a RuntimeClass on purpose
+
+
+def test_a_slurm_command_whose_plugin_cannot_load_its_library_points_at_a_container() -> None:
+    # CSCS's guide (srun in a batch script run in the image) and HiDEF-seq's (sacct in Singularity): the loader's
+    # refusal alone does not say where the command ran (a host missing the package prints it too): possible
+    for rel in ("slurm-client/cscsdocs-sbatch-environment-srun-switch-hpe-slingshot-libjson-c.txt",
+                "slurm-client/hidefseq-sacct-in-singularity-auth-munge-libmunge-missing.txt"):
+        assert _found([rel]) == []
+        assert _suspected([rel]) == ["slurm-command-inside-container"]
+
+
+def test_a_step_refused_for_its_gres_is_a_possible_request_beyond_the_node() -> None:
+    assert _found(["slurm-client/lumidocs-overlap-step-invalid-gres-wrapped.txt"]) == []
+    assert _suspected(["slurm-client/lumidocs-overlap-step-invalid-gres-wrapped.txt"]) == ["slurm-step-gpu-request-exceeds-node"]
+    # a step refused for another reason (the allocation already ending) is not that
+    assert _suspected(["slurm-client/candle-biowulf-srun-step-creation-temporarily-disabled-salloc-exe.txt"]) == []
+
+
+def test_tasks_killed_for_host_memory_are_noted_not_a_cause() -> None:
+    from troubleshooter.output.summary import noted_lines
+    rel = "slurm-log/tusas149-slurmstepd-oom-kill-event-newer-wording.txt"
+    assert _found([rel]) == [] and _suspected([rel]) == []
+    ef = EvidenceFacts.from_specs(_specs([rel]))
+    assert noted_lines(ef) == ["the job's host memory ran out (Slurm's out-of-memory killer, step 440575.0): ask for "
+                               "more (--mem) or use less; not a GPU or fabric fault"]
+
+
+def test_tasks_killed_by_a_bus_error_name_no_cause_alone() -> None:
+    # the program was overwritten while it ran (the post): a full /dev/shm prints the same; nothing is claimed
+    rel = "slurm-client/cndaqiang-srun-tasks-bus-error-program-overwritten.txt"
+    assert _found([rel]) == [] and _suspected([rel]) == []

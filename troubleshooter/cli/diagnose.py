@@ -168,7 +168,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         symptom = args.symptom or infer_symptom(facts)
         if symptom is None:
             raise CliError("cannot tell the symptom from these files; pass --symptom (see `troubleshooter trees list`)")
-        target_desc = {"kind": "evidence", "label": "pasted outputs: " + ", ".join(f.display for f in facts.files)}
+        target_desc = {"kind": "evidence", "label": "pasted outputs: " + ", ".join(dict.fromkeys(f.display for f in facts.files))}
         context: list[str] = []
         extra = None if args.symptom else {"symptom_inferred": True}
     else:

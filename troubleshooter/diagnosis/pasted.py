@@ -348,8 +348,10 @@ _KERNEL_WORDS = re.compile(r"NVRM: |\bS?Xid \(|\bkernel: |\bpcieport |\bAER: ")
 #: kinds whose lines other tools' outputs carry interleaved (read alongside whatever the block is): the NVIDIA
 #: container hook's error comes back inside docker's, compose's, kubelet's or enroot's output, after a docker run line;
 #: libibverbs warns on the program's stderr; syslog's kernel lines pasted below another command's output; a CUDA error
-#: ending a training log whose iteration lines made the block the step-time kind
-INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli", "verbs-errors", "dmesg", "cuda-errors")
+#: ending a training log whose iteration lines made the block the step-time kind; srun's and slurmstepd's messages in
+#: any job's output
+INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli", "verbs-errors", "dmesg", "cuda-errors",
+               "slurm-client")
 #: the kinds a CUDA error is read beside only: training logs whose iteration lines won the block (NCCL's and the
 #: frameworks' own kinds read the CUDA errors they carry themselves)
 _CUDA_BESIDE = frozenset({"step-times", "train-progress"})

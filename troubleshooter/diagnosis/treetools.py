@@ -423,6 +423,18 @@ NOT_SIGNALS = {
                                 "plugin's list strategy, a driver file baked into the image, a denied mount)",
     "ucx.segfault": "that a process crashed inside UCX, which names no cause by itself; where the crash is a CPU copy of "
                     "a buffer in UCX's send path (ucx.segfault_in_copy), ucx-not-cuda-aware reads it",
+    "slurm.client.alloc_failed": "Slurm's reason for refusing an allocation as printed (a QOS or account limit, a "
+                                 "partition's node limit, a request no node fits): a site's policy or the request, "
+                                 "which names no cause in the domain by itself; shown as evidence",
+    "slurm.client.launch_failed": "a node refusing to start a step's tasks as srun printed it (an invalid job "
+                                  "credential, a SPANK plugin's init): the plugin's own errors (pyxis's) are the "
+                                  "signals its causes read",
+    "slurm.client.node_failures": "which nodes Slurm lost during the step; the node's own logs say why",
+    "slurm.client.plugins_failed": "which Slurm plugins did not load; the library the loader could not find "
+                                   "(slurm.client.missing_libraries) is the signal slurm-command-inside-container reads",
+    "slurm.client.task_failures": "tasks' exit codes and signals as srun printed them, which name no cause by themselves "
+                                  "(the program's own error is in its output): even a bus error in every task is a "
+                                  "program overwritten while it ran as often as a full /dev/shm (tests/data/slurm-client)",
     "nvshmem.init_failed": "that NVSHMEM stopped at init, which the user already sees and which names no cause by "
                            "itself; what stopped it (nvshmem.peermem_missing) is read by gdr-disabled",
 }

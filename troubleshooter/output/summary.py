@@ -66,8 +66,9 @@ def settle_lines(hypotheses: Iterable[Any], limit: int | None = None) -> list[st
 
 
 def noted_lines(facts: Any, limit: int = 6) -> list[str]:
-    """What the outputs say that is no cluster fault, one line each: known-harmless messages (benign.messages) and the
-    program's own exceptions (py.exceptions), from every side of ``facts`` (a fact source)."""
+    """What the outputs say that is no cluster fault, one line each: known-harmless messages (benign.messages), the
+    program's own exceptions (py.exceptions) and a job that ran out of host memory (slurm.log.oom_killed_steps), from
+    every side of ``facts`` (a fact source)."""
     sides = list(facts.all_evidence()) if hasattr(facts, "all_evidence") else ["target"]
     out: list[str] = []
     for side in sides or ["target"]:
@@ -78,4 +79,7 @@ def noted_lines(facts: Any, limit: int = 6) -> list[str]:
             out.append(f"harmless, nothing to fix: {msg}")
         for exc in fs.get_value("py.exceptions") or []:
             out.append(f"the program's own error (an application fault, not the cluster's, unless a cause above reads it): {exc}")
+        for step in fs.get_value("slurm.log.oom_killed_steps") or []:
+            out.append(f"the job's host memory ran out (Slurm's out-of-memory killer, step {step}): ask for more "
+                       "(--mem) or use less; not a GPU or fabric fault")
     return list(dict.fromkeys(out))[:limit]

@@ -1427,3 +1427,16 @@ def test_tasks_killed_by_a_bus_error_name_no_cause_alone() -> None:
     # the program was overwritten while it ran (the post): a full /dev/shm prints the same; nothing is claimed
     rel = "slurm-client/cndaqiang-srun-tasks-bus-error-program-overwritten.txt"
     assert _found([rel]) == [] and _suspected([rel]) == []
+
+
+def test_the_fabric_managers_log_read_for_its_causes() -> None:
+    # a GPU NVLink fatal error in the switch tray's log is an NVLink fault, as the driver's fatal SXid is
+    assert _found(["fabricmanager-log/oci-gb200-runbook-nmx-gpu-nvl-fatal-error-block.txt"]) == [("gpu-nvlink-errors", "confirmed")]
+    # a corrected (non-fatal) NVSwitch error is shown, not a cause
+    healthy = "fabricmanager-log/gpud-hgx-multicast-teams-then-nvswitch-nonfatal-12028.txt"
+    assert _found([healthy]) == [] and _suspected([healthy]) == []
+    # the host fabric manager giving up on the GPUs' local instances: started too early, or a GPU that never
+    # registers; a later start tells them apart (possible, with that command)
+    race = "fabricmanager-log/ciinfra552-fm-started-from-cloud-init-local-instances-not-finished.txt"
+    assert _found([race]) == []
+    assert _suspected([race]) == ["fabric-manager-start-race-at-boot"]

@@ -423,6 +423,11 @@ NOT_SIGNALS = {
                                 "plugin's list strategy, a driver file baked into the image, a denied mount)",
     "ucx.segfault": "that a process crashed inside UCX, which names no cause by itself; where the crash is a CPU copy of "
                     "a buffer in UCX's send path (ucx.segfault_in_copy), ucx-not-cuda-aware reads it",
+    "fm.log.errors": "the fabric manager's ERROR lines as printed; what they say (fm.log.config_failed, "
+                     "fm.log.nvswitch_fatal, fm.log.gpu_nvl_fatal) is what the causes read",
+    "fm.log.nvswitch_nonfatal": "a count of non-fatal NVSwitch errors, which the fabric manager corrects (GPUd classes "
+                                "them as events, not an unhealthy node); the fatal ones (fm.log.nvswitch_fatal) are the "
+                                "signal",
     "slurm.client.alloc_failed": "Slurm's reason for refusing an allocation as printed (a QOS or account limit, a "
                                  "partition's node limit, a request no node fits): a site's policy or the request, "
                                  "which names no cause in the domain by itself; shown as evidence",

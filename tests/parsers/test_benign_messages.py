@@ -12,6 +12,7 @@ from troubleshooter import parsers
     ("benign-messages/nvctdocs-groups-cannot-find-name-for-gid.txt", "groups: cannot find name for group ID 993: "),
     ("benign-messages/cocodocs-qemu-iommufd-ioas-map-pci-bar.txt", "IOMMU_IOAS_MAP failed: Bad address, PCI BAR?: "),
     ("benign-messages/gpud1147-h100pcie-fabric-state-not-supported.txt", "NVIDIA-H100-PCIe with unhealthy fabric state: "),
+    ("benign-messages/aicr2641-gb300-idle-dcgm-imex-not-ready.txt", "IMEX daemon status is -3 (not READY): IMEX shares "),
 ])
 def test_a_known_harmless_message_is_read_as_one(rel, start):
     text = load(rel)

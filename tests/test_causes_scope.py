@@ -1440,3 +1440,13 @@ def test_the_fabric_managers_log_read_for_its_causes() -> None:
     race = "fabricmanager-log/ciinfra552-fm-started-from-cloud-init-local-instances-not-finished.txt"
     assert _found([race]) == []
     assert _suspected([race]) == ["fabric-manager-start-race-at-boot"]
+
+
+def test_libfabric_refusing_a_registration_for_memory_is_possible_memlock_or_efa_pages() -> None:
+    # ENOMEM from the EFA provider: a locked-memory limit (awsome-distributed-ai#647) or the device's page budget
+    # (libfabric#9739); the log says neither: both possible, each with the command that decides
+    enomem = "libfabric-log/awsofinccl141-efa-mr-and-rx-pool-cannot-allocate-memory.txt"
+    assert _found([enomem]) == []
+    assert sorted(_suspected([enomem])) == ["efa-mr-page-limit-small-pages", "memlock-limit"]
+    # refused for its address (a DMA-BUF GPU buffer the provider could not map, nixl#1609): neither
+    assert _suspected(["libfabric-log/nixl1609-gb200-efa-dmabuf-mr-reg-bad-address.txt"]) == []

@@ -349,9 +349,9 @@ _KERNEL_WORDS = re.compile(r"NVRM: |\bS?Xid \(|\bkernel: |\bpcieport |\bAER: ")
 #: container hook's error comes back inside docker's, compose's, kubelet's or enroot's output, after a docker run line;
 #: libibverbs warns on the program's stderr; syslog's kernel lines pasted below another command's output; a CUDA error
 #: ending a training log whose iteration lines made the block the step-time kind; srun's and slurmstepd's messages in
-#: any job's output
+#: any job's output, and libfabric's FI_LOG_LEVEL lines in the program's
 INTERLEAVED = ("nccl-debug", "torch-distributed", "ucx", "nvidia-container-cli", "verbs-errors", "dmesg", "cuda-errors",
-               "slurm-client")
+               "slurm-client", "libfabric-log")
 #: the kinds a CUDA error is read beside only: training logs whose iteration lines won the block (NCCL's and the
 #: frameworks' own kinds read the CUDA errors they carry themselves)
 _CUDA_BESIDE = frozenset({"step-times", "train-progress"})

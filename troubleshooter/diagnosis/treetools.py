@@ -423,6 +423,9 @@ NOT_SIGNALS = {
                                 "plugin's list strategy, a driver file baked into the image, a denied mount)",
     "ucx.segfault": "that a process crashed inside UCX, which names no cause by itself; where the crash is a CPU copy of "
                     "a buffer in UCX's send path (ucx.segfault_in_copy), ucx-not-cuda-aware reads it",
+    "libfabric.warnings": "libfabric's warn and error lines as printed, which name no cause by themselves (a provider "
+                          "that is tried and skipped warns too); what they say of memory registration "
+                          "(libfabric.mr_reg_refused) is what the causes read",
     "fm.log.errors": "the fabric manager's ERROR lines as printed; what they say (fm.log.config_failed, "
                      "fm.log.nvswitch_fatal, fm.log.gpu_nvl_fatal) is what the causes read",
     "fm.log.nvswitch_nonfatal": "a count of non-fatal NVSwitch errors, which the fabric manager corrects (GPUd classes "

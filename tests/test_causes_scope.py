@@ -1450,3 +1450,14 @@ def test_libfabric_refusing_a_registration_for_memory_is_possible_memlock_or_efa
     assert sorted(_suspected([enomem])) == ["efa-mr-page-limit-small-pages", "memlock-limit"]
     # refused for its address (a DMA-BUF GPU buffer the provider could not map, nixl#1609): neither
     assert _suspected(["libfabric-log/nixl1609-gb200-efa-dmabuf-mr-reg-bad-address.txt"]) == []
+
+
+def test_port_error_counters_are_a_possible_failing_link_never_a_found_one() -> None:
+    # one reading counts since the last reset (a link downed count grows with each reboot of the other end):
+    # possible, with two readings under load as the command that decides
+    for rel in ("ib-counters/ibexporter12-ibqueryerrors-details-switch-port-all-symbol-linkdowned-xmitwait.txt",
+                "ib-counters/gpud943-sysfs-ib-counters-saturated-link-downed-255-xmit-discards-65535.txt"):
+        assert _found([rel]) == []
+        assert _suspected([rel]) == ["fabric-link-errors"]
+    healthy = "ib-counters/treydockibexp-fixture-perfquery-x-two-ports-healthy-xmitwait.txt"
+    assert _found([healthy]) == [] and _suspected([healthy]) == []

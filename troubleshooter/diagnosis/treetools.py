@@ -423,6 +423,8 @@ NOT_SIGNALS = {
                                 "plugin's list strategy, a driver file baked into the image, a denied mount)",
     "ucx.segfault": "that a process crashed inside UCX, which names no cause by itself; where the crash is a CPU copy of "
                     "a buffer in UCX's send path (ucx.segfault_in_copy), ucx-not-cuda-aware reads it",
+    "ib.symbol_errors_max": "the largest symbol error count since the counters' last reset (its name matches *error*); "
+                            "ib.physical_error_ports, read by fabric-link-errors, names the ports",
     "libfabric.warnings": "libfabric's warn and error lines as printed, which name no cause by themselves (a provider "
                           "that is tried and skipped warns too); what they say of memory registration "
                           "(libfabric.mr_reg_refused) is what the causes read",

@@ -13,6 +13,7 @@ from troubleshooter import parsers
     ("benign-messages/cocodocs-qemu-iommufd-ioas-map-pci-bar.txt", "IOMMU_IOAS_MAP failed: Bad address, PCI BAR?: "),
     ("benign-messages/gpud1147-h100pcie-fabric-state-not-supported.txt", "NVIDIA-H100-PCIe with unhealthy fabric state: "),
     ("benign-messages/aicr2641-gb300-idle-dcgm-imex-not-ready.txt", "IMEX daemon status is -3 (not READY): IMEX shares "),
+    ("benign-messages/eksnma63-node-condition-dcgm-health-code-122-imex.txt", "DCGMHealthCode122: IMEX shares "),
 ])
 def test_a_known_harmless_message_is_read_as_one(rel, start):
     text = load(rel)

@@ -1,6 +1,7 @@
 """Messages that look like faults and are not: warnings the GPU stack's own documentation or maintainers call harmless.
 
 Real samples (NVIDIA Container Toolkit docs; NVIDIA Confidential Containers docs; leptonai/gpud#1147; NVIDIA/aicr#2641;
+aws/eks-node-monitoring-agent#63;
 tests/data/benign-messages)::
 
     groups: cannot find name for group ID 993
@@ -35,11 +36,11 @@ _KNOWN: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"sched: CPU #\d+'s llc-sibling CPU #\d+ is not on the same node! \[node: \d+ != \d+\]\. Ignoring dependency\."),
      "the hypervisor presents the VM's cache domains across NUMA nodes; the kernel's topology check warns at boot and "
      "goes on (Azure's HB/HC known issues: 'You may ignore the following kernel warning messages')"),
-    (re.compile(r"IMEX daemon status is -?\d+ \(not READY\)"),
+    (re.compile(r"IMEX daemon status is -?\d+ \(not READY\)|DCGMHealthCode122\b|health check system with error code 122\b"),
      "IMEX shares GPU memory across the nodes of a multi-node NVLink domain (GB200/GB300 NVL72): where none is in use "
      "(a single-node NVSwitch system, an idle node with no ComputeDomain) no IMEX daemon runs and DCGM reports it not "
-     "ready, as expected (NVIDIA/NVSentinel#1471, NVIDIA/aicr#2641); only a job that spans nodes over NVLink needs it "
-     "running"),
+     "ready (DCGM's health code 122, DCGM_FR_IMEX_UNHEALTHY), as expected (NVIDIA/NVSentinel#1471, NVIDIA/aicr#2641, "
+     "aws/eks-node-monitoring-agent#63); only a job that spans nodes over NVLink needs it running"),
     (re.compile(r"\b\w[\w-]*PCIe with unhealthy fabric state: .*state=Not Supported"),
      "a PCIe GPU has no NVSwitch fabric: 'Not Supported' is the only state it can report, not a fault "
      "(leptonai/gpud#1147)"),

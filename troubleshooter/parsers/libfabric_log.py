@@ -59,7 +59,8 @@ def _detect(text: str) -> float:
     head = text[:262144]
     if _AUTH.search(head) or _VNI.search(head):
         return 0.85
-    return 0.85 if any(_NATIVE.match(ln) for ln in head.split("\n", 2000)[:2000]) else 0.0
+    # the native lines appear inside other tools' output too (fi_info's, a program's): below those tools' own kinds
+    return 0.7 if any(_NATIVE.match(ln) for ln in head.split("\n", 2000)[:2000]) else 0.0
 
 
 @parser(

@@ -1461,3 +1461,13 @@ def test_port_error_counters_are_a_possible_failing_link_never_a_found_one() -> 
         assert _suspected([rel]) == ["fabric-link-errors"]
     healthy = "ib-counters/treydockibexp-fixture-perfquery-x-two-ports-healthy-xmitwait.txt"
     assert _found([healthy]) == [] and _suspected([healthy]) == []
+
+
+def test_dkms_holding_the_driver_only_as_added_with_no_driver_loaded_is_a_kernel_the_driver_did_not_follow() -> None:
+    # a homelab's write-up: the HWE kernel moved on, the legacy 390 driver stayed 'added' in DKMS (never built), the
+    # runtime could not initialise NVML; the same paste without the DKMS line says only that no driver is loaded
+    rel = "nvidia-container-cli/homelab-node04-cdi-auto-nvml-driver-not-loaded-dkms-added.txt"
+    assert _found([rel]) == [("kernel-update-breaks-nvidia-driver", "likely")]
+    # a DKMS listing where the build failed by hand, with the module of another package installed, keeps its cause
+    assert "kernel-update-breaks-nvidia-driver" not in [c for c, _ in _found(
+        ["nvidia-installer/ogkm526-dkms-status-added-then-install-nvidia-390-kernel-6.4.1-zen.txt"])]

@@ -233,3 +233,12 @@ def test_the_hook_refusing_the_imex_channel_value_of_a_legacy_image(rel) -> None
     f = parsers.run("nvidia-container-cli", load(rel))
     assert f["container_cli.error_kinds"] == ["imex-channels-refused"]
     assert f["container_cli.error"] == "nvidia-container-cli: error parsing IMEX info: unsupported IMEX channel value: all"
+
+
+def test_the_nvidia_runtimes_own_nvml_refusal_in_an_oci_runtime_error_wrapped_by_kubectl():
+    # toolkit 1.14+'s CDI auto modifier calls NVML before any hook: containerd's error chain, wrapped by kubectl
+    text = load("nvidia-container-cli/homelab-node04-cdi-auto-nvml-driver-not-loaded-dkms-added.txt")
+    facts = parsers.run("nvidia-container-cli", text.split("\n$ nvidia-smi")[0])
+    assert facts["container_cli.error_kinds"] == ["driver-not-loaded"]
+    assert facts["container_cli.error"].startswith("OCI runtime create failed: could not apply")
+    assert facts["container_cli.error"].endswith("failed to initialize NVML: Driver Not Loaded")  # the chain's end kept

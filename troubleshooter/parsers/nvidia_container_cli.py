@@ -28,7 +28,8 @@ or kubelet prefix) is left out. What each kind means:
   know a brand);
 - ``cgroup-devices-not-found``: ``container error: cgroup subsystem devices not found``: the library looked for the
   cgroup v1 devices controller and found none (a cgroup v2 host with libnvidia-container before 1.8.0);
-- ``driver-not-loaded``: ``nvml error: driver not loaded``: NVML on the host finds no loaded kernel module;
+- ``driver-not-loaded``: ``nvml error: driver not loaded`` (the NVIDIA runtime's own ``failed to initialize NVML: Driver
+  Not Loaded`` inside an OCI runtime error, toolkit 1.14 and later): NVML on the host finds no loaded kernel module;
 - ``nvml-library-missing``: ``load library failed: libnvidia-ml.so.1: cannot open shared object file``: no driver
   user-space library where the engine runs (no driver installed, or a daemon that cannot see it);
 - ``driver-library-mismatch``: ``nvml error: driver/library version mismatch``: the host's library is newer than
@@ -63,7 +64,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, add_clipped, clip, parser, require_text
+from troubleshooter.parsers.base import ParseError, add_clipped, clip, clip_middle, parser, require_text
 
 KINDS = ("requirement-cuda", "requirement-other", "cgroup-devices-not-found", "driver-not-loaded",
          "nvml-library-missing", "driver-library-mismatch", "unknown-device", "mount-error", "no-gpu-runtime",
@@ -238,20 +239,31 @@ def _hook_messages(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
     return out
 
 
+# the NVIDIA container runtime itself (toolkit 1.14 and later: its CDI 'auto' modifier calls NVML before the hook),
+# refusing the container as containerd or Docker print it ('OCI runtime create failed: could not apply required
+# modification to OCI specification: ... failed to initialize NVML: Driver Not Loaded'), read with blanks removed
+_RUNTIME_NO_DRIVER = re.compile(r"(?:OCIruntimecreatefailed|errormodifyingOCIspec).{0,600}?failedtoinitializeNVML:"
+                                r"DriverNotLoaded", re.IGNORECASE)
+
+
 def _docker_refusals(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
-    """Docker's 'could not select device driver ... [[gpu]]' and 'Unknown runtime specified nvidia'."""
+    """Docker's 'could not select device driver ... [[gpu]]' and 'Unknown runtime specified nvidia', and the NVIDIA
+    runtime's own NVML refusal inside an OCI runtime error."""
     head = text[:MAX_SQUASHED]
     where = [i for i, c in enumerate(head) if not c.isspace()]
     squashed = "".join(head[i] for i in where)
     out = []
     for rx, kind in ((_NO_GPU_DRIVER, "no-gpu-runtime"), (_NO_NVIDIA_RUNTIME, "no-gpu-runtime"),
-                     (_TOOLKIT_ABSENT, "no-gpu-runtime"), (_HOOK_ALONE, "hook-without-runtime")):
+                     (_TOOLKIT_ABSENT, "no-gpu-runtime"), (_HOOK_ALONE, "hook-without-runtime"),
+                     (_RUNTIME_NO_DRIVER, "driver-not-loaded")):
         for m in rx.finditer(squashed):
             a, b = where[m.start()], where[m.end() - 1] + 1
             # a script's name begins its line: what the squashing joined to it from the line before is not its own
             colon = head.find(":", a, b) if rx is _TOOLKIT_ABSENT else -1
             a = head.rfind("\n", a, colon) + 1 if colon > a and "\n" in head[a:colon] else a
-            out.append((a, clip(head[a:b], 200), kind, {}))
+            # the runtime's error chain ends in its innermost error: keep the end
+            text_ = clip_middle(head[a:b], 200) if rx is _RUNTIME_NO_DRIVER else clip(head[a:b], 200)
+            out.append((a, text_, kind, {}))
     return out
 
 
@@ -263,7 +275,7 @@ _CONTAIN_UNSET = "Whenusingnvidia-container-cliwith--containNVIDIA_VISIBLE_DEVIC
 
 def _read(text: str) -> dict[str, Any]:
     found = _hook_messages(text)
-    if any(w in text for w in ("device", "pabilit", "gpu", "runtime", "nvidia", "specified", "Hook")):  # (a wrap cuts one)
+    if any(w in text for w in ("device", "pabilit", "gpu", "runtime", "nvidia", "specified", "Hook", "NVML")):  # (a wrap cuts one)
         found += _docker_refusals(text)
     unset = "--contain" in text and _CONTAIN_UNSET in "".join(text[:MAX_SQUASHED].split())
     kmods = list(dict.fromkeys(_KMOD_WARN.findall(text[:MAX_SQUASHED]))) if "Kernel module" in text else []
@@ -303,7 +315,7 @@ def _read(text: str) -> dict[str, Any]:
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if "nvidia" not in head and "NVIDIA" not in head and "device driver" not in head:
+    if "nvidia" not in head and "NVIDIA" not in head and "device driver" not in head and "NVML" not in head:
         return 0.0
     return 0.9 if _read(head.replace("\r\n", "\n").replace("\r", "\n")) else 0.0
 

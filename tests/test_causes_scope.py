@@ -1471,3 +1471,16 @@ def test_dkms_holding_the_driver_only_as_added_with_no_driver_loaded_is_a_kernel
     # a DKMS listing where the build failed by hand, with the module of another package installed, keeps its cause
     assert "kernel-update-breaks-nvidia-driver" not in [c for c, _ in _found(
         ["nvidia-installer/ogkm526-dkms-status-added-then-install-nvidia-390-kernel-6.4.1-zen.txt"])]
+
+
+def test_dcgm_reporting_nvlink_links_down_is_possible_until_the_part_is_known() -> None:
+    # a PCIe A100 without a bridge (NVSentinel#1481) and a two-GPU host whose thread did not settle (DCGM#198): DCGM
+    # says 'down' for both; only the GPU's part tells a fault from a card with no NVLink
+    for rel in ("dcgmi/nvsentinel1481-a100pcie-health-c-nvlink-links-down.txt",
+                "dcgmi/dcgm198-nvlink-link-status-all-down-diag-r2-passes.txt"):
+        assert _found([rel]) == []
+        assert _suspected([rel]) == ["nvlink-down"]
+    # a report that says Healthy claims nothing, and dcgmi's own errors name no GPU cause
+    for rel in ("dcgmi/dcgm263-dmon-xider-120-health-json-healthy-gpu-needs-reset.txt",
+                "dcgmi/dcgmexporter193-discovery-l-unable-to-connect-host-engine-openstack-vm.txt"):
+        assert _found([rel]) == [] and _suspected([rel]) == []

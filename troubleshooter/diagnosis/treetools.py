@@ -425,6 +425,9 @@ NOT_SIGNALS = {
                     "a buffer in UCX's send path (ucx.segfault_in_copy), ucx-not-cuda-aware reads it",
     "ib.symbol_errors_max": "the largest symbol error count since the counters' last reset (its name matches *error*); "
                             "ib.physical_error_ports, read by fabric-link-errors, names the ports",
+    "dcgm.cli_errors": "dcgmi's own errors (the host engine unreachable, health watches not set, a module not "
+                       "loaded): DCGM's state, not the GPUs'; shown as evidence",
+    "dcgm.nvlink_down": "which GPUs' links DCGM reports down; dcgm.nvlink_links_down, read by nvlink-down, counts them",
     "libfabric.warnings": "libfabric's warn and error lines as printed, which name no cause by themselves (a provider "
                           "that is tried and skipped warns too); what they say of memory registration "
                           "(libfabric.mr_reg_refused) is what the causes read",

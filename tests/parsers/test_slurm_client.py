@@ -75,3 +75,34 @@ def test_every_task_of_a_two_node_job_killed_by_a_bus_error():
     assert len(facts["slurm.client.task_failures"]) == 10
     assert facts["slurm.client.task_failures"][0] == "comput123: tasks 29,31: Bus error"
     assert facts["slurm.client.task_signals"] == ["Bus error"]  # '(core dumped)' is the same signal
+
+
+# captures a helper gathered from other threads after the parser was written (its first run on them found a quoted,
+# wrapped message read as 'More' and a line inside inline-code backticks not read: both fixed, these check it)
+@pytest.mark.parametrize("rel, fact, value", [
+    ("slurm-client/warpx3601-srun-more-processors-requested-quoted-wrapped.txt", "slurm.client.step_create_failed",
+     ["More processors requested than permitted."]),
+    ("slurm-client/soperator854-salloc-node-failure-inline-code.txt", "slurm.client.node_failures", ["worker-1"]),
+    ("slurm-client/dlafuture337-srun-step-disabled-nodes-busy-memory-not-available.txt", "slurm.client.step_create_failed",
+     ["Memory required by task is not available"]),
+    ("slurm-client/dragon61-srun-nodelist-fqdn-node-configuration-not-available.txt", "slurm.client.step_create_failed",
+     ["Requested node configuration is not available"]),
+    ("slurm-client/deepops1179-srun-pyxis-nccl-tests-invalid-job-credential.txt", "slurm.client.launch_failed",
+     ["adas-ml: Invalid job credential", "adas-ml-2: Invalid job credential"]),
+    ("slurm-client/clustermanagersjl91-srun-queued-allocated-job-credential-expired.txt", "slurm.client.launch_failed",
+     ["magi70: Job credential expired"]),
+    ("slurm-client/desitarget628-srun-step-cancelled-time-limit-tasks-terminated.txt", "slurm.client.cancelled",
+     ["STEP 32233190.0 on nid01934: TIME LIMIT"]),
+    ("slurm-client/zettautils671-job-and-step-time-limit-redacted-host.txt", "slurm.client.cancel_reasons", ["TIME LIMIT"]),
+    ("slurm-client/quokka1510-srun-segfault-vim-line-number-prefix.txt", "slurm.client.task_signals", ["Segmentation fault"]),
+    ("slurm-client/llnlats133-srun-cpu-binding-outside-step-allocation-indented.txt", "slurm.client.cpu_bind_outside", True),
+    ("slurm-client/arjuna172-srun-spank-x11-missing-pmix-v3-library-gone.txt", "slurm.client.mpi_plugin_unknown", ["pmix"]),
+    ("slurm-client/executorlib761-srun-mpi-list-pmix-v5-cannot-load-pmix-library.txt", "slurm.client.plugins_failed",
+     ["mpi/pmix"]),
+    ("slurm-client/globalworkflow2489-srun-label-prefixed-step-cancelled-exit-code.txt", "slurm.client.task_failures",
+     ["hercules-01-26: tasks 0-23,25-79: Exited with exit code 1"]),
+    ("slurm-client/openpmix3559-slurmstepd-pmix-v5-send-failed-srun-node-failure.txt", "slurm.client.node_failures",
+     ["ccexe0091"]),
+])
+def test_other_threads_slurm_messages(rel, fact, value):
+    assert parsers.run("slurm-client", load(rel))[fact] == value

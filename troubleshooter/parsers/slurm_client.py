@@ -74,7 +74,9 @@ FACTS = [
 # ("slurmstepd-nid001: error: ...")
 _PROG = r"(?:(?:srun|salloc|sbatch|sacct|squeue|scontrol|sinfo|scancel|sattach)(?:\.exe)?|slurmstepd(?:-[\w.-]+)?)"
 # what may stand before the program's name: nothing, spaces, a launcher's prefix, the '^C' a terminal echoes
-_LINE = re.compile(rf"(?:^|[\s\]>)]|\^C)({_PROG}): ((?:(?:error|fatal|warning|Warning|debug\d?|info|verbose): )?)(.*)$")
+_LINE = re.compile(rf"(?:^|[\s\]>)`]|\^C)({_PROG}): ((?:(?:error|fatal|warning|Warning|debug\d?|info|verbose): )?)(.*)$")
+# a reply's quote markers ('> ', '>   ') before a pasted line
+_QUOTE = re.compile(r"^\s*(?:>\s?)+")
 _STEP_CREATE = re.compile(r"Unable to create step for job (?:\d+)?\s*:\s*(.+?)\s*$")
 _ALLOC = re.compile(r"(?:Unable to allocate resources|Batch job submission failed|Job submit/allocate failed)\s*:\s*(.+?)\s*$")
 _WAITING = re.compile(r"step creation temporarily disabled, retrying|Requested nodes are busy")
@@ -100,20 +102,21 @@ def _messages(text: str) -> list[tuple[str, str, str]]:
     """(program, level, message) of every client line, a message the paste wrapped onto an indented next line
     rejoined (LUMI's guide shows 'Invalid generic' / '      resource (gres) specification')."""
     out: list[tuple[str, str, str]] = []
-    lines = text.split("\n")
-    for i, raw in enumerate(lines[:200000]):
-        ln = raw.rstrip("\r")
+    lines = [_QUOTE.sub("", ln.rstrip("\r")) for ln in text.split("\n")[:200000]]
+    for i, ln in enumerate(lines):
         if len(ln) > 4000 or ":" not in ln:
             continue
         m = _LINE.search(ln)
-        if not m or (m.start(1) > 0 and not re.match(r"^[\s\[\]<>\w:.,\-^]*$", ln[:m.start(1)])):
+        if not m or (m.start(1) > 0 and not re.match(r"^[\s\[\]<>\w:.,\-^`]*$", ln[:m.start(1)])):
             continue
-        msg = m.group(3).strip()
+        msg = m.group(3).strip().rstrip("`").strip()
         if not msg.strip(".… "):
             continue  # a message elided by the person who pasted it ('srun: error: ...')
-        nxt = lines[i + 1].rstrip("\r") if i + 1 < len(lines) else ""
-        if (nxt[:1].isspace() and nxt.strip() and not _LINE.search(nxt) and len(nxt) < 300
-                and re.search(r"\b(?:generic|node|resource|configuration|requested|is not|not)\s*$", msg, re.I)):
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        # a message a page or a reply wrapped: its rest on an indented next line that starts in lower case
+        # (LUMI's 'Invalid generic' / 'resource (gres) specification'; a quoted 'More' / 'processors requested ...')
+        if (nxt[:1].isspace() and nxt.strip()[:1].islower() and not _LINE.search(nxt) and len(nxt) < 300
+                and not msg.endswith((".", ":", ")", "***"))):
             msg = f"{msg} {nxt.strip()}"
         out.append((m.group(1).removesuffix(".exe"), m.group(2).rstrip(": ").lower(), msg))
     return out

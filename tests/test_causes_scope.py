@@ -1484,3 +1484,14 @@ def test_dcgm_reporting_nvlink_links_down_is_possible_until_the_part_is_known() 
     for rel in ("dcgmi/dcgm263-dmon-xider-120-health-json-healthy-gpu-needs-reset.txt",
                 "dcgmi/dcgmexporter193-discovery-l-unable-to-connect-host-engine-openstack-vm.txt"):
         assert _found([rel]) == [] and _suspected([rel]) == []
+
+
+def test_a_fabric_manager_that_found_no_nvswitch_is_not_a_fabric_left_unconfigured() -> None:
+    # its first run on these helper-gathered journals called the RTX 4090 box's exit 'confirmed': the NVSwitch driver's
+    # 'nothing to do' means there is no NVSwitch, normal on PCIe cards; possible, with lspci to tell an HGX apart
+    for rel in ("systemctl-status/cubestudio29-rtx4090-start-sh-nv-warn-nothing-to-do-journal.txt",
+                "systemctl-status/gpuoperator610-a40-nvlink-bridge-nv-warn-nothing-to-do-journal.txt"):
+        assert _found([rel]) == []
+        assert _suspected([rel]) == ["fabric-manager-not-running"]
+    # CUDA's 802 on an H100 box whose fabric manager was not installed yet stays found (the blog's cause)
+    assert [c for c, _ in _found(["docker-run/ramalama-blog-aws-h100-devicequery-802-before-fm-installed.txt"])] == ["fabric-manager-not-running"]

@@ -107,3 +107,11 @@ def test_other_words_are_not_the_fabric_managers(text):
     assert parsers.get("systemctl-status").detect(text) < parsers.DETECT_MIN
     with pytest.raises(ParseError):
         parsers.run("systemctl-status", text)
+
+
+@pytest.mark.parametrize("rel", ["systemctl-status/gpuoperator610-a40-nvlink-bridge-nv-warn-nothing-to-do-journal.txt",
+                                 "systemctl-status/cubestudio29-rtx4090-start-sh-nv-warn-nothing-to-do-journal.txt"])
+def test_the_nvswitch_driver_having_nothing_to_do_is_read_as_no_nvswitch(rel):
+    # two A40s with a bridge, two RTX 4090s: no NVSwitch for the fabric manager to manage (helper-gathered captures)
+    f = parsers.run("systemctl-status", load(rel))
+    assert "no-nvswitch" in f["fm.start_failures"]

@@ -31,7 +31,9 @@ spectrocloud/CanvOS#700, siderolabs/extensions#511, siderolabs/docs#581, pytorch
 - ``config-invalid``: a path item of fabricmanager.cfg whose directory does not exist (the daemon exits at once);
 - ``config-unreadable``: the config file itself could not be opened;
 - ``cannot-start``: any other "fabric manager cannot be started" conclusion of the start-up check;
-- ``exited``: the start script's ``"/usr/bin/nv-fabricmanager ..." failed! Exit code: N``.
+- ``exited``: the start script's ``"/usr/bin/nv-fabricmanager ..." failed! Exit code: N``;
+- ``no-nvswitch``: the NVSwitch driver's ``WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]``: no NVSwitch here to
+  manage (normal on PCIe cards and on GB200/GB300 compute trays, where the fabric manager is not needed).
 
 What it means: on an NVSwitch system (HGX/DGX) the GPUs cannot run CUDA work until nvidia-fabricmanager has set
 up the fabric; a failed or stopped service, or one whose version differs from the driver's, is why. A fabric
@@ -58,7 +60,7 @@ FACTS = [
     ("fm.log_errors", "list", "", f"the fabric manager's log lines that report an error or a mismatch, at most {MAX_LINES}"),
     ("fm.start_failures", "list", "", "what the fabric manager (its start-up check, or nvlsm on NVL5+) says kept it from "
      "starting, in the order first seen: version-mismatch, ib-umad-not-loaded, nvlsm-no-umad, nvlsm-missing, "
-     "config-invalid, config-unreadable, cannot-start, exited"),
+     "config-invalid, config-unreadable, cannot-start, exited, no-nvswitch (it found no NVSwitch to manage)"),
     ("fm.config_invalid_items", "list", "", "fabricmanager.cfg items the fabric manager rejected ('... has an invalid "
      "value'): for a path item, its directory does not exist"),
 ]
@@ -81,8 +83,13 @@ _FM_MESSAGES = (
     ("config-unreadable", re.compile(r"fabric manager config file open failed with")),
     ("cannot-start", re.compile(r"(?i)fabric manager cannot (?:be )?start(?:ed)?\b")),
     ("exited", re.compile(r'nv-fabricmanager\b[^"]*" failed! Exit code: [1-9]')),
+    # the NVSwitch driver answering 'nothing to do': the fabric manager found no NVSwitch to manage (a system of PCIe
+    # cards, a GB200/GB300 compute tray: NVIDIA/gpu-operator#610, data-infra/cube-studio#29)
+    ("no-nvswitch", re.compile(r"NVSwitch device information from NVSwitch driver failed with error:\s*WARNING Nothing "
+                               r"to do|\[NV_WARN_NOTHING_TO_DO\]")),
 )
-_FM_WORDS = ("match with driver", "ib_umad", "nvlsm", "fabric manager c", "failed! Exit code")
+_FM_WORDS = ("match with driver", "ib_umad", "nvlsm", "fabric manager c", "failed! Exit code", "NOTHING_TO_DO",
+             "Nothing to do")
 # what stands before a message: a syslog prefix (time, host, an ident), a Talos node's address
 _SYSLOG = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) \S+\s+(?:[\w.@/\-]+(?:\[\d+\])?:\s+)?")
 _NODE = re.compile(r"^(?:<[^<>]{1,40}>|\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F]*:[0-9a-fA-F:]+):\s+")

@@ -63,12 +63,15 @@ def _detect(text: str) -> float:
 
 
 def _json_health(text: str) -> tuple[str, list[str]]:
+    """The verdict and incidents of ``dcgmi health -c -j``: the JSON document that holds "Overall Health", tried from
+    the first '{' to each of the last closing braces (at most 32 tries, within 1 MB: a paste around it is cut off)."""
     start = text.find("{")
     if start < 0 or '"Overall Health"' not in text:
         return "", []
-    for end in range(len(text), start, -1):
-        if text[end - 1] != "}":
-            continue
+    window = text[start:start + 1_000_000]
+    ends = [i + 1 for i, c in enumerate(window) if c == "}"][-32:]
+    for end in reversed(ends):
+        end += start
         try:
             doc = json.loads(text[start:end])
         except ValueError:

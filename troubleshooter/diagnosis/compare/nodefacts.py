@@ -77,7 +77,7 @@ def bundle_facts(path: str | os.PathLike[str], side: str = "target") -> tuple[di
     from troubleshooter.probe.bundle import Bundle
     from troubleshooter.model.facts import Fact
 
-    registry = sources.load_all()
+    registry = sources.load_own()  # a bundle holds the probes' outputs: their own parsers, not every kind
     b = Bundle.open(path)
     if side not in b.sides and b.sides:
         side = b.sides[0]
@@ -198,7 +198,7 @@ def iter_node_facts(paths: Sequence[Path], *, workers: int | None = None, use_si
     if ctx is not None:  # forked workers inherit the parsers imported once here instead of importing them each
         from troubleshooter import sources
 
-        sources.load_all()
+        sources.load_own()
     with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         yield from pool.map(functools.partial(_load_node, use_sidecar=use_sidecar), [str(p) for p in paths],
                             chunksize=max(1, min(32, len(paths) // (workers * 4) or 1)))

@@ -312,7 +312,7 @@ def test_dmesg_same_as_before() -> None:
            "dmesg.nvidia_module_flavor", "dmesg.kmod_flavor_refused", "dmesg.kmod_flavor_needed",
            "dmesg.aer_fatal", "dmesg.aer_nonfatal", "dmesg.aer_corrected", "dmesg.aer_devices", "dmesg.aer_gpu_devices",
            "dmesg.aer_recovery_failed", "dmesg.gpu_bar_invalid", "dmesg.rm_init_failed", "dmesg.gsp_firmware_missing",
-           "dmesg.gpu_legacy_unsupported", "dmesg.api_mismatch"}
+           "dmesg.gpu_legacy_unsupported", "dmesg.api_mismatch", "dmesg.hca_cmd_failures"}
     for name, text in texts:
         # NVSwitch lines, Talos' prefix and a follow-on Xid naming its cause (its code joins xid_codes): learnt after
         # the copy, and read by the parser's own tests

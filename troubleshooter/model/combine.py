@@ -64,6 +64,7 @@ READS: dict[str, tuple[str, ...]] = {}
 #: where RDMA resource creation failing with ENOMEM is printed, and how (UCX also says "failed to register")
 _VERBS_ENOMEM = re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr)[^']{0,200}(Cannot allocate memory|ENOMEM)|Libfabric error: \(-12\) Cannot allocate memory")
 _UCX_ENOMEM = re.compile(r"(?i)(ibv_|mlx5dv_|reg_mr|register)[^']{0,200}(Cannot allocate memory|ENOMEM)")
+_OPEN_OR_UAR = re.compile(r"ibv_open_device|devx_alloc_uar")
 _ENOMEM = {"ucx.errors": _UCX_ENOMEM, "ucx.warnings": _UCX_ENOMEM, "nccl.warnings": _VERBS_ENOMEM,
            "rdma.verbs_errors": _VERBS_ENOMEM}
 READS["rdma.enomem"] = tuple(_ENOMEM)
@@ -355,8 +356,11 @@ def _rdma_enomem(fs: FactSet) -> None:
     values = {name: fs.get_value(name) for name in read}
     # (a DMA-BUF registration maps GPU memory: it is not counted against the locked-memory limit, so its ENOMEM is not
     # memlock's: NCCL asking for more than the GPU can map, vllm-project/vllm#19613's oversized NCCL_BUFFSIZE)
+    # (opening the device or allocating its doorbell pages is neither a queue nor a registration: ENOMEM there is the
+    # adapter's BAR out of UAR pages, hca-uar-space-exhausted, with many processes per adapter; the limit is not asked)
     hits = [m for name, v in values.items() for m in (v if isinstance(v, list) else [v])
-            if isinstance(m, str) and _ENOMEM[name].search(m) and "reg_dmabuf_mr" not in m]
+            if isinstance(m, str) and _ENOMEM[name].search(m) and "reg_dmabuf_mr" not in m
+            and not _OPEN_OR_UAR.search(m)]
     fs.add(Fact("rdma.enomem", list(dict.fromkeys(hits)), "", f"inferred from {', '.join(read)}", "", 0.0))
 
 

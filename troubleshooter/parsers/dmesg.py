@@ -114,6 +114,9 @@ FACTS = [
     ("dmesg.hca_fw_outdated", "list", "", "RDMA NIC driver lines saying the adapter's firmware is older than the driver needs "
      "(mlx4 'please upgrade to later FW version', 'Installed FW has unsupported command interface revision', mlx5 "
      "'Driver cmdif rev(N) differs from firmware's(M)')"),
+    ("dmesg.hca_cmd_failures", "list", "", "commands the mlx5 adapter's firmware refused, as 'ALLOC_UAR: limits "
+     "exceeded' (mlx5_cmd_check / mlx5_cmd_out_err lines): ALLOC_UAR over its limit is the adapter's BAR out of "
+     "doorbell pages, CREATE_MKEY over its limit is its memory-key table full"),
     ("dmesg.sxid_events", "list", "", "NVSwitch SXid reports, oldest first (the last 200): {code, switch, bus, fatal "
      "(true/false, null when the paste shows only the Data line), link, unit, text}"),
     ("dmesg.sxid_codes", "list", "", "distinct NVSwitch SXid codes in the log"),
@@ -134,7 +137,8 @@ SXID_UNITS = {
 }
 
 _QUOTE = re.compile(r"^[+\-]?(?:\s*>)+ ?")
-_TS_MONO = re.compile(r"^\[\s*\d+\.\d+\]\s?")
+# seconds since boot: at most 9 digits (31 years); UCX and other logs print the epoch there (10 digits)
+_TS_MONO = re.compile(r"^\[\s*\d{1,9}\.\d+\]\s?")
 _TS_CTIME = re.compile(r"^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]\s?")
 # dmesg -H / --reltime: the first line "[Jun20 10:27] ..." (or "[Jun 20 10:27]"), then deltas "[  +0.000844] ..."
 _TS_REL = re.compile(r"^\[\s*\+\d+\.\d+\]\s?|^\[[A-Z][a-z]{2} ?\d{1,2} \d\d:\d\d(?::\d\d)?\]\s?")
@@ -197,6 +201,12 @@ _LINUX_VERSION = re.compile(r"^Linux version (\S+)")
 # mlx4_en/mlx4_core and mlx5_core when the adapter's firmware predates the driver (drivers/net/ethernet/mellanox)
 _HCA_FW_OLD = re.compile(r"please upgrade to later FW version|Installed FW has unsupported command interface revision|"
                          r"Driver cmdif rev\(\d+\) differs from firmware's\(\d+\)")
+# the mlx5 driver's report of a firmware command that failed (drivers/net/ethernet/mellanox/mlx5/core/cmd.c):
+# 'mlx5_core 0000:61:00.0: mlx5_cmd_check:795:(pid 53945): ALLOC_UAR(0x802) op_mod(0x0) failed, status limits
+# exceeded(0x8), syndrome (0x5a7939)'; newer kernels: 'mlx5_cmd_out_err:838:(pid N): CREATE_MKEY(0x200) op_mod(0x0)
+# failed, status bad resource state(0x9), syndrome (0x...), err(-22)'
+_HCA_CMD = re.compile(r"mlx5_cmd_(?:check|out_err):\d+:\(pid \d+\): (\w+)\(0x[0-9a-fA-F]+\) op_mod\(0x[0-9a-fA-F]+\) "
+                      r"failed, status ([\w ]+?)\(0x[0-9a-fA-F]+\)")
 
 # Strong markers: text with these is a kernel log even without timestamps.
 _STRONG = re.compile(r"NVRM: |\bS?Xid \(|IO_PAGE_FAULT|AMD-Vi: |DMAR: |arm-smmu|tegra241_cmdqv|callbacks suppressed|"
@@ -291,6 +301,7 @@ def parse(text: str) -> dict[str, object]:
     fallback = False
     cmdline = early_cmdline = nv_version = linux_version = None
     fw_old: list[str] = []
+    hca_cmd: list[str] = []
     bars: list[str] = []
     rm_failed: list[str] = []
     gsp_fw: list[str] = []
@@ -411,6 +422,10 @@ def parse(text: str) -> dict[str, object]:
             add_clipped(rm_failed, ri.group(1).lower(), 64)
         if ("FW" in msg or "firmware's" in msg) and _HCA_FW_OLD.search(msg):
             add_clipped(fw_old, msg, 10)
+        if "mlx5_cmd_" in msg and (m := _HCA_CMD.search(msg)):
+            failed = f"{m.group(1)}: {m.group(2).strip()}"
+            if failed not in hca_cmd:
+                add_clipped(hca_cmd, failed, 16)
         lv = _LINUX_VERSION.match(msg) if msg.startswith("Linux version ") else None
         if lv and linux_version is None:
             linux_version = lv.group(1)
@@ -473,6 +488,8 @@ def parse(text: str) -> dict[str, object]:
         facts["dmesg.kernel_version"] = linux_version
     if fw_old:
         facts["dmesg.hca_fw_outdated"] = fw_old
+    if hca_cmd:
+        facts["dmesg.hca_cmd_failures"] = hca_cmd
     facts["dmesg.sxid_events"] = sxids[-MAX_EVENTS:]
     facts["dmesg.sxid_codes"] = sorted(sxid_codes)
     facts["dmesg.sxid_fatal_codes"] = sorted(sxid_fatal)

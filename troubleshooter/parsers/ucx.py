@@ -87,12 +87,18 @@ _WITHOUT = re.compile(r"--without-([\w-]+)")
 _UNOPENED = re.compile(r"^\s*#\s+<\s*failed to open (?:interface|memory domain)\s*>")
 
 
+# '[1608298882.555115] [b2294:54275:0]          ib_md.c:1678 UCX  ERROR ...': UCX's own prefix (ucs/debug/log.c)
+_OWN_LINE = re.compile(r"(?m)^\s*\[\d{9,}\.\d+\]\s+\[[\w.-]+:\d+:\d+\]\s+\w+\.c:\d+\s+UCX\s+[A-Z]+\b")
+
+
 def _detect(text: str) -> float:
     head = text[:262144]
     n = len(re.findall(r"\bUCX\s+(?:FATAL|ERROR|WARN|DIAG|INFO|DEBUG)\b", head))
     n += len(_OMPI.findall(head))
     info = len(re.findall(r"^\s*#\s+(?:Memory domain|Transport|Device):", head, re.MULTILINE))
     if n >= 2 or (n and info) or info >= 4:
+        return 0.9
+    if n == 1 and _OWN_LINE.search(head):  # one line in UCX's own layout: its epoch stamp is not the kernel's uptime
         return 0.9
     if _SIGNAL.search(head) and re.search(r"^\s*>?\s*==== backtrace\b", head, re.MULTILINE):
         return 0.6  # UCX's crash report of a process that loaded it (its frames may be another library's)

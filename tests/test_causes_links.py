@@ -29,3 +29,13 @@ def test_an_adapter_out_of_uar_pages_is_not_the_locked_memory_limit() -> None:
     assert _suspected([UAR_UCX]) == ["hca-uar-space-exhausted"]
     # the memory-key table full (CREATE_MKEY) is another limit: not this cause
     assert "hca-uar-space-exhausted" not in [c for c, _ in _found([MKEY_DMESG])] + _suspected([MKEY_DMESG])
+
+
+def test_slurms_unsupported_gres_refusal_is_a_select_plugin_without_gpu_accounting() -> None:
+    # ESLURM_UNSUPPORTED_GRES: slurmctld refuses --gpus/--gpus-per-task/--mem-per-gpu unless SelectType is cons_tres
+    rel = "slurm-client/deepops485-srun-gpus-requested-gres-option-unsupported-select-cons-res.txt"
+    assert _found([rel]) == [("slurm-select-plugin-lacks-gpu-options", "confirmed")]
+    # a step refused for an invalid GRES (a count the node lacks) is another refusal, left possible as it was
+    other = "slurm-client/lumidocs-overlap-step-invalid-gres-wrapped.txt"
+    assert _found([other]) == []
+    assert _suspected([other]) == ["slurm-step-gpu-request-exceeds-node"]

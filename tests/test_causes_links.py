@@ -39,3 +39,22 @@ def test_slurms_unsupported_gres_refusal_is_a_select_plugin_without_gpu_accounti
     other = "slurm-client/lumidocs-overlap-step-invalid-gres-wrapped.txt"
     assert _found([other]) == []
     assert _suspected([other]) == ["slurm-step-gpu-request-exceeds-node"]
+
+
+def test_mlxlink_and_ethtool_say_a_port_is_possibly_down_or_slow_never_found() -> None:
+    for rel in ("mlxlink/cx5-ib-sdr-cable-speed-not-enabled.txt", "mlxlink/cx7-200g-card-at-100g-dac-aerial-doc.txt",
+                "ethtool/i40e-unsupported-sfp-link-down-with-module.txt"):
+        assert _found([rel]) == [], rel
+        assert _suspected([rel]) == ["fabric-port-down"], rel
+    # errors counted since the driver loaded: a possible failing link, with two readings as the command that decides
+    assert _found(["ethtool/S-cx6dx-100g-lr4-crc-symbol-errors.txt"]) == []
+    assert _suspected(["ethtool/S-cx6dx-100g-lr4-crc-symbol-errors.txt"]) == ["fabric-link-errors"]
+
+
+def test_healthy_links_in_mlxlinks_words_suggest_nothing() -> None:
+    for rel in ("mlxlink/csegpu1-cx7-show-mo-ib-ndr-4x-healthy-module-info.txt",
+                "mlxlink/brev-a100-eight-cx6-hdr-2x-ber-monitor-refused-counters-grep.txt",
+                "mlxlink/json-cx7-400g-dr4-mft4341.txt", "mlxlink/gce-b200-nvlink-xdr.txt",
+                "mlxlink/rdmanotes-grep-speed-ethernet-100g-ext-lists.txt", "ethtool/hblen-netdev-gaudi-eth0-100g-quoted-in-reply.txt"):
+        assert _found([rel]) == [] and _suspected([rel]) == [], rel
+

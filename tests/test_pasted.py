@@ -102,15 +102,19 @@ def test_kind_override_and_several_files_of_one_kind(tmp_path):
     b = DATA / "nccl-tests" / "h200-baremetal-vs-kvm-vm-passthrough-collapse.txt"
     facts = EvidenceFacts.from_specs([f"nccl-tests={a}", str(b)])
     kinds = [(f.path.name, f.kind, f.how) for f in facts.files]
-    assert not [f for f in facts.files if f.error]  # a prompt alone (cd ~/nccl-tests) is not an unreadable output
+    # a prompt alone (cd ~/nccl-tests) is not an unreadable output; the `sudo ethtool --show-fec` between the runs is
+    # ethtool's, which the kind the file was named cannot read: said so, with how to have it read
+    errors = [f for f in facts.files if f.error]
+    assert [(f.where, f.kind) for f in errors] == [("line 42: `sudo ethtool --show-fec enp1s0f0np0`", "nccl-tests")]
+    assert errors[0].error.endswith("(its command is ethtool's: give the file without a kind to read it)")
     # the variables each mpirun passes with -x are the environment of its run, and its line where it places the
     # ranks, whatever kind the file was named
-    assert [k for n, k, _ in kinds if n == a.name] == ["env", "mpirun", "nccl-tests", "env", "mpirun"]
+    assert [k for n, k, _ in kinds if n == a.name] == ["env", "mpirun", "nccl-tests", "nccl-tests", "env", "mpirun"]
     assert [k for n, k, _ in kinds if n == b.name] == ["env", "mpirun", "nccl-tests", "env", "mpirun", "env", "mpirun"]
     assert {f.how for f in facts.files if f.path == a and f.kind == "nccl-tests"} == {"named"}
     # each paste holds several runs, each after its own mpirun line: read together as one output (the first
     # block's place kept), so no run's numbers are dropped
-    nccl = {f.path.name: f for f in facts.files if f.kind == "nccl-tests"}
+    nccl = {f.path.name: f for f in facts.files if f.kind == "nccl-tests" and not f.error}
     assert nccl[a.name].facts["nccl_tests.run_count"] == 2  # via the switch 21.4, the direct cable 2.8
     assert nccl[b.name].facts["nccl_tests.run_count"] == 3  # bare metal 475.8, the VM 27.5, the VM again 52.8
     assert (nccl[b.name].how, nccl[b.name].where.split(":")[0]) == ("command", "line 2")

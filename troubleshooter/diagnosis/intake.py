@@ -143,6 +143,9 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("lspci", (), "lspci"),
     ("rdma", ("link",), "rdma-link"),
     ("mlxconfig", (), "mlxconfig"),
+    ("mlxlink", (), "mlxlink"),
+    ("mstlink", (), "mlxlink"),   # mstflint's name for mlxlink
+    ("ethtool", (), "ethtool"),
     ("dcgmi", ("diag",), "dcgm-diag"),
     ("kubectl", ("-o yaml", "-oyaml", "--output=yaml", "--output yaml", "-o=yaml"), "k8s-pod"),
     ("ip", ("addr", "address", "link", "-br", "-brief"), "ip-addr"),

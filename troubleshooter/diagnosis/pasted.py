@@ -496,6 +496,11 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
             out.append(PastedFile(path, bside, "kernel-config", facts, "", "command (its grep printed no "
                                   "line: not enabled)", where))
             failed = []
+    if failed and how == "named" and b.kind and b.kind not in tried:
+        # the file was named one kind and this block's command is another tool's (an `ethtool --show-fec` between
+        # nccl-tests runs): the naming is kept, and the reason says how to have the block read
+        failed = [dataclasses.replace(f, error=f"{f.error} (its command is {b.kind}'s: give the file without a kind "
+                                                f"to read it)") for f in failed]
     if failed and how in ("command", "file name"):
         # the command (or the file's name) names a tool whose output is not there (a run that died before its
         # table; nvidia-smi's mismatch message saved as nvidia-smi.txt): the block is read as detection reads it

@@ -58,3 +58,17 @@ def test_healthy_links_in_mlxlinks_words_suggest_nothing() -> None:
                 "mlxlink/rdmanotes-grep-speed-ethernet-100g-ext-lists.txt", "ethtool/hblen-netdev-gaudi-eth0-100g-quoted-in-reply.txt"):
         assert _found([rel]) == [] and _suspected([rel]) == [], rel
 
+
+def test_a_fabric_registration_that_completed_with_an_error_is_not_a_fabric_manager_that_never_ran() -> None:
+    rel = "nvidia-smi-q-fragments/azhpcimages506-fabric-completed-insufficient-resources-cliqueid-0.txt"
+    facts = parsers.run("nvidia-smi-q", corpus.load(rel))
+    assert facts["gpu.fabric_failed"] == ["GPU 0: Insufficient Resources"] and facts["gpu.fabric_incomplete"] == []
+    assert _found([rel]) == [("nvlink-fabric-registration-failed", "confirmed")]
+
+
+def test_a_fabric_manager_unit_systemd_cannot_find_is_possible_until_the_gpus_say_they_wait_for_it() -> None:
+    rel = "systemctl-status/gpuoperator286-hgx-a100-unit-nvidia-fabricmanager-not-found.txt"
+    assert _found([rel]) == [] and _suspected([rel]) == ["fabric-manager-not-running"]
+    # beside CUDA's 802 (system not yet initialized) from the same host: the package is missing and the GPUs wait
+    both = [rel, "cuda-errors/ollama9031-h200-cudart-init-failure-802-cpu-fallback.txt"]
+    assert ("fabric-manager-not-running", "confirmed") in _found(both)

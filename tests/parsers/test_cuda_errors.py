@@ -206,3 +206,19 @@ def test_a_runtime_saying_the_program_has_no_code_for_the_gpu():
     assert parsers.detect(hip) == "cuda-errors"
     assert parsers.run("cuda-errors", hip)["cuda.arch_mismatch"] == (
         "hipErrorNoBinaryForGpu: Unable to find code object for all current devices")
+
+
+def test_ollamas_discovery_log_gives_the_cuda_error_number():
+    # Ollama's own wordings (discover/gpu_info_*.c): 'cuda driver library init failure: N', 'cudart init failure: N',
+    # 'cudaSetDevice err: N'; a logfmt line is a program's log, not an environment listing
+    from troubleshooter import parsers as p
+
+    for rel, number in (("cuda-errors/ollama-ragdemo-logfmt-cuda-driver-library-init-failure-999.txt", 999),
+                        ("cuda-errors/ollama-jpnotes-one-logfmt-line-init-failure-999.txt", 999),
+                        ("cuda-errors/ollama9031-h200-cudart-init-failure-802-cpu-fallback.txt", 802)):
+        text = load(rel)
+        assert p.detect(text) == "cuda-errors", rel
+        facts = p.run("cuda-errors", text)
+        assert facts["cuda.error_numbers"] == [number], rel
+        assert facts["cuda.system_not_ready"] is (number == 802)
+        assert p.get("env").detect(text) < p.DETECT_MIN

@@ -122,7 +122,7 @@ _DISTINCT = [name for name, (_, msg) in RUNTIME_ERRORS.items()
 _OTHER_WORDINGS = {"cudaErrorDevicesUnavailable": ("cuda-capable device(s) is/are busy or unavailable",)}
 _MESSAGE_LOW = {name: (RUNTIME_ERRORS[name][1].lower(),) + _OTHER_WORDINGS.get(name, ()) for name in RUNTIME_ERRORS}
 # Every error line holds one of these (lower case): lines without any are skipped before the expressions run.
-_KEYS = ("cuda", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",
+_KEYS = ("cuda", "cuinit", "nccl", "error", "not yet initialized", "forward compatibility", "os call failed",
          "illegal memory access", "launch failure", "device-side assert", "launch timed out", "invalid device",
          "peer access", "peer mapping", "busy or unavailable", "stub library", "no kernel image", "display driver", "no nvidia driver",
          "assertion", "cupti_error_insufficient", "gpuctrperm", "performance counters", "dso version",
@@ -144,7 +144,10 @@ _DRIVER_NAME = re.compile(r"\b(?:CUDA_)?(ERROR_[A-Z][A-Z_]+)\b")
 _CUDA_MARKER = re.compile(r"CUDA (?:error|failure|Error)|cuda runtime error|\bcudaError[A-Z]|\bCUDA_ERROR_|"
                           r"\bcu[A-Z]\w* (?:returned|failed)|\bcuda[A-Z]\w* (?:returned|failed)|"
                           r"CUDA initialization|Unexpected error from cudaGetDeviceCount|Couldn't init CUDA|"
-                          r"failed to initialize CUDA", re.IGNORECASE)
+                          r"failed to initialize CUDA|"
+                          # Ollama's discovery (discover/gpu_info_cudart.c, gpu_info_nvcuda.c): 'cudart init failure:
+                          # 802', 'cuda driver library init failure: 999', 'cudaSetDevice err: 802', 'cuInit err: 3'
+                          r"\bcud(?:art|a driver library) init failure: \d|\bcu(?:da)?[A-Z]\w* err: \d", re.IGNORECASE)
 _NUMBERS = [
     re.compile(r"\bcode=(\d+)\b"),
     re.compile(r"\bError (\d+):"),
@@ -153,6 +156,8 @@ _NUMBERS = [
     re.compile(r"CUDA failure (\d+)\b", re.IGNORECASE),
     re.compile(r"CUDA error:? (\d+)\b", re.IGNORECASE),
     re.compile(r"\(code (\d+),"),
+    re.compile(r"\binit failure: (\d+)\b"),
+    re.compile(r"\bcu(?:da)?[A-Z]\w* err: (\d+)\b"),
 ]
 _NCCL_ERROR = re.compile(r"NCCL error(?: in)?:|\bncclUnhandledCudaError\b|\bncclSystemError\b|\bncclInternalError\b|"
                          r"\bncclRemoteError\b|\bncclInvalidUsage\b|unhandled (?:cuda|system) error|"

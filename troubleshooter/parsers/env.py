@@ -229,6 +229,9 @@ def _looks_like_env_lines(text: str) -> tuple[float, list[str]]:
     return len(names) / len(lines), names
 
 
+_LOGFMT = re.compile(r"(?m)^\s*(?:\S.{0,80}?\s)?time=\S+ level=[A-Z]+ (?:source=\S+ )?msg=")
+
+
 def _detect(text: str) -> float:
     if "\x00" in text:
         entries = [e for e in text.split("\x00") if e.strip()]
@@ -237,6 +240,8 @@ def _detect(text: str) -> float:
     head = text.lstrip()[:200]
     if head.startswith("#@ ") or "\n==> " in text[:4096] or head.startswith("==> "):
         return 0.05  # our probes' marker output, nccl-conf's file headers
+    if _LOGFMT.search(text[:65536]):
+        return 0.05  # a Go program's log line (time=... level=INFO source=... msg="..."), one line or many
     ratio, names = _looks_like_env_lines(text)
     if ratio < 0.6 or not names:
         return round(ratio * 0.4, 2)

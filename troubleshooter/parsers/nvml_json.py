@@ -71,8 +71,10 @@ FACTS = [
     ("gpu.persistence_off", "list", "", "indexes of GPUs with persistence mode off"),
     ("gpu.fabric_states", "dict", "", "GPU -> its NVSwitch fabric registration 'State/Status' (nvidia-smi -q 'Fabric'; "
      "Completed/Success when the fabric manager set it up); only on NVSwitch systems"),
-    ("gpu.fabric_incomplete", "list", "", "GPUs whose fabric registration is not Completed/Success (In Progress, Not "
-     "Started, a failure status): the fabric manager has not set them up"),
+    ("gpu.fabric_incomplete", "list", "", "GPUs whose fabric registration is not Completed (In Progress, Not "
+     "Started): the fabric manager has not set them up"),
+    ("gpu.fabric_failed", "list", "", "GPUs whose fabric registration Completed without Success, with the status "
+     "('GPU 0: Insufficient Resources'): the GPU was given no NVLink partition or clique"),
     ("gpu.vgpu_license", "dict", "", "GPU -> its vGPU software license status as nvidia-smi -q prints it ('Licensed "
      "(Expiry: ...)', 'Unlicensed (Restricted)'); vGPU guests only"),
     ("gpu.vgpu_unlicensed", "list", "", "vGPU guests' GPUs whose license status is Unlicensed: compute drops to an idle "
@@ -108,8 +110,11 @@ def gpu_facts(devices: Iterable[dict[str, Any]], *, driver: Any = None, cuda: An
     facts: dict[str, Any] = {}
     if fabric:  # NVSwitch systems only (N/A elsewhere): the fabric manager registered each GPU, or not
         facts["gpu.fabric_states"] = {str(i): f"{f.get('state', '')}/{f.get('status', '')}" for i, f in fabric}
-        facts["gpu.fabric_incomplete"] = [i for i, f in fabric
-                                          if f.get("state") != "Completed" or f.get("status") not in ("Success", "")]
+        facts["gpu.fabric_incomplete"] = [i for i, f in fabric if f.get("state") != "Completed"]
+        # the registration finished and came back with an error (Insufficient Resources: no NVLink partition, no
+        # clique): something answered, so it is not a fabric manager that never ran
+        facts["gpu.fabric_failed"] = [f"GPU {i}: {f.get('status', '')}" for i, f in fabric
+                                      if f.get("state") == "Completed" and f.get("status") not in ("Success", "", "N/A")]
     if lic:  # vGPU guests only (nvidia-smi -q 'vGPU Software Licensed Product'); absent on bare metal
         facts["gpu.vgpu_license"] = {str(i): v for i, v in lic}
         facts["gpu.vgpu_unlicensed"] = [i for i, v in lic if v.lower().startswith("unlicensed")]

@@ -183,7 +183,15 @@ def _records(text: str, refused: list[str]) -> list[dict[str, Any]]:
             name, cur = m.group(1).rsplit("/", 1)[-1], None
             continue
         if s.startswith("-E-"):
-            add_clipped(refused, f"{name + ': ' if name else ''}{s[3:].strip()}", 16, 300)
+            msg = s[3:].strip()
+            same = next((i for i, r in enumerate(refused) if r.split(": ", 1)[-1] == msg or r.endswith(f"): {msg}")), None)
+            if same is None:
+                add_clipped(refused, f"{name or 'mlxlink'}: {msg}", 16, 300)
+            else:  # the same refusal for every device of a loop: one line, with how many
+                head, _, rest = refused[same].partition(": ")
+                first, _, more = head.partition(" (and ")
+                n = int(more.split()[0]) + 1 if more else 1
+                refused[same] = f"{first} (and {n} more): {msg}"
             continue
         if s == "Operational Info" and cur is not None and "state" in cur:
             cur = None  # a second port's report with no header between them

@@ -94,10 +94,12 @@ def parse(text: str) -> dict[str, Any]:
     stats_iface = ""
     in_list = ""
     in_stats = False
+    saw_phy = False  # any _phy counter line, zero or not: the counters were read
     for raw in text.split("\n")[:200000]:
         ln = _QUOTE.sub("", raw.rstrip("\r"))  # an e-mail's or a forum's quote markers ('> ')
         if len(ln) > 4000:
             continue
+        saw_phy = saw_phy or ("_phy" in ln and _STAT.match(ln) is not None)
         if m := _FEC_HEAD.match(ln):
             fec_iface = m.group(1)
             continue
@@ -162,7 +164,7 @@ def parse(text: str) -> dict[str, Any]:
     if links:
         facts.update({"net.ethtool_links": links, "net.links_not_detected": not_detected,
                       "net.links_below_advertised": below})
-    if phy or any(_STAT.match(ln) for ln in text.split("\n")[:200000] if "_phy" in ln):
+    if phy or saw_phy:
         facts["net.phy_error_ports"] = [f"{name}: {', '.join(f'{k}={v}' for k, v in c.items())}"
                                         for name, c in phy.items()][:32]
     return facts

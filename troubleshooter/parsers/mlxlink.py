@@ -171,6 +171,7 @@ def _records(text: str, refused: list[str]) -> list[dict[str, Any]]:
     recs: list[dict[str, Any]] = []
     cur: dict[str, Any] | None = None
     name = ""
+    errs: dict[str, list[Any]] = {}  # each -E- message -> [the first device that printed it, how many more did]
     for raw in text.split("\n")[:200000]:
         ln = raw.rstrip("\r")
         if len(ln) > 4000:
@@ -182,16 +183,8 @@ def _records(text: str, refused: list[str]) -> list[dict[str, Any]]:
         if m := _DEV.search(s):
             name, cur = m.group(1).rsplit("/", 1)[-1], None
             continue
-        if s.startswith("-E-"):
-            msg = s[3:].strip()
-            same = next((i for i, r in enumerate(refused) if r.split(": ", 1)[-1] == msg or r.endswith(f"): {msg}")), None)
-            if same is None:
-                add_clipped(refused, f"{name or 'mlxlink'}: {msg}", 16, 300)
-            else:  # the same refusal for every device of a loop: one line, with how many
-                head, _, rest = refused[same].partition(": ")
-                first, _, more = head.partition(" (and ")
-                n = int(more.split()[0]) + 1 if more else 1
-                refused[same] = f"{first} (and {n} more): {msg}"
+        if s.startswith("-E-"):  # the same refusal for every device of a loop: one line, with how many more
+            errs.setdefault(s[3:].strip(), [name or "mlxlink", -1])[1] += 1
             continue
         if s == "Operational Info" and cur is not None and "state" in cur:
             cur = None  # a second port's report with no header between them
@@ -205,6 +198,8 @@ def _records(text: str, refused: list[str]) -> list[dict[str, Any]]:
             cur = {"port": name or f"port {len(recs) + 1}"}
             recs.append(cur)
         cur[field] = m.group(2).strip()
+    for msg, (first, more) in errs.items():
+        add_clipped(refused, f"{first}{f' (and {more} more)' if more else ''}: {msg}", 16, 300)
     return recs
 
 
@@ -248,30 +243,30 @@ def parse(text: str) -> dict[str, Any]:
             add_clipped(not_active, f"{port}: State {state}" + (f", Physical state {phys}" if phys else ""), 32, 200)
         active = _rank(r.get("speed", ""))
         if state.lower() in ("active", "") and active and enabled and cable:
-            both = [x for x in (_rank(t) for t in enabled) if x and x[0] == active[0]]
-            cable_r = {x for x in (_rank(t) for t in cable) if x and x[0] == active[0]}
-            capable = [x for x in both if x in cable_r]
+            # (name, rank) of the enabled and the cable's speeds of the active speed's family; max keeps the first
+            en = [(t, x) for t in enabled if (x := _rank(t)) and x[0] == active[0]]
+            cb = [(t, x) for t in cable if (x := _rank(t)) and x[0] == active[0]]
+            cable_ranks = {x for _, x in cb}
+            capable = [(t, x) for t, x in en if x in cable_ranks]
             if capable:
-                best = max(capable, key=lambda x: x[1])
+                top, best = max(capable, key=lambda tx: tx[1][1])
                 if best[1] > active[1]:
-                    top = next(t for t in enabled if _rank(t) == best)
                     add_clipped(below, f"{port}: {r['speed']}" + (f" {r['width']}" if r.get("width") else "")
                                 + f"; enabled speeds and cable both allow {top}", 32, 200)
-            fastest = max(both, key=lambda x: x[1]) if both else None
-            cable_top = max(cable_r, key=lambda x: x[1]) if cable_r else None
-            if fastest and cable_top and fastest[1] > active[1] and cable_top[1] <= active[1]:
-                en = next(t for t in enabled if _rank(t) == fastest)
-                cb = next(t for t in cable if _rank(t) == cable_top)
-                add_clipped(cable_limited, f"{port}: {r['speed']}; the port is enabled up to {en}, the cable "
-                                           f"supports {cb} at most", 32, 200)
+            if en and cb:
+                en_top, fastest = max(en, key=lambda tx: tx[1][1])
+                cb_top, cable_best = max(cb, key=lambda tx: tx[1][1])
+                if fastest[1] > active[1] >= cable_best[1]:
+                    add_clipped(cable_limited, f"{port}: {r['speed']}; the port is enabled up to {en_top}, the "
+                                               f"cable supports {cb_top} at most", 32, 200)
         op = r.get("status_opcode", "").strip()
         if op.isdigit():
             p["status_opcode"] = int(op)
             if int(op) != 0:
                 rec = r.get("recommendation", "")
                 add_clipped(status, f"{port}: Status Opcode {op}" + (f": {clip(rec, 160)}" if rec else ""), 32, 240)
-        eff = _number(r.get("effective_errors", "")) if r.get("effective_errors") else None
-        ber = _number(r.get("effective_ber", "")) if r.get("effective_ber") else None
+        eff = _number(r.get("effective_errors", ""))
+        ber = _number(r.get("effective_ber", ""))
         if eff is not None:
             p["effective_errors"] = eff
         if ber is not None:
@@ -279,7 +274,7 @@ def parse(text: str) -> dict[str, Any]:
         if (eff is not None and eff > 0) or (ber is not None and ber >= 1e-12):
             add_clipped(errors, f"{port}: Effective Physical Errors {r.get('effective_errors', '?')}, Effective "
                                 f"Physical BER {r.get('effective_ber', '?')}", 32, 200)
-        ld = _number(r.get("link_down", "")) if r.get("link_down") else None
+        ld = _number(r.get("link_down", ""))
         if ld is not None:
             p["link_down"] = ld
             link_down.append(ld)

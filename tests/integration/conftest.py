@@ -110,18 +110,9 @@ def bwrap() -> str:
 
 
 # ------------------------------------------------------------------ /etc/nccl, shared by the tests that use it
-ETC_NCCL_LOCK = "/tmp/ts-integration-etc-nccl.lock"
 TOPO_SAMPLE = ROOT / "tests" / "data" / "nccl-topo" / "azure-ndv5-h100-topo.xml.txt"
 
-
-@pytest.fixture
-def etc_nccl_lock():
-    """Held by every test that creates /etc/nccl or whose results depend on it (xdist runs two at a time)."""
-    import fcntl
-
-    with open(ETC_NCCL_LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+# etc_nccl_lock is in tests/conftest.py: the parser tests that run bubblewrap take it too
 
 
 @pytest.fixture

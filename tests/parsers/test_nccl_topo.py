@@ -137,7 +137,7 @@ def probe(target):
     return parsers.run("topo-file-probe", ev.text)
 
 
-def test_probe_local_with_env(tmp_path, monkeypatch):
+def test_probe_local_with_env(tmp_path, monkeypatch, etc_nccl_lock):
     topo = tmp_path / "topo.xml"
     topo.write_text(load(AWS))
     monkeypatch.setenv("NCCL_TOPO_FILE", str(topo))
@@ -184,7 +184,7 @@ def _bwrap(*extra):
 
 
 @pytest.mark.bwrap
-def test_probe_in_container_without_file_or_variable(tmp_path, monkeypatch):
+def test_probe_in_container_without_file_or_variable(tmp_path, monkeypatch, etc_nccl_lock):
     """Case 4: the host sets NCCL_TOPO_FILE; the container gets neither the variable nor the file."""
     _bwrap_or_skip()
     topo = tmp_path / "topo.xml"
@@ -202,7 +202,7 @@ def test_probe_in_container_without_file_or_variable(tmp_path, monkeypatch):
 
 
 @pytest.mark.bwrap
-def test_probe_in_fixed_container(tmp_path):
+def test_probe_in_fixed_container(tmp_path, etc_nccl_lock):
     """The fix: bind-mount the file and pass the variable."""
     _bwrap_or_skip()
     topo = tmp_path / "topo.xml"

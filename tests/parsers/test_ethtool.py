@@ -52,3 +52,14 @@ def test_outputs_this_reader_does_not_claim():
     for rel in ("ethtool/S-ena-aws-allowance-exceeded.txt", "ethtool/dgx-spark-cx7-200g-at-100g-grep-speed-doc.txt"):
         with pytest.raises(parsers.ParseError):
             parsers.run("ethtool", load(rel))
+
+
+def test_grepped_counters_after_a_settings_block_in_one_paste():
+    # two real captures as one terminal paste: a port's settings, then `ethtool -S X | grep ...` whose grepped lines
+    # have no 'NIC statistics:' header; the command line says the counters start (they were dropped before)
+    text = load("ethtool/i40e-unsupported-sfp-link-down-with-module.txt") + "\n" + \
+        load("ethtool/S-cx6dx-100g-lr4-crc-symbol-errors.txt")
+    facts = parsers.run("ethtool", text)
+    assert facts["net.phy_error_ports"] == ["eth5: rx_crc_errors_phy=13147323, rx_symbol_err_phy=13115284"]
+    assert facts["net.links_not_detected"] == ["net03"]
+    assert facts["net.ethtool_links"]["net03"]["advertised_max_mbps"] == 10000

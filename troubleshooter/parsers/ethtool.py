@@ -112,7 +112,12 @@ def parse(text: str) -> dict[str, Any]:
             modes.setdefault(iface, {})
             continue
         if m := _CMD_IFACE.search(ln):
+            # the command line starts the block it names: `ethtool -S X | grep _phy` after an `ethtool X` settings
+            # block is counters again (its grepped lines have no 'NIC statistics:' header to say so)
             stats_iface = m.group(1)
+            in_stats, in_list = bool(re.search(r"\s(?:-S|--statistics)\s", ln)), ""
+            if in_stats:
+                iface = ""
             continue
         if _STAT_HEAD.match(ln):
             in_stats, in_list = True, ""

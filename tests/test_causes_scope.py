@@ -1495,3 +1495,11 @@ def test_a_fabric_manager_that_found_no_nvswitch_is_not_a_fabric_left_unconfigur
         assert _suspected([rel]) == ["fabric-manager-not-running"]
     # CUDA's 802 on an H100 box whose fabric manager was not installed yet stays found (the blog's cause)
     assert [c for c, _ in _found(["docker-run/ramalama-blog-aws-h100-devicequery-802-before-fm-installed.txt"])] == ["fabric-manager-not-running"]
+
+
+def test_pmix_without_munge_in_the_ranks_is_its_cause_only_when_pmix_init_fails() -> None:
+    # pyxis#139: the container's PMIx cannot open psec/munge and pmix_init fails; ompi#11557: the same banner, no failure
+    fatal = _found(["container:openmpi/pyxis139-srun-container-pmix-psec-munge-not-found.txt"])
+    assert ("pmix-psec-munge-unavailable", "confirmed") in fatal
+    warning = ["openmpi/ompi11557-srun-pmix-v4-psec-munge-warning.txt"]
+    assert _found(warning) == [] and "pmix-psec-munge-unavailable" in _suspected(warning)

@@ -113,3 +113,15 @@ def test_the_tcp_btl_refusing_a_peers_handshake(rel, lines):
     text = load(rel)
     assert parsers.detect(text) == "openmpi"
     assert parsers.run("openmpi", text) == {"mpi.btl_tcp_unexpected_peer": lines}
+
+
+def test_pmix_cannot_open_psec_munge_in_a_container_and_pmix_init_fails():
+    text = load("openmpi/pyxis139-srun-container-pmix-psec-munge-not-found.txt")
+    assert parsers.detect(text) == "openmpi"
+    assert parsers.run("openmpi", text) == {"mpi.components_missing": ["psec/munge"], "mpi.pmix_init_failed": True}
+
+
+def test_the_psec_munge_banner_alone_is_read_without_a_failure():
+    # the banner twice (one per rank) and nothing said about pmix_init: a component missing, no failure claimed
+    text = load("openmpi/ompi11557-srun-pmix-v4-psec-munge-warning.txt")
+    assert parsers.run("openmpi", text) == {"mpi.components_missing": ["psec/munge"]}

@@ -59,6 +59,11 @@ FACTS = [
      "one it expected ('mca_btl_tcp_endpoint_recv_connect_ack] received unexpected process identifier [[J,1],R]'): "
      "lines of it"),
     ("mpi.cma_errnos", "list", "", "the errno values of those failures, sorted (1: EPERM, ptrace not allowed; 38: ENOSYS, no CMA)"),
+    ("mpi.components_missing", "list", "", "components Open MPI, PMIx or PRRTE could not find or open, as "
+     "'FRAMEWORK/COMPONENT' ('A requested component was not found, or was unable to be opened ... Framework: psec / "
+     "Component: munge' is 'psec/munge'), sorted"),
+    ("mpi.pmix_init_failed", "bool", "", "PMIx could not initialise in a rank ('It looks like pmix_init failed', "
+     "'pmix_psec_base_open failed'): the rank cannot join the job; absent when not said"),
 ]
 
 _TAG = r"^\s*(?:\[[^\]]{1,80}\]\s*)?"
@@ -96,13 +101,20 @@ _NOTICED = re.compile(r"mpirun noticed that process rank (\d+) .*?exited on sign
 # btl/tcp/btl_tcp_endpoint.c: a peer's connect ack names another process than the endpoint's, when ranks reach each
 # other through an interface whose address is not the peer's (docker0/virbr0 172.17.0.1 on every node, ...)
 _BTL_TCP_PEER = re.compile(r"mca_btl_tcp_endpoint_recv_connect_ack\]\s*received unexpected process identifier")
+# the MCA base's show_help (Open MPI, PMIx and PRRTE print the same block): "A requested component was not found, or
+# was unable to be opened ... Host: gpu1 / Framework: psec / Component: munge"; then, when it was PMIx's security
+# framework in a rank, "It looks like pmix_init failed for some reason" and "pmix_psec_base_open failed"
+_COMPONENT_HEAD = re.compile(r"A\s+requested\s+component\s+was\s+not\s+found")
+_COMPONENT_FIELD = re.compile(r"^\W{0,4}\s*(Framework|Component):\s+([\w.-]+)\s*$")
+_PMIX_INIT_FAILED = re.compile(r"It\s+looks\s+like\s+pmix_init\s+failed|pmix_psec_base_open\s+failed")
 
 
 def _detect(text: str) -> float:
     head = text[:65536]
     if "*** Process received signal ***" in head or _NOTICED.search(head) or _NO_CUDA.search(head) or \
             _WITH_CUDA.search(head) or _NO_PMIX.search(head) or _LOCKED.search(head) or _REG_LOW.search(head) or \
-            _YAKSA_EXCL.search(head) or _BAD_TERM.search(head) or _ABORT.search(head) or _BTL_TCP_PEER.search(head):
+            _YAKSA_EXCL.search(head) or _BAD_TERM.search(head) or _ABORT.search(head) or _BTL_TCP_PEER.search(head) or \
+            _COMPONENT_HEAD.search(head) or _PMIX_INIT_FAILED.search(head):
         return 0.75
     if len(re.findall(r"(?:Read|Write) -1, expected \d+, errno = \d+", head)) >= 1:
         return 0.7
@@ -112,7 +124,8 @@ def _detect(text: str) -> float:
 @parser(
     "openmpi",
     detect=_detect,
-    summary="MPI reports (Open MPI, Cray MPICH): a rank's crash, CMA failures, CUDA/GPU support, PMIx under srun",
+    summary="MPI reports (Open MPI, Cray MPICH, PMIx): a rank's crash, CMA failures, CUDA/GPU support, PMIx under srun, "
+            "components that could not be opened (psec/munge)",
     facts=FACTS,
     command="<your mpirun command> 2>&1 | tail -50",
 )
@@ -155,11 +168,18 @@ def parse(text: str) -> dict[str, Any]:
     exit_code, exit_string, fatal = _mpich(text, lines)
     signal = signal or exit_string
     btl_peer = len(_BTL_TCP_PEER.findall(text))
+    missing = _components_missing(lines) if _COMPONENT_HEAD.search(text) else []
+    pmix_init = bool(_PMIX_INIT_FAILED.search(text))
     if signal is None and not frames and not cma and not noticed and cuda is None and not no_pmix and not locked \
-            and not reg and not yaksa and exit_code is None and not fatal and not btl_peer:
-        raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line, CMA failure, CUDA-support answer "
-                         "or PMIx complaint")
+            and not reg and not yaksa and exit_code is None and not fatal and not btl_peer and not missing \
+            and not pmix_init:
+        raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line, CMA failure, CUDA-support answer, "
+                         "missing component or PMIx complaint")
     facts: dict[str, Any] = {}
+    if missing:
+        facts["mpi.components_missing"] = missing
+    if pmix_init:
+        facts["mpi.pmix_init_failed"] = True
     if exit_code is not None:
         facts["mpi.exit_code"] = exit_code
     if fatal:
@@ -251,3 +271,22 @@ def _mpich(text: str, lines: list[str]) -> tuple[int | None, str | None, list[st
             if item not in fatal and len(fatal) < 10:
                 fatal.append(item)
     return code, string, fatal
+
+
+def _components_missing(lines: list[str]) -> list[str]:
+    """'FRAMEWORK/COMPONENT' of each 'A requested component was not found' block (its Framework: and Component: lines
+    follow within a dozen lines: the explanation, then Host:), sorted."""
+    out: set[str] = set()
+    for i, line in enumerate(lines):
+        if "requested" not in line or not _COMPONENT_HEAD.search(line):
+            continue
+        got: dict[str, str] = {}
+        for nxt in lines[i + 1:i + 16]:
+            if _COMPONENT_HEAD.search(nxt):
+                break
+            m = _COMPONENT_FIELD.match(nxt)
+            if m:
+                got[m.group(1)] = m.group(2)
+        if "Framework" in got and "Component" in got:
+            out.add(f"{got['Framework']}/{got['Component']}")
+    return sorted(out)

@@ -955,10 +955,11 @@ def test_threads_that_outnumber_their_cpus() -> None:
     assert _found(["thread-placement/olcf-frontier-srun-c2-omp2-reference.txt"]) == []
 
 
-def test_no_kernel_image_for_the_device_is_possible_with_the_arch_check() -> None:
-    # XLA's compilation bugs print the same words (set AL's JAX case): the architectures listed decide
+def test_no_kernel_image_for_the_device_is_likely_except_from_xla() -> None:
+    # CUDA's definition of error 209 is the build's architectures; XLA's own compilation bugs print the same words
+    # (set AL's JAX case), where the architectures listed decide
     rel = "cuda-errors/deepspeed-docs-no-kernel-image-for-device.txt"
-    assert _found([rel]) == [] and "cuda-arch-not-in-build" in _suspected([rel])
+    assert _found([rel]) == [("cuda-arch-not-in-build", "likely")]
 
 
 def test_node_conditions_of_the_clouds_gpu_health_agents() -> None:
@@ -1503,3 +1504,9 @@ def test_pmix_without_munge_in_the_ranks_is_its_cause_only_when_pmix_init_fails(
     assert ("pmix-psec-munge-unavailable", "confirmed") in fatal
     warning = ["openmpi/ompi11557-srun-pmix-v4-psec-munge-warning.txt"]
     assert _found(warning) == [] and "pmix-psec-munge-unavailable" in _suspected(warning)
+
+
+def test_pytorchs_capability_warning_and_error_209_outside_xla_are_the_build() -> None:
+    warned = "cuda-errors/sdwebuinix9-journal-torch-sm120-not-compatible-no-kernel-image.txt"
+    assert _found([warned]) == [("cuda-arch-not-in-build", "likely")]
+    assert _found(["cuda-errors/pytorch149845-repl-rtx5090d-no-kernel-image.txt"]) == [("cuda-arch-not-in-build", "likely")]

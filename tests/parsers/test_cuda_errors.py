@@ -206,6 +206,11 @@ def test_a_runtime_saying_the_program_has_no_code_for_the_gpu():
     assert parsers.detect(hip) == "cuda-errors"
     assert parsers.run("cuda-errors", hip)["cuda.arch_mismatch"] == (
         "hipErrorNoBinaryForGpu: Unable to find code object for all current devices")
+    # PyTorch's own warning, in a journal: the GPU's name and capability, not the journal's prefix
+    torch = parsers.run("cuda-errors", load("cuda-errors/sdwebuinix9-journal-torch-sm120-not-compatible-no-kernel-image.txt"))
+    assert torch["cuda.arch_mismatch"] == ("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with "
+                                           "the current PyTorch installation")
+    assert torch["cuda.error_numbers"] == [209]
 
 
 def test_ollamas_discovery_log_gives_the_cuda_error_number():

@@ -51,7 +51,8 @@ FACTS = [
      "{kernel, dso}"),
     ("cuda.arch_mismatch", "string", "", "a runtime's own report that the program carries no code for this GPU's "
      "architecture: Kokkos' 'running kernels compiled for compute capability X on device with compute capability Y', "
-     "HIP's 'hipErrorNoBinaryForGpu: Unable to find code object for all current devices'; the line as printed"),
+     "HIP's 'hipErrorNoBinaryForGpu: Unable to find code object for all current devices', PyTorch's 'NVIDIA GeForce RTX "
+     "5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation'; the line as printed"),
     ("cuda.profiling_restricted", "bool", "", "the driver refused the GPU's performance counters to a user who is not "
      "an administrator ('CUPTI_ERROR_INSUFFICIENT_PRIVILEGES', Nsight's 'ERR_NVGPUCTRPERM'): profiling a slow job fails"),
     ("nccl.errors", "list", "", "error lines: completion errors, unhandled system/cuda errors, internal errors, remote errors"),
@@ -167,9 +168,12 @@ _NCCL_NUMBER = re.compile(r"NCCL Error \d+:", re.IGNORECASE)
 # another ("E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:296] kernel version 352.63.0 does not match DSO
 # version 361.93.2 -- cannot find working devices in this configuration")
 # Kokkos checks the architecture its kernels were built for against the device's (Kokkos_Cuda_Instance.cpp); HIP's
-# runtime finds no code object bundled for the device's target (ISA and xnack/sramecc features)
+# runtime finds no code object bundled for the device's target (ISA and xnack/sramecc features); PyTorch compares the
+# device's capability with its build's list when CUDA starts (torch/cuda/__init__.py, a UserWarning: "NVIDIA GeForce
+# RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.")
 _ARCH = re.compile(r"Kokkos::Cuda::initialize ERROR: running kernels compiled for compute capability \S+.{0,40}? on device "
-                   r"with compute capability \S+|hipErrorNoBinaryForGpu: Unable to find code object for all current devices")
+                   r"with compute capability \S+|hipErrorNoBinaryForGpu: Unable to find code object for all current devices|"
+                   r"[^:\s][^:]{0,80}? with CUDA capability sm_\d+\w? is not compatible with the current PyTorch installation")
 _DSO_MISMATCH = re.compile(r"kernel version (\d+(?:\.\d+)+) does not match DSO version (\d+(?:\.\d+)+)")
 _NCCL_STRUCTURE = re.compile(r"NCCL (?:INFO|WARN)\b")
 

@@ -1510,3 +1510,9 @@ def test_pytorchs_capability_warning_and_error_209_outside_xla_are_the_build() -
     warned = "cuda-errors/sdwebuinix9-journal-torch-sm120-not-compatible-no-kernel-image.txt"
     assert _found([warned]) == [("cuda-arch-not-in-build", "likely")]
     assert _found(["cuda-errors/pytorch149845-repl-rtx5090d-no-kernel-image.txt"]) == [("cuda-arch-not-in-build", "likely")]
+
+
+def test_a_local_protection_error_on_gpu_buffers_is_likely_acs() -> None:
+    # NVIDIA/nccl#928 ('IB error 4 is usually due to ACS'), openucx/ucx#3564 (osu_bw D D, ACS on in the BIOS)
+    assert _found(["nccl-debug/nccl928-title-ib-completion-error-4-vendor-81.txt"]) == [("p2p-iommu-acs", "likely")]
+    assert ("p2p-iommu-acs", "likely") in _found(["verbs-errors/ucx3564-osu-bw-device-buffers-local-protection-error.txt"])

@@ -38,6 +38,9 @@ def test_failed_work_completions_from_uct_verbs():
     assert parsers.detect(text) == "verbs-errors"
     assert parsers.run("verbs-errors", text)["rdma.verbs_errors"] == [
         "mlx5: got completion with error:", "rc_verbs_iface.c:67 send completion with error: local protection error"]
+    # OSU's header says both buffers were on the GPU (osu_bw D D): GPUDirect RDMA
+    assert parsers.run("verbs-errors", text)["rdma.gpu_buffers"] is True
+    assert "rdma.gpu_buffers" not in parsers.run("verbs-errors", load("verbs-errors/softiwarp23-ib-send-bw-couldnt-allocate-mr.txt"))
 
 
 def test_a_device_libibverbs_has_no_provider_for_read_among_another_tools_output():

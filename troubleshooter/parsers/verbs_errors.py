@@ -45,6 +45,8 @@ FACTS = [
     ("rdma.uverbs_missing", "bool", "", "libibverbs could not list devices because the kernel's verbs interface is not there "
      "('Failed to get IB devices list: Function not implemented': no /sys/class/infiniband_verbs, ib_uverbs and the "
      "HCA's RDMA driver not loaded), as ibv_devinfo and other verbs programs print it"),
+    ("rdma.gpu_buffers", "bool", "", "the same output says the transfers used GPU memory (GPUDirect RDMA): OSU's 'Send "
+     "Buffer on DEVICE (D)' or 'OSU MPI-CUDA' header, perftest's --use_cuda; absent when it does not say"),
 ]
 
 _CALL = re.compile(r"\b(?:ibv|mlx5dv|rdma)_\w+(?:\([^()\n]{0,80}\))?\s*(?:failed|returned\s+error|error)\b.*", re.IGNORECASE)
@@ -58,6 +60,9 @@ _PERFTEST = re.compile(r"^\s*(?:Couldn't (?:allocate MR|create CQ|create QP|regi
 _LIBFABRIC = re.compile(r"Libfabric error: \(-\d+\) .+|EFA internal error: \(\d+\) .+")
 # the "libibverbs: " prefix is lost where a program's log re-prints the warning (horovod/horovod#1117)
 _NO_PROVIDER = re.compile(r"(?:libibverbs: )?Warning: no userspace device-specific driver found for (\S+)")
+# the benchmark's own words that its buffers are GPU memory: OSU micro-benchmarks' CUDA header and buffer line, perftest
+# run with --use_cuda (its command line, or 'initializing CUDA' and the cuMemAlloc it prints)
+_GPU_BUFFERS = re.compile(r"Buffer on DEVICE \(D\)|# OSU MPI-CUDA|--use_cuda\b|cuMemAlloc\(\) of a")
 _NO_CONFIG = re.compile(r"(?:libibverbs: )?Warning: couldn't open config directory '([^'\n]+)'")
 _OTHER_KIND = re.compile(r"NCCL (?:WARN|INFO)|\bUCX\s+(?:ERROR|WARN|FATAL)\b")
 # rdma-core's ibv_get_device_list: ENOSYS when the ABI file of the kernel's uverbs class cannot be read
@@ -110,4 +115,6 @@ def parse(text: str) -> dict[str, Any]:
         facts["rdma.provider_config_missing"] = no_config.group(1).rstrip(".")
     if no_uverbs:
         facts["rdma.uverbs_missing"] = True
+    if _GPU_BUFFERS.search(text):
+        facts["rdma.gpu_buffers"] = True
     return facts

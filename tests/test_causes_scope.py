@@ -1516,3 +1516,9 @@ def test_a_local_protection_error_on_gpu_buffers_is_likely_acs() -> None:
     # NVIDIA/nccl#928 ('IB error 4 is usually due to ACS'), openucx/ucx#3564 (osu_bw D D, ACS on in the BIOS)
     assert _found(["nccl-debug/nccl928-title-ib-completion-error-4-vendor-81.txt"]) == [("p2p-iommu-acs", "likely")]
     assert ("p2p-iommu-acs", "likely") in _found(["verbs-errors/ucx3564-osu-bw-device-buffers-local-protection-error.txt"])
+
+
+def test_nvshmem_unable_to_reach_a_local_peers_ipc_socket_is_a_shared_hostname() -> None:
+    assert _found(["nvshmem/deepep316-wheel-ipc-socket-enoent-fatal-ipc-failure.txt"]) == [
+        ("duplicate-hostname-across-nodes", "likely")]
+    assert _found(["nvshmem/sglang-notes-wheel-build-ibgda-unable-to-create-ah.txt"]) == []

@@ -32,6 +32,20 @@ def test_nvshmem_says_no_peer_memory_module() -> None:
     assert "Message truncated : received 58 bytes instead of 8" in g["nvshmem.errors"]
 
 
+def test_nvshmem_from_nvidias_binary_builds_and_its_ipc_socket_failure() -> None:
+    # the pip wheel's paths (/dvs/p4/.../main_nvshmem/src/...) were not taken for NVSHMEM's
+    f = parsers.run("nvshmem", load("nvshmem/sglang-notes-wheel-build-ibgda-unable-to-create-ah.txt"))
+    assert f == {"nvshmem.errors": ["NULL value Unable to create ah.", "non-zero status: 7 create DCT share err.",
+                                    "non-zero status: 7 connect EPS failed"],
+                 "nvshmem.sites": ["modules/transport/ibgda/ibgda.cpp", "host/transport/transport.cpp"],
+                 "nvshmem.init_failed": False}
+    text = load("nvshmem/deepep316-wheel-ipc-socket-enoent-fatal-ipc-failure.txt")
+    assert parsers.detect(text) == "nvshmem"
+    g = parsers.run("nvshmem", text)
+    assert g["nvshmem.ipc_socket_error"] == "No such file or directory"
+    assert g["nvshmem.sites"] == ["host/mem/mem_heap.cpp"] and g["nvshmem.errors"] == ["Fatal IPC Failure"]
+
+
 @pytest.mark.parametrize("kind", ["kmod", "nvshmem"])
 @pytest.mark.parametrize("text", ["", "hello\nworld\n", "NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"])
 def test_other_text_is_refused(kind: str, text: str) -> None:

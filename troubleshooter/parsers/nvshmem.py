@@ -6,8 +6,8 @@ Real sample (deepseek-ai/DeepEP#223, an internode test that failed to initialise
     /sgl-workspace/nvshmem/src/host/topo/topo.cpp:469: [GPU 1] Peer GPU 0 is not accessible, exiting ...
     /sgl-workspace/nvshmem/src/host/init/init.cu:998: non-zero status: 3 building transport map failed
 
-Read: lines that name an NVSHMEM source file (``.../nvshmem/src/...:LINE:``) or start ``NVSHMEM``/``WARN:``
-with an NVSHMEM location. What it means: NVSHMEM's InfiniBand transports (ibrc, ibgda) need GPUDirect RDMA, so
+Read: lines that name an NVSHMEM source file (``.../nvshmem/src/...:LINE:``, or NVIDIA's binary builds'
+``.../main_nvshmem/src/...``) or start ``NVSHMEM``/``WARN:`` with an NVSHMEM location, and its IPC socket failure. What it means: NVSHMEM's InfiniBand transports (ibrc, ibgda) need GPUDirect RDMA, so
 a node without a peer-memory module loaded (nvidia_peermem) cannot run them and NVSHMEM stops at init.
 """
 
@@ -25,9 +25,20 @@ FACTS = [
      "detected'): its InfiniBand transport cannot reach GPU memory on this node"),
     ("nvshmem.init_failed", "bool", "", "NVSHMEM gave up at initialisation ('nvshmem initialization failed', 'building "
      "transport map failed')"),
+    ("nvshmem.ipc_socket_error", "string", "", "why NVSHMEM could not pass a CUDA IPC handle over its Unix-domain socket to a "
+     "PE it took for one on its own machine ('IPC failure: Sending data over socket failed: No such file or directory': "
+     "the error as printed); absent when none"),
 ]
 
-_LINE = re.compile(r"(?:^|\s)\S*?/nvshmem[^/\s]*/src/(\S+?\.(?:cpp|cu|cc|c|h)):(?:\w+:)?(\d+):\s*(.*)$", re.MULTILINE)
+# a source tree whose directory names NVSHMEM: a source build (/sgl-workspace/nvshmem/src/...) or NVIDIA's binary builds
+# of the pip wheels and the toolkit (/dvs/p4/build/sw/rel/gpgpu/toolkit/r12.8/main_nvshmem/src/...)
+_TREE = r"/[^/\s]*nvshmem[^/\s]*/src/"
+_LINE = re.compile(r"(?:^|\s)\S*?" + _TREE + r"(\S+?\.(?:cpp|cu|cc|c|h)):(?:\w+:)?(\d+):\s*(.*)$", re.MULTILINE)
+_SPLIT = re.compile(r"\s+\S*?" + _TREE + r"\S+?:(?:\w+:)?\d+:\s*")
+_SITE = re.compile(_TREE + r"(\S+?\.(?:cpp|cu|cc|c|h)):")
+# NVSHMEM's CUDA IPC handle exchange with the PEs it takes for ones on its own machine, over a Unix-domain socket
+# (perror-style, no source location): "IPC failure: Sending data over socket failed: No such file or directory"
+_IPC = re.compile(r"IPC failure: (?:Sending|Receiving) data over socket failed: (.+?)\s*$", re.MULTILINE)
 
 
 def _detect(text: str) -> float:
@@ -54,9 +65,9 @@ def parse(text: str) -> dict[str, Any]:
         # one physical line may hold several messages run together by a paste: split at each location
         for m in _LINE.finditer(raw):
             msg = m.group(3)
-            for part in re.split(r"\s+\S*?/nvshmem[^/\s]*/src/\S+?:(?:\w+:)?\d+:\s*", msg):
+            for part in _SPLIT.split(msg):
                 add_clipped(errors, part)
-            for site in re.findall(r"/nvshmem[^/\s]*/src/(\S+?\.(?:cpp|cu|cc|c|h)):", raw):
+            for site in _SITE.findall(raw):
                 add_clipped(sites, site, 20)
             low = msg.lower()
             peermem |= "nv_peer_mem" in low and "nvidia_peermem" in low and "detected" in low
@@ -66,4 +77,7 @@ def parse(text: str) -> dict[str, Any]:
     facts: dict[str, Any] = {"nvshmem.errors": errors, "nvshmem.sites": sites, "nvshmem.init_failed": init_failed}
     if peermem:
         facts["nvshmem.peermem_missing"] = True
+    ipc = _IPC.search(text)
+    if ipc:
+        facts["nvshmem.ipc_socket_error"] = ipc.group(1)
     return facts

@@ -1522,3 +1522,10 @@ def test_nvshmem_unable_to_reach_a_local_peers_ipc_socket_is_a_shared_hostname()
     assert _found(["nvshmem/deepep316-wheel-ipc-socket-enoent-fatal-ipc-failure.txt"]) == [
         ("duplicate-hostname-across-nodes", "likely")]
     assert _found(["nvshmem/sglang-notes-wheel-build-ibgda-unable-to-create-ah.txt"]) == []
+
+
+def test_enroots_hook_failing_in_ldconfig_is_a_nested_container_when_taken_inside_one() -> None:
+    # SlinkyProject/containers#2: slurmd in a pod starts pyxis/enroot, the hook's ldconfig fails
+    rel = "slurm/pyxis-slinky-k8s-ldcache-ldconfig-real-98-nvidia-hook-wrapped-lines.txt"
+    assert ("enroot-nested-ldcache-regeneration-fails", "likely") in _found([f"container:{rel}"])
+    assert [c for c, _ in _found([rel])] == [] and "enroot-nested-ldcache-regeneration-fails" in _suspected([rel])

@@ -91,9 +91,10 @@ SLURM = {
     "slurm/pyxis-arm64-libnvidia-container-1.17.7-cgroup-devices-allow-permission-denied.txt": _one(
         PRE + "mount error: failed to add device rules: open /sys/fs/cgroup/devices/slurm/uid_28788/job_85/step_0/"
         "task_0/devices.allow: permission denied", "mount-error"),
-    # the paste cut "ldconfig.|real" inside the path
-    "slurm/pyxis-slinky-k8s-ldcache-ldconfig-real-98-nvidia-hook-wrapped-lines.txt": _one(
-        PRE + "ldcache error: process /usr/sbin/ldconfig.real failed with error code: 1", "other"),
+    # the paste cut "ldconfig.|real" inside the path, and the hook's line before "1": enroot's hook that failed
+    "slurm/pyxis-slinky-k8s-ldcache-ldconfig-real-98-nvidia-hook-wrapped-lines.txt": {
+        **_one(PRE + "ldcache error: process /usr/sbin/ldconfig.real failed with error code: 1", "ldconfig-failed"),
+        "container_cli.enroot_hooks_failed": ["98-nvidia.sh"]},
 }
 
 

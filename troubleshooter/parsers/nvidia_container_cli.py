@@ -46,7 +46,9 @@ or kubelet prefix) is left out. What each kind means:
   Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not supported. Please use the NVIDIA
   Container Runtime instead."): the toolkit is in CSV mode (Jetson/Tegra, or mode = "csv") and only the nvidia
   runtime (--runtime=nvidia) can set the container up;
-- ``other``: any other class (``ldcache error``, ``driver error: failed to process request``, ``detection error:
+- ``ldconfig-failed``: ``ldcache error: process /usr/sbin/ldconfig.real failed with error code: 1``: the hook ran
+  ldconfig in the new root filesystem (``--ldconfig=@...``) and it failed there (a missing ldconfig is ``other``);
+- ``other``: any other class (``ldcache error: open failed``, ``driver error: failed to process request``, ``detection error:
   nvml error: unknown error``, ``load library failed: ...: file too short``, ``failed to get device cgroup mount
   path``), which this reads but does not name a cause for.
 
@@ -68,7 +70,7 @@ from troubleshooter.parsers.base import ParseError, add_clipped, clip, clip_midd
 
 KINDS = ("requirement-cuda", "requirement-other", "cgroup-devices-not-found", "driver-not-loaded",
          "nvml-library-missing", "driver-library-mismatch", "unknown-device", "mount-error", "no-gpu-runtime",
-         "hook-without-runtime", "imex-channels-refused", "other")
+         "hook-without-runtime", "imex-channels-refused", "ldconfig-failed", "other")
 
 FACTS = [
     ("container_cli.error", "string", "", "the first error the NVIDIA container hook (nvidia-container-cli) "
@@ -86,6 +88,8 @@ FACTS = [
      "not support ('11.0' from 'unsatisfied condition: cuda>=11.0')"),
     ("container_cli.requirement_alternatives", "list", "", "the image's requirement as the hook's command line shows it "
      "(--require=...), one alternative per item ('cuda>=10.0', 'brand=tesla,driver>=384,driver<385')"),
+    ("container_cli.enroot_hooks_failed", "list", "", "enroot hooks that failed, by file name ('[ERROR] "
+     "/etc/enroot/hooks.d/98-nvidia.sh exited with return code 1' is '98-nvidia.sh'), in order"),
     ("container_cli.device", "string", "", "the device the hook did not know ('GPU-...', an index, a path), from "
      "'device error: X: unknown device'"),
 ]
@@ -196,6 +200,8 @@ def _classify(msg: str) -> tuple[str, dict[str, str]] | None:
         return "unknown-device", {"device": m.group(1)}
     if rest.startswith("mounterror:"):
         return "mount-error", {}
+    if re.match(r"ldcacheerror:process\S*ldconfig\S*failed", rest):
+        return "ldconfig-failed", {}
     return "other", {}
 
 
@@ -299,6 +305,10 @@ def _read(text: str) -> dict[str, Any]:
         facts["container_cli.visible_devices_unset"] = True
     if kmods:
         facts["container_cli.kmods_not_loaded"] = kmods[:8]
+    if "hooks.d" in text:  # read with the blanks removed: a wrap may cut the line anywhere
+        hooks = re.findall(r"hooks\.d/([\w.-]+?\.sh)exitedwithreturncode", "".join(text[:MAX_SQUASHED].split()))
+        if hooks:
+            facts["container_cli.enroot_hooks_failed"] = list(dict.fromkeys(hooks))[:8]
     if "requirement-other" in kinds and "container_cli.required_cuda" not in facts:
         # the hook's command line, where the runtime printed it, carries the image's whole requirement: alternatives
         # separated by blanks, of which the one named in the error was the last tried. With a cuda>=X alternative

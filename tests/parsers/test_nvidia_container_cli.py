@@ -20,6 +20,11 @@ def _one(error: str, kind: str, **extra: str) -> dict:
     return facts
 
 
+def _enroot(facts: dict) -> dict:
+    """The same reading, from enroot's log: its NVIDIA hook (98-nvidia.sh) reported failing."""
+    return {**facts, "container_cli.enroot_hooks_failed": ["98-nvidia.sh"]}
+
+
 CASES = {
     "requirement-cuda-petric2-27-runc-shim-task-auto-detected-legacy-cuda-12.8.txt": _one(
         PRE + "requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer version, "
@@ -66,13 +71,13 @@ CASES = {
     "mount-error-nvdocker825-hard-wrapped-mid-word-nvidia-smi-file-exists.txt": _one(
         PRE + "mount error: file creation failed: /var/lib/docker/overlay2/bd4f3570d4eb99d9df1117bd3751a00c8c0eb63429e"
         "65eba2a196c6c543cc52f/merged/usr/bin/nvidia-smi: file exists", "mount-error"),
-    "mount-error-enroot111-start-firmware-operation-not-permitted.txt": _one(
+    "mount-error-enroot111-start-firmware-operation-not-permitted.txt": _enroot(_one(
         PRE + "mount error: mount operation failed: /tmp/enroot/pccl+containertest+0.1/usr/lib/firmware/nvidia/"
-        "470.57.02: operation not permitted", "mount-error"),
+        "470.57.02: operation not permitted", "mount-error")),
     # a broken library inside the image is not a missing host library
-    "other-enroot212-libnvidia-ml-file-too-short.txt": _one(
+    "other-enroot212-libnvidia-ml-file-too-short.txt": _enroot(_one(
         PRE + "initialization error: load library failed: /home/username/.local/share/enroot/enroot_name/usr/bin/../"
-        "lib64/libnvidia-ml.so.1: file too short", "other"),
+        "lib64/libnvidia-ml.so.1: file too short", "other")),
     "other-nvct173-kubelet-event-containerd-task-cli-real-driver-error.txt": _one(
         "nvidia-container-cli.real: initialization error: driver error: failed to process request", "other"),
     "no-gpu-runtime-bytetrack302-could-not-select-then-docker-run-command.txt": _one(
@@ -88,13 +93,12 @@ CASES = {
 
 # pyxis/enroot logs gathered for the Slurm kinds carry the hook's message too
 SLURM = {
-    "slurm/pyxis-arm64-libnvidia-container-1.17.7-cgroup-devices-allow-permission-denied.txt": _one(
+    "slurm/pyxis-arm64-libnvidia-container-1.17.7-cgroup-devices-allow-permission-denied.txt": _enroot(_one(
         PRE + "mount error: failed to add device rules: open /sys/fs/cgroup/devices/slurm/uid_28788/job_85/step_0/"
-        "task_0/devices.allow: permission denied", "mount-error"),
+        "task_0/devices.allow: permission denied", "mount-error")),
     # the paste cut "ldconfig.|real" inside the path, and the hook's line before "1": enroot's hook that failed
-    "slurm/pyxis-slinky-k8s-ldcache-ldconfig-real-98-nvidia-hook-wrapped-lines.txt": {
-        **_one(PRE + "ldcache error: process /usr/sbin/ldconfig.real failed with error code: 1", "ldconfig-failed"),
-        "container_cli.enroot_hooks_failed": ["98-nvidia.sh"]},
+    "slurm/pyxis-slinky-k8s-ldcache-ldconfig-real-98-nvidia-hook-wrapped-lines.txt": _enroot(
+        _one(PRE + "ldcache error: process /usr/sbin/ldconfig.real failed with error code: 1", "ldconfig-failed")),
 }
 
 

@@ -1529,3 +1529,9 @@ def test_enroots_hook_failing_in_ldconfig_is_a_nested_container_when_taken_insid
     rel = "slurm/pyxis-slinky-k8s-ldcache-ldconfig-real-98-nvidia-hook-wrapped-lines.txt"
     assert ("enroot-nested-ldcache-regeneration-fails", "likely") in _found([f"container:{rel}"])
     assert [c for c, _ in _found([rel])] == [] and "enroot-nested-ldcache-regeneration-fails" in _suspected([rel])
+
+
+def test_ranks_of_a_node_that_all_see_every_gpu_are_not_bound() -> None:
+    assert _found(["gpu-affinity/alcf-polaris-hello-affinity-all-ranks-see-4-gpus.txt"]) == [("ranks-not-bound-to-gpus", "likely")]
+    # the CSCS page's paste: the unbound run, then the bound one after the prompt: the last run shown stands
+    assert _found(["gpu-affinity/cscs-affinity-cuda-unbound-then-gpus-per-task.txt"]) == []

@@ -1535,3 +1535,7 @@ def test_ranks_of_a_node_that_all_see_every_gpu_are_not_bound() -> None:
     assert _found(["gpu-affinity/alcf-polaris-hello-affinity-all-ranks-see-4-gpus.txt"]) == [("ranks-not-bound-to-gpus", "likely")]
     # the CSCS page's paste: the unbound run, then the bound one after the prompt: the last run shown stands
     assert _found(["gpu-affinity/cscs-affinity-cuda-unbound-then-gpus-per-task.txt"]) == []
+
+
+def test_nvidia_docker_1_says_the_driver_is_older_than_the_image() -> None:
+    assert ("cuda-driver-mismatch", "confirmed") in _found(["nvidia-container-cli/v1-nvdockerwiki-unsupported-cuda-driver-7.0-image-7.5.txt"])

@@ -247,3 +247,17 @@ def test_the_nvidia_runtimes_own_nvml_refusal_in_an_oci_runtime_error_wrapped_by
     assert facts["container_cli.error_kinds"] == ["driver-not-loaded"]
     assert facts["container_cli.error"].startswith("OCI runtime create failed: could not apply")
     assert facts["container_cli.error"].endswith("failed to initialize NVML: Driver Not Loaded")  # the chain's end kept
+
+
+def test_nvidia_docker_1_refusing_an_image_newer_than_the_driver() -> None:
+    wiki = parsers.run(KIND, load("nvidia-container-cli/v1-nvdockerwiki-unsupported-cuda-driver-7.0-image-7.5.txt"))
+    assert wiki == {"container_cli.error": "unsupported CUDA version: driver 7.0 < image 7.5",
+                    "container_cli.error_kind": "requirement-cuda", "container_cli.required_cuda": "7.5",
+                    "container_cli.errors": ["unsupported CUDA version: driver 7.0 < image 7.5"],
+                    "container_cli.error_kinds": ["requirement-cuda"]}
+    ali = parsers.run(KIND, load("nvidia-container-cli/v1-alihpc-m40-unsupported-cuda-driver-7.5-image-8.0.txt"))
+    assert ali["container_cli.required_cuda"] == "8.0"
+    # 'driver 0.0' is no libcuda found, not an old driver (a Japanese setup note in the search index, id 44541484761,
+    # quotes the message so, without nvidia-docker's prefix)
+    none = parsers.run(KIND, "Error: unsupported CUDA version: driver 0.0 < image 8.0.61\n")
+    assert none["container_cli.error_kind"] == "other" and "container_cli.required_cuda" not in none

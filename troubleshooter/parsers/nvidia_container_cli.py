@@ -273,6 +273,27 @@ def _docker_refusals(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
     return out
 
 
+# nvidia-docker 1.0 (the wrapper that checked the image's com.nvidia.cuda.version label against cudaDriverGetVersion
+# before docker ran): "nvidia-docker | 2016/04/21 21:41:35 Error: unsupported CUDA version: driver 7.0 < image 7.5";
+# a driver of 0.0 is no libcuda found at all, not an old driver
+_V1_CUDA = re.compile(r"Error: unsupported CUDA version: driver (\d+(?:\.\d+)*) < image (\d+(?:\.\d+)*)")
+_V1_UVM = re.compile(r"Error: Could not load UVM kernel module")
+
+
+def _v1_errors(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
+    """nvidia-docker 1.0's own refusals: the image's CUDA version above the driver's, and nvidia_uvm not loadable."""
+    out: list[tuple[int, str, str, dict[str, str]]] = []
+    for m in _V1_CUDA.finditer(text[:MAX_SQUASHED]):
+        msg = m.group(0)[len("Error: "):]
+        if m.group(1) in ("0", "0.0"):
+            out.append((m.start(), msg, "other", {}))
+        else:
+            out.append((m.start(), msg, "requirement-cuda", {"required_cuda": m.group(2)}))
+    for m in _V1_UVM.finditer(text[:MAX_SQUASHED]):
+        out.append((m.start(), m.group(0)[len("Error: "):], "other", {}))
+    return out
+
+
 # enroot's 98-nvidia.sh hook, before it calls nvidia-container-cli
 _KMOD_WARN = re.compile(r"\[WARN\] Kernel module (\w+) is not loaded")
 # Singularity/Apptainer (internal/pkg/runtime/launcher/native/launcher_linux.go), read with its blanks removed
@@ -283,8 +304,12 @@ def _read(text: str) -> dict[str, Any]:
     found = _hook_messages(text)
     if any(w in text for w in ("device", "pabilit", "gpu", "runtime", "nvidia", "specified", "Hook", "NVML")):  # (a wrap cuts one)
         found += _docker_refusals(text)
+    if "Error: " in text:
+        found += _v1_errors(text)
     unset = "--contain" in text and _CONTAIN_UNSET in "".join(text[:MAX_SQUASHED].split())
     kmods = list(dict.fromkeys(_KMOD_WARN.findall(text[:MAX_SQUASHED]))) if "Kernel module" in text else []
+    if _V1_UVM.search(text[:MAX_SQUASHED]) and "nvidia_uvm" not in kmods:
+        kmods.append("nvidia_uvm")
     if unset and not found:
         return {"container_cli.visible_devices_unset": True}
     if not found:

@@ -34,3 +34,10 @@ def test_no_event_row():
 def test_the_resource_a_pod_found_insufficient_without_the_sentences_full_stop():
     f = parsers.run("k8s-events", load("k8s-events/sirzzang-eks-insufficient-nvidia-gpu-full-stop.txt"))
     assert f["k8s.insufficient"] == ["nvidia.com/gpu"]
+
+
+def test_a_row_pasted_without_its_age_column_keeps_the_message_whole():
+    # Type, Reason, From, Message two blanks apart: the source is not an age, and "no" stays the message's first word
+    f = parsers.run("k8s-events", load("k8s-events/kai706-row-without-age-column-gpu-memory.txt"))
+    assert f["k8s.events"] == ["Unschedulable: no nodes with enough resources were found: 1 node(s) didn't have enough "
+                               "resources: GPU memory."]

@@ -42,6 +42,9 @@ _DESCRIBE = re.compile(r"^\s*(Warning|Normal)\s+([A-Z][A-Za-z]{2,60})\s+(?:<[a-z
 _GET = re.compile(r"^\s*\S+\s+(Warning|Normal)\s+([A-Z][A-Za-z]{2,60})\s+(\S+/\S+)\s+(\S.*)$")
 _HEADER = re.compile(r"^\s*(?:Type\s+Reason\s+Age\s+From\s+Message|LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE)\s*$",
                      re.MULTILINE)
+# kubectl's columns are two or more blanks apart: a row pasted without its Age column has four of them, and the
+# single-blank reading would take the source for the age and the message's first word for the source
+_AGE = re.compile(r"^(?:<[a-z]+>|\d+(?:\.\d+)?[smhdy](?:\d+[smhd])*(?:\s+\(x\d+ over \S+\))?)$")
 _INSUFFICIENT = re.compile(r"Insufficient ([\w./-]*[\w])")  # not the sentence's full stop: "Insufficient nvidia.com/gpu."
 _SHARED = re.compile(r"maximum request size for shared resources is 1")
 
@@ -75,6 +78,9 @@ def parse(text: str) -> dict[str, Any]:
             continue
         rows += 1
         kind, reason, message = m.group(1), m.group(2), m.group(4).strip()
+        cols = re.split(r"\s{2,}", ln.strip())
+        if m.re is _DESCRIBE and len(cols) == 4 and cols[0] == kind and not _AGE.match(cols[2]):
+            message = cols[3]  # Type, Reason, From, Message: no Age column
         if kind != "Warning":
             continue
         add_clipped(events, f"{reason}: {message}", 20, 300, keep_end=True)  # a chain's innermost error is its end

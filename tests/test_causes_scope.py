@@ -1539,3 +1539,10 @@ def test_ranks_of_a_node_that_all_see_every_gpu_are_not_bound() -> None:
 
 def test_nvidia_docker_1_says_the_driver_is_older_than_the_image() -> None:
     assert ("cuda-driver-mismatch", "confirmed") in _found(["nvidia-container-cli/v1-nvdockerwiki-unsupported-cuda-driver-7.0-image-7.5.txt"])
+
+
+def test_a_cdi_spec_without_the_uvm_node_is_the_node_missing_when_it_was_generated() -> None:
+    assert _found(["host:cdi-spec/nvct50-spec-generated-before-uvm-nvidiactl-only.txt"]) == [
+        ("nvidia-device-nodes-not-created", "likely")]
+    assert _found(["cdi-spec/docker-docs-g4dn-buildkit-spec-with-uvm.txt"]) == []
+    assert _found(["cdi-spec/wsl2-spec-dxg-only.txt"]) == []

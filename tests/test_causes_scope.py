@@ -1546,3 +1546,11 @@ def test_a_cdi_spec_without_the_uvm_node_is_the_node_missing_when_it_was_generat
         ("nvidia-device-nodes-not-created", "likely")]
     assert _found(["cdi-spec/docker-docs-g4dn-buildkit-spec-with-uvm.txt"]) == []
     assert _found(["cdi-spec/wsl2-spec-dxg-only.txt"]) == []
+
+
+def test_no_nvidia_smi_in_a_distribution_image_under_the_nvidia_runtime_is_no_gpu_request() -> None:
+    snap = "nvidia-container-cli/smi-not-found-dockersnap184-runtime-nvidia-ubuntu.txt"
+    assert ("container-nvidia-visible-devices-unset", "likely") in _found([snap])
+    # nvidia/cuda asks for the GPUs itself: the same words there are not this
+    cuda = "nvidia-container-cli/smi-not-found-nvdocker600-runtime-nvidia-cuda-image-sh-too.txt"
+    assert "container-nvidia-visible-devices-unset" not in [c for c, _ in _found([cuda])]

@@ -261,3 +261,9 @@ def test_nvidia_docker_1_refusing_an_image_newer_than_the_driver() -> None:
     # quotes the message so, without nvidia-docker's prefix)
     none = parsers.run(KIND, "Error: unsupported CUDA version: driver 0.0 < image 8.0.61\n")
     assert none["container_cli.error_kind"] == "other" and "container_cli.required_cuda" not in none
+
+
+def test_docker_finding_no_nvidia_smi_in_the_container() -> None:
+    f = parsers.run(KIND, load("nvidia-container-cli/smi-not-found-dockersnap184-runtime-nvidia-ubuntu.txt"))
+    assert f["container_cli.error_kinds"] == ["nvidia-smi-not-in-container"]
+    assert f["container_cli.error"] == 'exec: "nvidia-smi": executable file not found in $PATH'

@@ -46,6 +46,9 @@ or kubelet prefix) is left out. What each kind means:
   Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not supported. Please use the NVIDIA
   Container Runtime instead."): the toolkit is in CSV mode (Jetson/Tegra, or mode = "csv") and only the nvidia
   runtime (--runtime=nvidia) can set the container up;
+- ``nvidia-smi-not-in-container``: Docker's ``exec: "nvidia-smi": executable file not found in $PATH``: the
+  container started without the driver's utilities (through the NVIDIA runtime: the image asked for no GPU, or the
+  hook found no nvidia-smi on the host);
 - ``ldconfig-failed``: ``ldcache error: process /usr/sbin/ldconfig.real failed with error code: 1``: the hook ran
   ldconfig in the new root filesystem (``--ldconfig=@...``) and it failed there (a missing ldconfig is ``other``);
 - ``other``: any other class (``ldcache error: open failed``, ``driver error: failed to process request``, ``detection error:
@@ -70,7 +73,7 @@ from troubleshooter.parsers.base import ParseError, add_clipped, clip, clip_midd
 
 KINDS = ("requirement-cuda", "requirement-other", "cgroup-devices-not-found", "driver-not-loaded",
          "nvml-library-missing", "driver-library-mismatch", "unknown-device", "mount-error", "no-gpu-runtime",
-         "hook-without-runtime", "imex-channels-refused", "ldconfig-failed", "other")
+         "hook-without-runtime", "imex-channels-refused", "ldconfig-failed", "nvidia-smi-not-in-container", "other")
 
 FACTS = [
     ("container_cli.error", "string", "", "the first error the NVIDIA container hook (nvidia-container-cli) "
@@ -110,6 +113,10 @@ _NO_NVIDIA_RUNTIME = re.compile(r"(?:Unknownruntimespecified|unknownorinvalidrun
 # script's: someone typing the command into an interactive shell is asking, not a wrapper failing
 _TOOLKIT_ABSENT = re.compile(r'exec:\\?"nvidia-container-(?:runtime-hook|runtime|toolkit)\\?":executablefilenotfoundin\$PATH'
                              r'|[\w./-]+:(?:line)?\d+:(?:[\w./-]+:)?nvidia-container-cli:(?:command)?notfound')
+# the container started without the driver's utilities: runc could not find nvidia-smi in it ('exec: "nvidia-smi":
+# executable file not found in $PATH'); through the NVIDIA runtime, the image asked for no GPU (no NVIDIA_VISIBLE_DEVICES)
+# or the hook found no nvidia-smi on the host to mount
+_NO_SMI_INSIDE = re.compile(r'exec:\\?"nvidia-smi\\?":executablefilenotfoundin\$PATH')
 _HOOK_ALONE = re.compile(r"invokingtheNVIDIAContainerRuntimeHookdirectly(?:\(e\.g\.specifyingthedocker--gpusflag\))?"
                          r"isnotsupported")
 MAX_SQUASHED = 8 << 20  # Docker's refusals are looked for in the first 8 MB of a paste
@@ -261,7 +268,7 @@ def _docker_refusals(text: str) -> list[tuple[int, str, str, dict[str, str]]]:
     out = []
     for rx, kind in ((_NO_GPU_DRIVER, "no-gpu-runtime"), (_NO_NVIDIA_RUNTIME, "no-gpu-runtime"),
                      (_TOOLKIT_ABSENT, "no-gpu-runtime"), (_HOOK_ALONE, "hook-without-runtime"),
-                     (_RUNTIME_NO_DRIVER, "driver-not-loaded")):
+                     (_RUNTIME_NO_DRIVER, "driver-not-loaded"), (_NO_SMI_INSIDE, "nvidia-smi-not-in-container")):
         for m in rx.finditer(squashed):
             a, b = where[m.start()], where[m.end() - 1] + 1
             # a script's name begins its line: what the squashing joined to it from the line before is not its own

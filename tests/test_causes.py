@@ -397,3 +397,17 @@ def test_application_errors_pasted_alone_are_read_and_name_nothing_and_the_fm_mi
     assert _found(["nccl-debug/thomaskalnik-rank-and-rank-both-on-cuda-device-retold.txt"]) == []
     assert _found(["systemctl-status/gpuoperator544-fm-version-dont-match-line.txt"]) == [
         ("fabric-manager-not-running", "confirmed")]
+
+
+def test_nccl_tests_built_against_nccl_1_that_failed_names_the_old_nccl(tmp_path) -> None:
+    sources.load_all()
+    assert _found(["nccl-tests/nccltests5-built-with-nccl1-p100-unhandled-cuda-error.txt"]) == [
+        ("nccl-version-too-old", "likely")]
+    # the same build that ran through is no cause; a build against NCCL 2 that failed is not this one
+    text = Path(__file__).parent.joinpath("data/nccl-tests/nccltests5-built-with-nccl1-p100-unhandled-cuda-error.txt").read_text()
+    ok = tmp_path / "ok.txt"
+    ok.write_text("\n".join(l for l in text.splitlines() if not l.startswith("NCCL failure")) + "\n")
+    assert _found([str(ok)]) == []
+    two = tmp_path / "two.txt"
+    two.write_text(text.replace("compiled with NCCL 1.0", "compiled with NCCL 2.4"))
+    assert "nccl-version-too-old" not in [c for c, _ in _found([str(two)])]

@@ -202,3 +202,13 @@ def test_old_nccl_failure_line_at_init_is_read_as_the_error_the_test_stopped_on(
 def test_one_banner_per_process_before_the_rank_list():
     f = parsers.run("nccl-tests", load("nccl-tests/nccltests213-two-banners-each-process-its-own-world.txt"))
     assert f["nccl_tests.banners_at_start"] == 2
+
+
+def test_a_2018_build_names_the_nccl_it_was_compiled_with_and_its_ranks_have_no_pid():
+    f = parse("nccltests5-built-with-nccl1-p100-unhandled-cuda-error.txt")
+    assert f["nccl_tests.nccl_built_with"] == "1.0"
+    assert "nccl_tests.nccl_version" not in f  # a build of that time prints no runtime version
+    assert f["nccl_tests.ranks"] == 8
+    assert f["nccl_tests.nodes"] == 1
+    assert f["nccl_tests.gpus"] == ["Tesla P100-PCIE-16GB"]
+    assert f["nccl_tests.nccl_error"] == "unhandled cuda error"

@@ -62,6 +62,8 @@ FACTS = [
     ("nccl_tests.nccl_error", "string", "", "the NCCL or CUDA error the last run stopped on (\"NCCL failure common.cu:874 'unhandled system error'\" -> 'unhandled system error'); its cause is in NCCL's own log"),
     ("nccl_tests.version", "string", "", "nccl-tests version (the 'nccl-tests version X' line, newer builds only)"),
     ("nccl_tests.nccl_version", "string", "", "NCCL library version printed by the test ('NCCL version 2.27.3+cuda12.8')"),
+    ("nccl_tests.nccl_built_with", "string", "", "NCCL major.minor an old nccl-tests says it was compiled with "
+     "('# NCCL Tests compiled with NCCL 1.0' -> 1.0; builds of 2017-2019, which print no runtime version)"),
     ("nccl_tests.no_result", "bool", "", "the last run listed its ranks and then printed no result row, no error and no summary: it stopped there (a hang at its first collective) or the paste ends there"),
     ("nccl_tests.runs", "list", "", "one summary per run in the text, in order: {collective, ranks, nodes, rows, max_size_bytes, avg_busbw_gbps, max_busbw_gbps, busbw_at_max_size_gbps, wrong_total, out_of_bounds, failed}"),
     ("nccl_tests.run_count", "number", "count", "how many runs the text holds"),
@@ -79,11 +81,14 @@ _BIN = re.compile(r"\b(" + "|".join(sorted(COLLECTIVES, key=len, reverse=True)) 
 _STARTING = re.compile(r"Collective test starting:\s*(\w+?)_perf")
 _VERSION = re.compile(r"nccl-tests version\s+(\S+)")
 _NCCL_VERSION = re.compile(r"^\s*[#>]?\s*NCCL version\s+(\S+)")
+# nccl-tests of 2017-2019 print the NCCL major.minor they were compiled against, no runtime version:
+# "# NCCL Tests compiled with NCCL 1.0" (rank lines of that time carry no Pid either)
+_NCCL_BUILT = re.compile(r"NCCL Tests compiled with NCCL\s+(\d+\.\d+)")
 _NTHREAD = re.compile(r"nThread:?\s+(\d+)\s+nGpus:?\s+(\d+)\s+minBytes:?\s+(\d+)\s+maxBytes:?\s+(\d+)")
-_RANK = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$")
+_RANK = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$")
 # _RANK without its lazy tail: group 3 stripped is the same on a line without a newline (a lazy ``(.*?)\s*$``
 # retried at every character was half of a rank line's cost)
-_RANK_FAST = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*)")
+_RANK_FAST = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*)")
 _HEADER = re.compile(r"\bsize\s+count\s+type\b.*\bbusbw\b")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?", re.IGNORECASE)
 _AVG = re.compile(r"Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|-nan)")
@@ -225,6 +230,7 @@ class _Run:
         self.collective: str | None = None
         self.version: str | None = None
         self.nccl_version: str | None = None
+        self.nccl_built_with: str | None = None
         self.ranks: dict[int, tuple[str, str]] = {}
         self.rows: list[tuple] = []  # the first MAX_ROWS rows (tuples in ROW_KEYS order)
         self.n_rows = 0
@@ -385,6 +391,10 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             continue
         if "Collective test concluded" in body:
             continue
+        m = _NCCL_BUILT.search(body) if "compiled with NCCL" in body else None
+        if m:
+            new_run_if_closed().nccl_built_with = m.group(1)
+            continue
         m = _NCCL_VERSION.match(s) if "NCCL version" in s else None
         if m:
             new_run_if_closed().nccl_version = m.group(1)
@@ -476,6 +486,8 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         facts["nccl_tests.version"] = last.version
     if last.nccl_version:
         facts["nccl_tests.nccl_version"] = last.nccl_version
+    if last.nccl_built_with:
+        facts["nccl_tests.nccl_built_with"] = last.nccl_built_with
     facts["nccl_tests.runs"] = [{k: v for k, v in summ.items() if k not in ("rows", "n_rows", "gpus")} | {"rows": summ.get("n_rows", 0)}
                                 for summ in summaries]
     facts["nccl_tests.run_count"] = count

@@ -12,6 +12,7 @@ from troubleshooter.diagnosis.pasted import EvidenceFacts
 from troubleshooter.model.facts import FactSet, spec
 
 from .realworld import score
+from .test_causes_scope import _suspected
 
 
 def test_causes_load_and_name_only_declared_facts() -> None:
@@ -411,3 +412,16 @@ def test_nccl_tests_built_against_nccl_1_that_failed_names_the_old_nccl(tmp_path
     two = tmp_path / "two.txt"
     two.write_text(text.replace("compiled with NCCL 1.0", "compiled with NCCL 2.4"))
     assert "nccl-version-too-old" not in [c for c, _ in _found([str(two)])]
+
+
+def test_enosys_from_libibverbs_where_mlnx_ofed_is_installed_is_the_missing_kernel_stack(tmp_path) -> None:
+    sources.load_all()
+    # horovod/horovod#288: the image carries MLNX_OFED's userspace, the host lost its kernel part in a reboot
+    assert _found(["packages/horovod288-ofed-info-s-then-ibv-devinfo-enosys-in-container.txt"]) == [
+        ("hca-without-rdma-device", "likely")]
+    # the same ENOSYS with nothing saying RDMA is meant to be there: only a suspicion
+    text = Path(__file__).parent.joinpath("data/packages/horovod288-ofed-info-s-then-ibv-devinfo-enosys-in-container.txt").read_text()
+    alone = tmp_path / "alone.txt"
+    alone.write_text(text.split("\n\n", 1)[1])
+    assert _found([str(alone)]) == []
+    assert "hca-without-rdma-device" in _suspected([str(alone)])

@@ -110,6 +110,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("pip3", ("freeze", "list"), "packages"),
     ("conda", ("list",), "packages"),
     ("dpkg", ("-l",), "packages"),
+    ("ofed_info", (), "packages"),
     ("dpkg", ("-L slurm", "--listfiles slurm"), "slurm-plugins"),
     ("rpm", ("-ql slurm", "-qil slurm", "-qlp slurm"), "slurm-plugins"),
     ("lsmod", (), "kmod"),

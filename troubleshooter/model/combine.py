@@ -406,6 +406,8 @@ def _scope(fs: FactSet) -> None:
             why = "the container is given RDMA devices"
         elif any(n in ("IB", "IBext") for n in nets if isinstance(n, str)) or fs.get_value("nccl.hcas"):
             why = "NCCL's log names IB devices"
+        elif fs.get_value("packages.ofed"):
+            why = f"NVIDIA's RDMA stack is installed ({fs.get_value('packages.ofed')})"
         if why:
             fs.add(Fact("rdma.expected", True, "", f"inferred: {why}", "", 0.0))
 

@@ -35,6 +35,8 @@ FACTS = [
     ("packages.nccl", "dict", "", "the NCCL packages the listing shows and their versions (nvidia-nccl-cu12, "
      "nvidia-nccl-cu11, libnccl2, conda's nccl ...)"),
     ("packages.torch_version", "string", "", "the PyTorch version the listing shows (2.3.0+cu121)"),
+    ("packages.ofed", "string", "", "the RDMA stack `ofed_info -s` names (MLNX_OFED_LINUX-4.3-1.0.1.0, "
+     "OFED-internal-24.10-1.1.4 of DOCA-Host): NVIDIA's RDMA stack is installed where it was printed"),
 ]
 
 MAX_PACKAGES = 5000
@@ -44,6 +46,9 @@ _VER = r"[0-9][0-9A-Za-z.+!_-]*"
 _FREEZE = re.compile(rf"^\s*(?:\[(?:pip3?|conda)\]\s+)?({_NAME})\s*==\s*({_VER})\s*$")
 _TABLE = re.compile(rf"^\s*(?:\[(?:pip3?|conda)\]\s+)?({_NAME})\s+({_VER})(?:\s+\S+){{0,2}}\s*$")
 _DPKG = re.compile(rf"^[a-z][a-zA-Z]{{1,2}}\s+({_NAME})(?::\w+)?\s+(?:\d+:)?({_VER})\s+(?:amd64|arm64|all|i386|ppc64el)\b")
+# `ofed_info -s` (MLNX_OFED: "MLNX_OFED_LINUX-4.3-1.0.1.0:"; DOCA-Host: "OFED-internal-24.10-1.1.4:"); plain
+# `ofed_info` starts with the same name and the upstream OFED it is based on: "MLNX_OFED_LINUX-5.8-1.0.1.1 (OFED-5.8-1.0.1):"
+_OFED = re.compile(r"^\s*((?:MLNX_OFED_LINUX|OFED-internal|MLNX_EN)-\d+\.\d+-[\w.-]+?)(?:\s+\(OFED-[\w.-]+\))?:?\s*$")
 _HEADER = re.compile(r"^\s*(?:\$\s.*|Package\s+Version\b.*|#\s*Name\s+Version\s+Build\s+Channel|"
                      r"-{3,}[ -]*|#.*|\|\|?/?\s*Name\s+Version.*|\+{2,}.*|Desired=.*|Versions of relevant libraries:?|"
                      r"=+|\[conda\] Could not collect|\[pip3\] Could not collect)\s*$")
@@ -70,6 +75,8 @@ def _detect(text: str) -> float:
     lines = [ln for ln in text.split("\n")[:400] if ln.strip()]
     if len(lines) < 1:
         return 0.0
+    if _OFED.match(lines[0]) and len(lines) <= 2:
+        return 0.8  # ofed_info -s
     freeze = sum(1 for ln in lines if _FREEZE.match(_LINK.sub(r"\1", ln)) or _DPKG.match(ln))
     tagged = sum(1 for ln in lines if re.match(r"^\s*\[(?:pip3?|conda)\]\s", ln))
     header = any(re.match(r"^\s*(?:Package\s+Version\s*$|#\s*Name\s+Version\s+Build\s+Channel)", ln) for ln in lines)
@@ -93,8 +100,16 @@ def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "a package listing (pip freeze, pip list, conda list or dpkg -l)")
     versions: dict[str, str] = {}
     unread = 0
-    for n, raw in enumerate(text.split("\n"), 1):
+    ofed = None
+    lines = text.split("\n")
+    for n, raw in enumerate(lines, 1):
         if not raw.strip() or _HEADER.match(raw):
+            continue
+        m = _OFED.match(raw) if ofed is None else None
+        if m:
+            ofed = m.group(1)
+            if all(not ln.strip() for ln in lines[n:]):
+                break  # `ofed_info -s`: the version alone
             continue
         e = _entry(raw)
         if e is None:
@@ -102,6 +117,8 @@ def parse(text: str) -> dict[str, Any]:
             continue
         if len(versions) < MAX_PACKAGES:
             versions.setdefault(e[0], e[1])
+    if ofed and not versions:
+        return {"packages.ofed": ofed}
     if not versions:
         raise ParseError("no 'name==version' or 'name version' line: this is not a package listing")
     if unread > len(versions):
@@ -111,4 +128,6 @@ def parse(text: str) -> dict[str, Any]:
     torch = versions.get("torch")
     if torch:
         facts["packages.torch_version"] = torch
+    if ofed:
+        facts["packages.ofed"] = ofed
     return facts

@@ -425,3 +425,14 @@ def test_enosys_from_libibverbs_where_mlnx_ofed_is_installed_is_the_missing_kern
     alone.write_text(text.split("\n\n", 1)[1])
     assert _found([str(alone)]) == []
     assert "hca-without-rdma-device" in _suspected([str(alone)])
+
+
+def test_an_image_that_did_not_fit_pyxiss_runtime_path_names_the_runtime_path() -> None:
+    sources.load_all()
+    assert _found(["pyxis/pyxis41-mksquashfs-enospc-run-pyxis-tmpfs.txt"]) == [
+        ("pyxis-runtime-path-on-small-tmpfs", "likely")]
+    assert _found(["pyxis/pyxis53-import-log-squashfs-enospc-bold-markers.txt"]) == [
+        ("pyxis-runtime-path-on-small-tmpfs", "likely")]
+    # a directory pyxis could not create is enroot's permissions, not space
+    assert _found(["pyxis/awsomedai185-slurmd-journal-spank-epilog-enroot-data-mkdir-denied.txt"]) == [
+        ("enroot-data-dir-not-writable", "confirmed")]

@@ -31,6 +31,18 @@ def test_a_user_the_node_cannot_resolve_is_read_apart():
     assert f["pyxis.dirs_not_created"] == ["/iopsstor/scratch/cscs/42: Permission denied"]
 
 
+def test_an_image_too_large_for_the_runtime_path_is_read_with_the_squashfs_it_was_writing():
+    f = parsers.run("pyxis", load("pyxis/pyxis41-mksquashfs-enospc-run-pyxis-tmpfs.txt"))
+    assert f["pyxis.image_write_no_space"] is True
+    assert f["pyxis.squashfs_output"] == "/run/pyxis/1000/7.0.squashfs"
+    # the import log of pyxis#53, two lines in Markdown bold: read, the bold gone from the messages
+    g = parsers.run("pyxis", load("pyxis/pyxis53-import-log-squashfs-enospc-bold-markers.txt"))
+    assert g["pyxis.image_write_no_space"] is True
+    assert "pyxis.squashfs_output" not in g
+    assert g["pyxis.errors"][-2:] == ["Write failed because No space left on device",
+                                      "FATAL ERROR:Failed to write to output filesystem"]
+
+
 @pytest.mark.parametrize("text", ["", "hello\n", "slurmstepd: pyxis: importing docker image ...\n"])
 def test_other_text_is_refused(text):
     with pytest.raises(parsers.ParseError):

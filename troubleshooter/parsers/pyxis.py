@@ -33,6 +33,11 @@ FACTS = [
     ("pyxis.dirs_not_created", "list", "", "directories pyxis or enroot could not create, as 'PATH: reason' ('mkdir: "
      "cannot create directory '/run/enroot': Permission denied', \"couldn't mkdir /run/pyxis/100005: No such file or "
      "directory\")"),
+    ("pyxis.image_write_no_space", "bool", "", "writing the imported image ran out of space: mksquashfs's 'Write failed because "
+     "No space left on device' / 'Failed to write to output filesystem' (pyxis writes the image's squashfs under its "
+     "runtime_path)"),
+    ("pyxis.squashfs_output", "string", "", "the squashfs file the import was writing ('Creating 4.0 filesystem on "
+     "/run/pyxis/1000/7.0.squashfs'): runtime_path/UID/JOBID.STEPID.squashfs"),
 ]
 
 _PYXIS = re.compile(r"\bpyxis:\s+(.*?)\s*$")
@@ -40,6 +45,10 @@ _MKDIR = re.compile(r"mkdir: cannot create directory [‘'`]?([^’'`]+?)[’'`]
                     r"Read-only file system|Operation not permitted)")
 _COULDNT = re.compile(r"couldn't mkdir (\S+?): (Permission denied|No such file or directory|Read-only file system|"
                       r"Operation not permitted)")
+# mksquashfs's own words (enroot's tar extraction, 'Cannot write: No space left on device', is enroot's data or temp
+# path, another directory: not read here)
+_NO_SPACE = re.compile(r"Write failed because No space left on device|Failed to write to output filesystem")
+_SQUASHFS_OUT = re.compile(r"Creating [\d.]+ filesystem on (/\S+?),? block size")
 _UNKNOWN_UID = re.compile(r"cannot find name for user ID (\d+)")
 _NOISE = re.compile(r"^(?:importing docker image|printing (?:contents of )?(?:the )?(?:enroot )?log file|creating container "
                     r"filesystem|starting container|could not remove squashfs)", re.IGNORECASE)
@@ -64,16 +73,23 @@ def parse(text: str) -> dict[str, Any]:
     errors: list[str] = []
     dirs: list[str] = []
     uids: list[str] = []
+    no_space = False
+    squashfs_out = None
     for line in text.split("\n"):
         if "pyxis:" not in line or len(line) > 4000:
             continue
         m = _PYXIS.search(line)
         if not m or not m.group(1):
             continue
-        msg = m.group(1)
+        msg = m.group(1).removesuffix("**").rstrip()  # a line a reporter put in Markdown bold
         u = _UNKNOWN_UID.search(msg) if "user ID" in msg else None
         if u:
             add_clipped(uids, u.group(1), 20)
+        if "No space" in msg or "output filesystem" in msg:
+            no_space = no_space or bool(_NO_SPACE.search(msg))
+        o = _SQUASHFS_OUT.search(msg) if "filesystem on" in msg else None
+        if o:
+            squashfs_out = o.group(1)
         d = _MKDIR.search(msg) or _COULDNT.search(msg)
         if d:
             add_clipped(dirs, f"{d.group(1)}: {d.group(2)}", 20)
@@ -86,4 +102,8 @@ def parse(text: str) -> dict[str, Any]:
         facts["pyxis.dirs_not_created"] = dirs
     if uids:
         facts["pyxis.unknown_uids"] = uids
+    if no_space:
+        facts["pyxis.image_write_no_space"] = True
+    if squashfs_out:
+        facts["pyxis.squashfs_output"] = squashfs_out
     return facts

@@ -436,3 +436,14 @@ def test_an_image_that_did_not_fit_pyxiss_runtime_path_names_the_runtime_path() 
     # a directory pyxis could not create is enroot's permissions, not space
     assert _found(["pyxis/awsomedai185-slurmd-journal-spank-epilog-enroot-data-mkdir-denied.txt"]) == [
         ("enroot-data-dir-not-writable", "confirmed")]
+
+
+def test_a_rank_srun_started_without_an_mpi_plugin_that_aborted_in_mpi_init(tmp_path) -> None:
+    sources.load_all()
+    rel = "openmpi/pyxis78-srun-no-mpi-plugin-hpl-mpi-init-null-communicator.txt"
+    assert _found([rel]) == [("slurm-mpi-plugin-not-pmix", "likely")]
+    # the same abort where the line names a plugin is something else
+    text = Path(__file__).parent.joinpath("data", rel).read_text()
+    named = tmp_path / "named.txt"
+    named.write_text(text.replace("srun -N 1 ", "srun --mpi=pmi2 -N 1 "))
+    assert "slurm-mpi-plugin-not-pmix" not in [c for c, _ in _found([str(named)])]

@@ -125,3 +125,10 @@ def test_the_psec_munge_banner_alone_is_read_without_a_failure():
     # the banner twice (one per rank) and nothing said about pmix_init: a component missing, no failure claimed
     text = load("openmpi/ompi11557-srun-pmix-v4-psec-munge-warning.txt")
     assert parsers.run("openmpi", text) == {"mpi.components_missing": ["psec/munge"]}
+
+
+def test_a_rank_that_aborted_in_mpi_init_on_a_null_communicator():
+    text = load("openmpi/pyxis78-srun-no-mpi-plugin-hpl-mpi-init-null-communicator.txt")
+    block = text[text.index("*** An error"):text.index("srun: error")]
+    assert parsers.detect(block) == "openmpi"
+    assert parsers.run("openmpi", block) == {"mpi.init_failed": True}

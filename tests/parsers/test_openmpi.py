@@ -44,15 +44,17 @@ def test_open_mpi_5_started_by_srun_without_pmix():
     assert f == {"mpi.pmix_missing": True, "mpi.pmi_message": "no-pmix-server"}
 
 
-@pytest.mark.parametrize("rel, locked, limit", [
-    ("openmpi/ompi-users-4443-openib-btl-locked-memory-memlock-32768-torque.txt", ["ibv_create_cq() on mthca0"], "32768"),
+@pytest.mark.parametrize("rel, locked, limit, init", [
+    # the list's post goes on to the rank's MPI_Init abort; the FAQ's excerpt stops at the BTL's message
+    ("openmpi/ompi-users-4443-openib-btl-locked-memory-memlock-32768-torque.txt", ["ibv_create_cq() on mthca0"], "32768",
+     {"mpi.init_failed": True}),
     # the FAQ's example prints "Device: Out of memory" where the device would be: no device is named then
-    ("openmpi/ompifaq-openib-btl-locked-memory-memlock-32767.txt", ["ibv_create_cq()"], "32767"),
+    ("openmpi/ompifaq-openib-btl-locked-memory-memlock-32767.txt", ["ibv_create_cq()"], "32767", {}),
 ])
-def test_the_openib_btl_failing_to_allocate_locked_memory(rel, locked, limit):
+def test_the_openib_btl_failing_to_allocate_locked_memory(rel, locked, limit, init):
     text = load(rel)
     assert parsers.detect(text) == "openmpi"
-    assert parsers.run("openmpi", text) == {"mpi.locked_memory_failed": locked, "mpi.memlock_limit": limit}
+    assert parsers.run("openmpi", text) == {"mpi.locked_memory_failed": locked, "mpi.memlock_limit": limit} | init
 
 
 @pytest.mark.parametrize("rel, reg, total", [
@@ -128,7 +130,7 @@ def test_the_psec_munge_banner_alone_is_read_without_a_failure():
 
 
 def test_a_rank_that_aborted_in_mpi_init_on_a_null_communicator():
-    text = load("openmpi/pyxis78-srun-no-mpi-plugin-hpl-mpi-init-null-communicator.txt")
+    text = load("slurm/pyxis78-srun-no-mpi-plugin-hpl-mpi-init-null-communicator.txt")
     block = text[text.index("*** An error"):text.index("srun: error")]
     assert parsers.detect(block) == "openmpi"
     assert parsers.run("openmpi", block) == {"mpi.init_failed": True}

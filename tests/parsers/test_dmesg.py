@@ -291,3 +291,11 @@ def test_vt_d_fault_lines_that_name_the_device_without_its_domain():
     f = parsers.run("dmesg", load("dmesg/iommu-note-dmar-no-pasid-request-device-short-bdf-three-devices.txt"))
     assert f["dmesg.iommu_faults"] == 8
     assert f["dmesg.iommu_fault_devices"] == ["0000:3c:00.0", "0000:bc:00.0", "0000:dc:00.0"]
+
+
+def test_xid_lines_whose_bus_the_poster_anonymised_are_still_xids():
+    f = parse(load("dmesg/sirzzang-rtx5090-xid13-43-bus-anonymised-xx.txt"))
+    assert f["dmesg.xid_count"] == 3
+    assert f["dmesg.xid_codes"] == [13, 43]
+    assert [e["bus"] for e in f["dmesg.xid_events"]] == ["0000:XX:00"] * 3
+    assert f["dmesg.xid_events"][0]["text"] == "Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address"

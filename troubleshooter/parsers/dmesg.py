@@ -146,7 +146,8 @@ _TS_ISO = re.compile(r"^\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[^\s\]]*\]?:?\s")
 _JOURNAL = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) \S+ kernel: ")
 # "kern  :err   : " (dmesg -x); Talos prefixes its node: "192.168.11.119: kern:     err: "
 _FACILITY = re.compile(r"^(?:[\w.\-]+:\s+)?(?:kern|user|daemon|syslog)\s*:\s*\w+\s*:\s")
-_XID = re.compile(r"\bXid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\):\s*(\d+)\b,?\s*(.*)$")
+# (a bus a poster anonymised, 'PCI:0000:XX:00', is still an Xid: its digits as X)
+_XID = re.compile(r"\bXid \((?:PCI:)?([0-9a-fA-FxX]{4}:[0-9a-fA-FxX]{2}:[0-9a-fA-FxX]{2}(?:\.[0-7xX])?)\):\s*(\d+)\b,?\s*(.*)$")
 # nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 ... | 22013, Non-fatal, Link 60 ...
 # Blackwell NVLink Xids (144-150) name their unit and severity after the code (and pid/name, when a process had it):
 # "145, RLW_REMAP Nonfatal XC0 i0 Link 00 (...)", "149, pid=876767, name=ray::WorkerDict, NETIR_LINK_EVT Fatal XC0 ..."

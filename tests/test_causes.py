@@ -417,10 +417,10 @@ def test_nccl_tests_built_against_nccl_1_that_failed_names_the_old_nccl(tmp_path
 def test_enosys_from_libibverbs_where_mlnx_ofed_is_installed_is_the_missing_kernel_stack(tmp_path) -> None:
     sources.load_all()
     # horovod/horovod#288: the image carries MLNX_OFED's userspace, the host lost its kernel part in a reboot
-    assert _found(["slurm/horovod288-ofed-info-s-then-ibv-devinfo-enosys-in-container.txt"]) == [
+    assert _found(["transcripts/horovod288-ofed-info-s-then-ibv-devinfo-enosys-in-container.txt"]) == [
         ("hca-without-rdma-device", "likely")]
     # the same ENOSYS with nothing saying RDMA is meant to be there: only a suspicion
-    text = Path(__file__).parent.joinpath("data/slurm/horovod288-ofed-info-s-then-ibv-devinfo-enosys-in-container.txt").read_text()
+    text = Path(__file__).parent.joinpath("data/transcripts/horovod288-ofed-info-s-then-ibv-devinfo-enosys-in-container.txt").read_text()
     alone = tmp_path / "alone.txt"
     alone.write_text(text.split("\n\n", 1)[1])
     assert _found([str(alone)]) == []

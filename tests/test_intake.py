@@ -159,7 +159,11 @@ def test_a_launch_line_with_variables_gives_their_environment_and_the_tools_outp
     p = tmp_path / "run.txt"
     p.write_text(line + out)
     ef = EvidenceFacts.from_specs([str(p)])
-    assert [f.kind for f in ef.files][:3] == ["env", "srun", "nccl-tests"]  # the variables, srun's options, the output
+    kinds = [f.kind for f in ef.files]
+    # the variables, srun's options; the capture's own transcript follows (its `cd` prompt ends the srun line's
+    # output, its mpirun line's output is the test's)
+    assert kinds[:2] == ["env", "srun"]
+    assert kinds.index("nccl-tests") == kinds.index("mpirun") + 1
     assert ef.lookup("env.var.NCCL_DEBUG") == "WARN"
     assert ef.lookup("env.var.NCCL_IB_HCA") == "^=mlx5_8,^=mlx5_14"
     # and the value's own mistake is a cause: '^=' inside the list is read as part of a device name
@@ -336,3 +340,17 @@ def test_a_list_of_commands_gives_the_variables_of_the_training_launch_in_it() -
     assert got == (["CUDA_VISIBLE_DEVICES=0,1", "NCCL_P2P_DISABLE=1"],
                    "python -m torch.distributed.launch --nproc_per_node 2 run_clm.py")
     assert intake.training_launch("CC=gcc python setup.py build") is None  # not the stack's variables
+
+
+def test_a_prompt_with_a_command_no_kind_reads_ends_the_output_before_it():
+    """NVIDIA/nccl#554's transcript: `rpm -qa | grep nccl`, then `rpm -e` of each package. The rpm -e prompts are
+    commands of their own (their output is ldconfig's warnings), not more lines of rpm -qa's listing."""
+    blocks = intake.split(intake.clean(load("transcripts/nccl554-rpm-qa-nccl-cuda113-then-rpm-e.txt")))
+    assert [(b.command, b.kind) for b in blocks] == [
+        ("rpm -qa | grep nccl", "packages"),
+        ("rpm -e libnccl-devel-2.9.9-1+cuda11.3.x86_64", None),
+        ("rpm -e libnccl-2.9.9-1+cuda11.3.x86_64", None)]
+    assert blocks[0].text == ("libnccl-2.9.9-1+cuda11.3.x86_64\nlibnccl-static-2.9.9-1+cuda11.3.x86_64\n"
+                              "libnccl-devel-2.9.9-1+cuda11.3.x86_64\n")
+    # an output line that only looks like a root prompt ('# nThread ...', '# CONFIG_X is not set') splits nothing
+    assert len(intake.split("# nThread 1 nGpus 8 minBytes 8\n# Using devices\n")) == 1

@@ -78,8 +78,9 @@ _BIN = re.compile(r"\b(" + "|".join(sorted(COLLECTIVES, key=len, reverse=True)) 
 _STARTING = re.compile(r"Collective test starting:\s*(\w+?)_perf")
 _VERSION = re.compile(r"nccl-tests version\s+(\S+)")
 _NCCL_VERSION = re.compile(r"^\s*[#>]?\s*NCCL version\s+(\S+)")
+_NCCL_BUILT = re.compile(r"NCCL Tests compiled with NCCL\s+(\d+\.\d+)")  # session 18: the 2017-2019 banner
 _NTHREAD = re.compile(r"nThread:?\s+(\d+)\s+nGpus:?\s+(\d+)\s+minBytes:?\s+(\d+)\s+maxBytes:?\s+(\d+)")
-_RANK = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$")
+_RANK = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$")
 _HEADER = re.compile(r"\bsize\s+count\s+type\b.*\bbusbw\b")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?", re.IGNORECASE)
 _AVG = re.compile(r"Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|-nan)")
@@ -152,6 +153,7 @@ class _Run:
         self.collective: str | None = None
         self.version: str | None = None
         self.nccl_version: str | None = None
+        self.nccl_built_with: str | None = None
         self.ranks: dict[int, tuple[str, str]] = {}
         self.rows: list[dict[str, Any]] = []  # the first MAX_ROWS rows
         self.n_rows = 0
@@ -293,6 +295,10 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             continue
         if "Collective test concluded" in body:
             continue
+        m = _NCCL_BUILT.search(body) if "compiled with NCCL" in body else None
+        if m:
+            new_run_if_closed().nccl_built_with = m.group(1)
+            continue
         m = _NCCL_VERSION.match(s) if "NCCL version" in s else None
         if m:
             new_run_if_closed().nccl_version = m.group(1)
@@ -365,6 +371,8 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         facts["nccl_tests.version"] = last.version
     if last.nccl_version:
         facts["nccl_tests.nccl_version"] = last.nccl_version
+    if last.nccl_built_with:
+        facts["nccl_tests.nccl_built_with"] = last.nccl_built_with
     facts["nccl_tests.runs"] = [{k: v for k, v in summ.items() if k not in ("rows", "n_rows", "gpus")} | {"rows": summ.get("n_rows", 0)}
                                 for summ in summaries]
     facts["nccl_tests.run_count"] = count

@@ -48,7 +48,15 @@ def test_what_is_not_a_listing_says_so(text: str) -> None:
 
 def test_ofed_info_s_names_the_rdma_stack() -> None:
     # the transcript's first block, as the intake routes it by its command line (ofed_info -s)
-    text = load("slurm/horovod288-ofed-info-s-then-ibv-devinfo-enosys-in-container.txt")
+    text = load("transcripts/horovod288-ofed-info-s-then-ibv-devinfo-enosys-in-container.txt")
     block = text.split("\n", 1)[1].split("root@")[0]
     assert parsers.run("packages", block) == {"packages.ofed": "MLNX_OFED_LINUX-4.3-1.0.1.0"}
     assert parsers.detect(block) == "packages"
+
+
+def test_rpm_qa_rows_split_as_rpm_names_them() -> None:
+    text = load("transcripts/nccl554-rpm-qa-nccl-cuda113-then-rpm-e.txt")
+    block = text.split("\n", 1)[1].split("\n\n")[0]
+    assert parsers.detect(block) == "packages"
+    assert parsers.run("packages", block)["packages.nccl"] == {
+        "libnccl": "2.9.9-1+cuda11.3", "libnccl-static": "2.9.9-1+cuda11.3", "libnccl-devel": "2.9.9-1+cuda11.3"}

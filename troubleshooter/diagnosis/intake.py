@@ -111,6 +111,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("conda", ("list",), "packages"),
     ("dpkg", ("-l",), "packages"),
     ("ofed_info", (), "packages"),
+    ("rpm", ("-qa", "-q "), "packages"),
     ("dpkg", ("-L slurm", "--listfiles slurm"), "slurm-plugins"),
     ("rpm", ("-ql slurm", "-qil slurm", "-qlp slurm"), "slurm-plugins"),
     ("lsmod", (), "kmod"),
@@ -437,6 +438,14 @@ def split(text: str) -> list[Block]:
                 (assigns, rest), cmd = launch, full
             else:
                 used = 0
+        if cmd is None and m and (m.group("host") or m.group("host2")):
+            # a user@host prompt with a command no kind reads (rpm -e, cd, yum install): the output before it ends
+            # here, and what follows is that command's, read by detection
+            flush()
+            cur = Block("", i + used + 1, full, None, _side_of(full, m.group("host") or m.group("host2")))
+            buf, start = [], i + used + 1
+            idx += used + 1
+            continue
         if cmd is None and (_BARE_PROMPT.match(ln) or _SECTION_BANNER.match(ln)):
             # a prompt with nothing typed after it (the end of a transcript), or a script's "=== FABRIC MANAGER
             # SERVICE ===" echo: the output before it ends here (what follows is another command's, or none)

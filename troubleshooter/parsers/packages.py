@@ -1,5 +1,5 @@
 """Package listings: ``pip freeze``, ``pip list``, ``conda list``, the "Versions of relevant libraries" of
-PyTorch's and vLLM's ``collect_env.py``, and ``dpkg -l``: which NCCL (and PyTorch) a node's Python and system have.
+PyTorch's and vLLM's ``collect_env.py``, ``dpkg -l``, ``rpm -qa`` and ``ofed_info -s``: which NCCL (and PyTorch) a node's Python and system have.
 
 Real samples (NVIDIA/nccl#1267, two nodes of one job; vllm-project/vllm#4211; karpathy/llm.c#742)::
 
@@ -49,6 +49,9 @@ _DPKG = re.compile(rf"^[a-z][a-zA-Z]{{1,2}}\s+({_NAME})(?::\w+)?\s+(?:\d+:)?({_V
 # `ofed_info -s` (MLNX_OFED: "MLNX_OFED_LINUX-4.3-1.0.1.0:"; DOCA-Host: "OFED-internal-24.10-1.1.4:"); plain
 # `ofed_info` starts with the same name and the upstream OFED it is based on: "MLNX_OFED_LINUX-5.8-1.0.1.1 (OFED-5.8-1.0.1):"
 _OFED = re.compile(r"^\s*((?:MLNX_OFED_LINUX|OFED-internal|MLNX_EN)-\d+\.\d+-[\w.-]+?)(?:\s+\(OFED-[\w.-]+\))?:?\s*$")
+# `rpm -qa`: NAME-VERSION-RELEASE.ARCH, split from the right as rpm does ("libnccl-2.9.9-1+cuda11.3.x86_64" ->
+# libnccl, 2.9.9-1+cuda11.3: the version and release as dpkg prints them together)
+_RPM = re.compile(rf"^\s*({_NAME}?)-(\d[\w.+~^]*)-([\w.+~^]*?)\.(?:x86_64|aarch64|noarch|i686|ppc64le|s390x)\s*$")
 _HEADER = re.compile(r"^\s*(?:\$\s.*|Package\s+Version\b.*|#\s*Name\s+Version\s+Build\s+Channel|"
                      r"-{3,}[ -]*|#.*|\|\|?/?\s*Name\s+Version.*|\+{2,}.*|Desired=.*|Versions of relevant libraries:?|"
                      r"=+|\[conda\] Could not collect|\[pip3\] Could not collect)\s*$")
@@ -64,6 +67,9 @@ def _fold(name: str) -> str:
 
 def _entry(line: str) -> tuple[str, str] | None:
     line = _LINK.sub(r"\1", line)
+    m = _RPM.match(line)
+    if m:
+        return _fold(m.group(1)), f"{m.group(2)}-{m.group(3)}"
     for rx in (_FREEZE, _DPKG, _TABLE):
         m = rx.match(line)
         if m:
@@ -77,7 +83,7 @@ def _detect(text: str) -> float:
         return 0.0
     if _OFED.match(lines[0]) and len(lines) <= 2:
         return 0.8  # ofed_info -s
-    freeze = sum(1 for ln in lines if _FREEZE.match(_LINK.sub(r"\1", ln)) or _DPKG.match(ln))
+    freeze = sum(1 for ln in lines if _FREEZE.match(_LINK.sub(r"\1", ln)) or _DPKG.match(ln) or _RPM.match(ln))
     tagged = sum(1 for ln in lines if re.match(r"^\s*\[(?:pip3?|conda)\]\s", ln))
     header = any(re.match(r"^\s*(?:Package\s+Version\s*$|#\s*Name\s+Version\s+Build\s+Channel)", ln) for ln in lines)
     table = sum(1 for ln in lines if _TABLE.match(ln))

@@ -447,3 +447,13 @@ def test_a_rank_srun_started_without_an_mpi_plugin_that_aborted_in_mpi_init(tmp_
     named = tmp_path / "named.txt"
     named.write_text(text.replace("srun -N 1 ", "srun --mpi=pmi2 -N 1 "))
     assert "slurm-mpi-plugin-not-pmix" not in [c for c, _ in _found([str(named)])]
+
+
+def test_an_nccl_error_only_nccl_1_has_names_the_old_nccl() -> None:
+    sources.load_all()
+    for rel in ("cuda-errors/horovoddocs-ncclallreduce-failed-invalid-data-type.txt",
+                "cuda-errors/horovod907-tf2-rank-prefixed-ncclallreduce-invalid-data-type.txt"):
+        assert _found([rel]) == [("nccl-version-too-old", "likely")], rel
+    # the same call failing with an error every NCCL has is not this cause
+    assert "nccl-version-too-old" not in [
+        c for c, _ in _found(["cuda-errors/horovod1171-ncclallreduce-failed-unhandled-cuda-error.txt"])]

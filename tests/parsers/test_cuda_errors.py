@@ -227,3 +227,16 @@ def test_ollamas_discovery_log_gives_the_cuda_error_number():
         assert facts["cuda.error_numbers"] == [number], rel
         assert facts["cuda.system_not_ready"] is (number == 802)
         assert p.get("env").detect(text) < p.DETECT_MIN
+
+
+@pytest.mark.parametrize("rel, errors", [
+    ("cuda-errors/horovoddocs-ncclallreduce-failed-invalid-data-type.txt",
+     ["UnknownError (see above for traceback): ncclAllReduce failed: invalid data type"]),
+    ("cuda-errors/horovod907-tf2-rank-prefixed-ncclallreduce-invalid-data-type.txt",
+     ["(0) Unknown: ncclAllReduce failed: invalid data type", "(1) Unknown: ncclAllReduce failed: invalid data type"]),
+])
+def test_horovods_nccl_call_failed_lines_are_nccl_errors(rel, errors):
+    from troubleshooter.diagnosis import intake
+    text = intake.clean(load(rel))  # the rank prefixes go, as the intake takes them off
+    assert parsers.detect(text) == "cuda-errors"
+    assert parse(text)["nccl.errors"] == errors

@@ -162,7 +162,10 @@ _NUMBERS = [
 ]
 _NCCL_ERROR = re.compile(r"NCCL error(?: in)?:|\bncclUnhandledCudaError\b|\bncclSystemError\b|\bncclInternalError\b|"
                          r"\bncclRemoteError\b|\bncclInvalidUsage\b|unhandled (?:cuda|system) error|"
-                         r"while creating shared memory segment|failed to extend /dev/shm", re.IGNORECASE)
+                         r"while creating shared memory segment|failed to extend /dev/shm|"
+                         # Horovod's own words around ncclGetErrorString: "ncclAllReduce failed: invalid data type"
+                         r"\bnccl(?:AllReduce|AllGather|Broadcast|ReduceScatter|Reduce|CommInitRank|CommInitAll|GroupEnd|"
+                         r"Send|Recv|GetUniqueId) failed: ", re.IGNORECASE)
 _NCCL_NUMBER = re.compile(r"NCCL Error \d+:", re.IGNORECASE)
 # TensorFlow's stream_executor cuda_diagnostics (and XLA's, under JAX): libcuda of one driver release, kernel module of
 # another ("E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:296] kernel version 352.63.0 does not match DSO

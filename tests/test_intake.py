@@ -354,3 +354,14 @@ def test_a_prompt_with_a_command_no_kind_reads_ends_the_output_before_it():
                               "libnccl-devel-2.9.9-1+cuda11.3.x86_64\n")
     # an output line that only looks like a root prompt ('# nThread ...', '# CONFIG_X is not set') splits nothing
     assert len(intake.split("# nThread 1 nGpus 8 minBytes 8\n# Using devices\n")) == 1
+
+
+def test_a_note_a_person_wrote_after_a_line_is_not_part_of_its_value():
+    """sirzzang's EKS post: "... set by environment to 1.  # ← <a note in Korean>". The note was read into
+    NCCL_IB_DISABLE's value and into the network's name."""
+    ef = EvidenceFacts.from_specs([str(DATA / "nccl-debug/sirzzang-eks-baseline-socket-fallback-arrow-notes.txt")])
+    assert ef.lookup("nccl.effective.NCCL_IB_DISABLE") == "1"
+    assert ef.lookup("nccl.nets") == ["Socket"]
+    # a diagram's two-way arrow and a comparison inside output are not notes
+    assert intake.clean("GPU0  <->  GPU1\n") == "GPU0  <->  GPU1\n"
+    assert intake.clean("x  # ← note\n") == "x\n"

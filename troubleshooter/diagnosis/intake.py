@@ -38,6 +38,9 @@ _RANK_PREFIXES = (re.compile(r"^\((?:[\w.-]+,? )?(?:\w+=[^,()\s]+(?:, )?)+\)\s")
                   # (srun -l writes "0: " with its space; "86:00.0 ..." is lspci's bus address, not a rank)
                   re.compile(r"^\s{0,3}\d{1,5}: |^\s{0,3}\d{1,5}:$"))
 _QUOTE = re.compile(r"^>[ ]?")
+# a note a person wrote at a line's end, pointing at it ("...to 1.  # ← IB disabled by the environment",
+# "Using network Socket   <-- here"): theirs, not the tool's, so it is not read into the line's value
+_ARROW_NOTE = re.compile(r"[ \t]{2,}(?:#[ \t]*)?(?:←|⬅|👈|<-{1,3}|<={1,2})(?:[ \t].*)?$")
 
 
 def _strip_common_prefix(lines: list[str], pattern: re.Pattern[str]) -> list[str]:
@@ -66,6 +69,8 @@ def clean(text: str) -> str:
     lines = _strip_common_prefix(lines, _QUOTE)
     for pat in _RANK_PREFIXES:
         lines = _strip_common_prefix(lines, pat)
+    lines = [_ARROW_NOTE.sub("", ln) if ("←" in ln or "<-" in ln or "<=" in ln or "⬅" in ln or "👈" in ln) else ln
+             for ln in lines]
     lines = [ln.rstrip(" \t") for ln in lines]  # the blanks a browser, a terminal or a ticket left at line ends
     return "\n".join(_dedent(lines))
 

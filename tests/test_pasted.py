@@ -222,3 +222,17 @@ def test_a_paste_both_fallback_kinds_claim_is_read_by_both(tmp_path):
     paste.write_text("".join(ln + "\n" for ln in (benign + exc).split("\n") if ln and not ln.startswith("#%")))
     ev = EvidenceFacts.from_specs([str(paste)])
     assert sorted(f.kind for f in ev.files) == ["benign-messages", "python-traceback"]
+
+
+def test_privileged_alone_does_not_say_the_node_is_meant_to_use_rdma():
+    """ByteTrack#302's docker run has --privileged and no /dev/infiniband: every device the host has, which says
+    nothing of RDMA; a line naming /dev/infiniband (OneFlow's DLPerf multi-node run) does."""
+    from troubleshooter.model.facts import Unknown
+
+    from .corpus import DATA
+    priv = EvidenceFacts.from_specs([str(DATA / "nvidia-container-cli/no-gpu-runtime-bytetrack302-could-not-select-then-docker-run-command.txt")])
+    assert priv.lookup("docker.privileged") is True
+    assert isinstance(priv.lookup("rdma.expected"), Unknown)
+    named = EvidenceFacts.from_specs([str(DATA / "docker-run/oneflow-dlperf-multinode-ib-privileged-shm16g-memlock.txt")])
+    assert named.lookup("docker.rdma_devices_named") is True
+    assert named.lookup("rdma.expected") is True

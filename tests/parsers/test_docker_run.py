@@ -14,7 +14,8 @@ def test_multiline_launch_for_multinode_ib():
     assert parsers.run("docker-run", text) == {
         "docker.runs": 1, "docker.image": "oneflow:WDL", "docker.shm_size_mb": 16384, "docker.memlock": "-1",
         "docker.memlock_unlimited": True, "docker.network": "host", "docker.privileged": True,
-        "docker.rdma_devices": True, "docker.cap_add": ["IPC_LOCK"], "docker.shm_limited": False,
+        "docker.rdma_devices": True, "docker.rdma_devices_named": True,
+        "docker.cap_add": ["IPC_LOCK"], "docker.shm_limited": False,
         "docker.nvidia_runtime_used": False}
 
 
@@ -23,6 +24,7 @@ def test_mpirun_launching_docker_with_rdma_devices_and_env():
     assert f == {"docker.runs": 1, "docker.image": "jyoo332/astra-sim-gent:mpi_0324", "docker.network": "host",
                  "docker.memlock": "-1:-1", "docker.memlock_unlimited": True, "env.var.RDMA_PORT": "1",
                  "env.var.RDMA_DRIVER": "mlx5_0", "docker.privileged": False, "docker.rdma_devices": True,
+                 "docker.rdma_devices_named": True,
                  "docker.shm_limited": True, "docker.nvidia_runtime_used": False}
 
 

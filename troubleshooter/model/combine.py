@@ -402,7 +402,8 @@ def _scope(fs: FactSet) -> None:
         elif any(m in (fs.get_value("kmod.installed") or []) for m in PEERMEM) or any(
                 m in (fs.get_value("kmod.loaded") or []) for m in ("mlx5_ib", "mlx4_ib", "ib_uverbs")):
             why = "the node has RDMA kernel modules"
-        elif fs.get_value("k8s.rdma_devices") is True or fs.get_value("docker.rdma_devices") is True:
+        # (--privileged gives a container every device the host has: it does not say the host has RDMA)
+        elif fs.get_value("k8s.rdma_devices") is True or fs.get_value("docker.rdma_devices_named") is True:
             why = "the container is given RDMA devices"
         elif any(n in ("IB", "IBext") for n in nets if isinstance(n, str)) or fs.get_value("nccl.hcas"):
             why = "NCCL's log names IB devices"

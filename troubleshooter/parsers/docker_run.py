@@ -43,6 +43,8 @@ FACTS = [
     ("docker.memlock", "string", "", "--ulimit memlock value as given (-1, -1:-1, 8388608:8388608); absent when not given"),
     ("docker.memlock_unlimited", "bool", "", "--ulimit memlock makes the soft limit unlimited (-1); false when given with a number or not given"),
     ("docker.rdma_devices", "bool", "", "the container gets /dev/infiniband (a --device or -v of it, or --privileged)"),
+    ("docker.rdma_devices_named", "bool", "", "/dev/infiniband is named on the line (a --device or -v of it): the job means "
+     "to use RDMA, which --privileged alone (every device the host has, RDMA or none) does not say"),
     ("docker.gpus", "string", "", "--gpus value, or 'runtime=nvidia' for --runtime=nvidia / nvidia-docker"),
     ("docker.nvidia_runtime_used", "bool", "", "one of the runs read (not only the last) went through the nvidia runtime (--runtime=nvidia, nvidia-docker)"),
     ("docker.cap_add", "list", "", "--cap-add capabilities (IPC_LOCK lets the container lock memory past its limit)"),
@@ -194,6 +196,7 @@ def parse(text: str) -> dict[str, Any]:
         re.search(r"(?:^|\s)--runtime[= ]nvidia\b", " " + r) for r in runs) or "nvidia-docker" in text
     facts["docker.privileged"] = privileged
     facts["docker.rdma_devices"] = rdma or privileged
+    facts["docker.rdma_devices_named"] = rdma
     facts.setdefault("docker.memlock_unlimited", False)
     if caps:
         facts["docker.cap_add"] = caps

@@ -365,3 +365,16 @@ def test_a_note_a_person_wrote_after_a_line_is_not_part_of_its_value():
     # a diagram's two-way arrow and a comparison inside output are not notes
     assert intake.clean("GPU0  <->  GPU1\n") == "GPU0  <->  GPU1\n"
     assert intake.clean("x  # ← note\n") == "x\n"
+
+
+def test_output_right_after_a_backslash_is_not_more_of_the_command():
+    """pyxis#78: the srun line ends in a backslash and the paste goes on with the program's output ('INFO: host=hpl
+    ...'): the rest of the command was not pasted, and that line was being read as srun's arguments."""
+    blocks = intake.split(intake.clean(load("slurm/pyxis78-srun-no-mpi-plugin-hpl-mpi-init-null-communicator.txt")))
+    cmds = {b.command for b in blocks if b.command}
+    assert "srun -N 1 --ntasks-per-node=1 --cpu-bind=none" in cmds
+    out = next(b for b in blocks if not b.of_command and b.command and b.command.startswith("srun"))
+    assert out.text.startswith("INFO: host=hpl rank=0 lrank=0 cores=32")
+    # a real continuation still joins
+    joined = intake.split("$ srun -N 2 \\\n  --mpi=pmix ./all_reduce_perf -b 8\n# nThread 1 nGpus 1 minBytes 8\n")
+    assert joined[-1].command == "srun -N 2 --mpi=pmix ./all_reduce_perf -b 8"

@@ -387,6 +387,9 @@ _SECTION_BANNER = re.compile(r"^(?!.*NVSMI LOG|\s*=+ backtrace\b)\s*(?:={3,}|-{3
 # "user@host:~$", "[root@gpu3 ~]#" (after an optional "(env)"), bash's default "sh-4.2$" or zsh's "➜  ~" with no
 # command after it
 _BARE_PROMPT = prompt("", "nothing")
+# a line after a command's trailing backslash that is plainly output, not more of the command (a paste that cut the
+# rest of the command): a program's "INFO: ..." / "ERROR: ...", Open MPI's "*** ...", Slurm's "srun: ..." prefixes
+_OUTPUT_LINE = re.compile(r"^(?:[A-Z][A-Z_]{2,}: |\*\*\* |srun: |slurmstepd: |sbatch: |salloc: )")
 
 
 def split(text: str) -> list[Block]:
@@ -410,9 +413,12 @@ def split(text: str) -> list[Block]:
 
     def continued(first: str, at: int) -> tuple[str, int]:
         full, used = first, 0
-        while full.endswith("\\") and at + used + 1 < len(lines) and used < 200:
+        while full.endswith("\\") and at + used + 1 < len(lines) and used < 200 \
+                and not _OUTPUT_LINE.match(lines[at + used + 1]):
             used += 1
             full = full[:-1].rstrip() + " " + lines[at + used].strip()
+        if full.endswith("\\"):  # the rest of the command was not pasted: what it shows is read
+            full = full[:-1].rstrip()
         return full, used
 
     idx = 0

@@ -378,3 +378,14 @@ def test_output_right_after_a_backslash_is_not_more_of_the_command():
     # a real continuation still joins
     joined = intake.split("$ srun -N 2 \\\n  --mpi=pmix ./all_reduce_perf -b 8\n# nThread 1 nGpus 1 minBytes 8\n")
     assert joined[-1].command == "srun -N 2 --mpi=pmix ./all_reduce_perf -b 8"
+
+
+def test_a_tools_commented_output_line_is_not_a_root_prompt():
+    """NVIDIA/nccl#1272 posted nccl-tests' '# Avg bus bandwidth : 24.2382' alone: a root shell's lone '#' before
+    'Avg' is output, not a command, so the file is read (it was 'only command lines')."""
+    ef = EvidenceFacts.from_specs([str(DATA / "nccl-tests/nccl1272-avg-bus-bandwidth-line-alone.txt")])
+    assert ef.lookup("nccl_tests.avg_busbw_gbps") == 24.2382
+    assert not intake.is_prompt("# Avg bus bandwidth    : 24.2382")
+    assert not intake.is_prompt("# Using devices")
+    assert intake.is_prompt("# ibstat") and intake.is_prompt("# cd /tmp") and intake.is_prompt("# ./all_reduce_perf -b 8")
+    assert intake.is_prompt("root@gpu1:~# Anything typed")  # a prompt with its user@host is one whatever follows

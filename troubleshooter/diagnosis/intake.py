@@ -373,9 +373,26 @@ def _prompt_match(line: str) -> re.Match[str] | None:
     return _PROMPT.match(line) if not _NOT_SET.match(line) else None
 
 
+# what a root shell's lone '#' prompt is followed by when it is a prompt (a tool's own '# Avg bus bandwidth : 24.2'
+# or '# Using devices' is output): a command this reads, a common shell command, or a path
+_SHELL_WORDS = frozenset({"cd", "ls", "echo", "export", "source", "module", "ml", "cp", "mv", "rm", "mkdir", "chmod",
+                          "which", "whoami", "hostname", "uname", "id", "ps", "top", "kill", "systemctl", "service",
+                          "apt", "apt-get", "yum", "dnf", "pip", "pip3", "python", "python3", "make", "git", "vi", "vim",
+                          "nano", "modprobe", "rmmod", "insmod", "reboot", "exit", "su", "ssh", "scp", "wget", "curl",
+                          "tar", "find", "nvcc", "ldd", "ldconfig", "sysctl", "ip", "ibv_devices", "ofed_info"})
+
+
 def is_prompt(line: str) -> bool:
-    """A shell prompt with its command (``user@host:~$ cd dir``), whatever the command."""
-    return _prompt_match(line) is not None
+    """A shell prompt with its command (``user@host:~$ cd dir``), whatever the command; a lone ``#`` only before a
+    command word (``# ibstat``, ``# cd /tmp``), not before a tool's own commented output line."""
+    m = _prompt_match(line)
+    if m is None:
+        return False
+    if line.lstrip().startswith("#") and not (m.group("who") or m.group("who2")):
+        word = m.group("cmd").split()[0] if m.group("cmd").split() else ""
+        base = word.rsplit("/", 1)[-1]
+        return base in _FIRST_WORDS or base in _SHELL_WORDS or word.startswith(("./", "/", "~/"))
+    return True
 
 
 # a section banner a collection script echoes between its commands' outputs: "=== DRIVER ===", "----- ibstat -----"

@@ -457,3 +457,9 @@ def test_an_nccl_error_only_nccl_1_has_names_the_old_nccl() -> None:
     # the same call failing with an error every NCCL has is not this cause
     assert "nccl-version-too-old" not in [
         c for c, _ in _found(["cuda-errors/horovod1171-ncclallreduce-failed-unhandled-cuda-error.txt"])]
+
+
+def test_xid_78_is_the_vgpu_guest_driver_not_a_broken_gpu() -> None:
+    sources.load_all()
+    assert _found(["dmesg/skypilot10468-xid78-guest-driver-incompatible-quoted.txt"]) == [
+        ("vgpu-guest-driver-incompatible-with-host", "confirmed")]

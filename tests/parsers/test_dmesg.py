@@ -299,3 +299,12 @@ def test_xid_lines_whose_bus_the_poster_anonymised_are_still_xids():
     assert f["dmesg.xid_codes"] == [13, 43]
     assert [e["bus"] for e in f["dmesg.xid_events"]] == ["0000:XX:00"] * 3
     assert f["dmesg.xid_events"][0]["text"] == "Graphics SM Warp Exception on (GPC 0, TPC 0, SM 0): Out Of Range Address"
+
+
+def test_an_xid_quoted_without_its_bus_is_still_an_xid():
+    f = parse(load("dmesg/skypilot10468-xid78-guest-driver-incompatible-quoted.txt"))
+    assert f["dmesg.xid_codes"] == [78]
+    assert f["dmesg.xid_events"] == [{"code": 78, "bus": "", "text": "Guest driver is incompatible with host driver"}]
+    # a sentence about an Xid is not one
+    with pytest.raises(ParseError):
+        parse("Xid 79 means the GPU has fallen off the bus\n")

@@ -146,6 +146,9 @@ _TS_ISO = re.compile(r"^\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[^\s\]]*\]?:?\s")
 _JOURNAL = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) \S+ kernel: ")
 # "kern  :err   : " (dmesg -x); Talos prefixes its node: "192.168.11.119: kern:     err: "
 _FACILITY = re.compile(r"^(?:[\w.\-]+:\s+)?(?:kern|user|daemon|syslog)\s*:\s*\w+\s*:\s")
+# an Xid a person quoted without its bus, as NVIDIA's catalogue names them ("Xid 78: Guest driver is incompatible
+# with host driver"): still the driver's report, its bus unknown
+_XID_QUOTED = re.compile(r"^(?:NVRM:\s*)?Xid (\d{1,3}):\s+([A-Z].*)$")
 # (a bus a poster anonymised, 'PCI:0000:XX:00', is still an Xid: its digits as X)
 _XID = re.compile(r"\bXid \((?:PCI:)?([0-9a-fA-FxX]{4}:[0-9a-fA-FxX]{2}:[0-9a-fA-FxX]{2}(?:\.[0-7xX])?)\):\s*(\d+)\b,?\s*(.*)$")
 # nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 ... | 22013, Non-fatal, Link 60 ...
@@ -210,7 +213,7 @@ _HCA_CMD = re.compile(r"mlx5_cmd_(?:check|out_err):\d+:\(pid \d+\): (\w+)\(0x[0-
                       r"failed, status ([\w ]+?)\(0x[0-9a-fA-F]+\)")
 
 # Strong markers: text with these is a kernel log even without timestamps.
-_STRONG = re.compile(r"NVRM: |\bS?Xid \(|IO_PAGE_FAULT|AMD-Vi: |DMAR: |arm-smmu|tegra241_cmdqv|callbacks suppressed|"
+_STRONG = re.compile(r"NVRM: |\bS?Xid \(|^(?:NVRM: )?Xid \d{1,3}: [A-Z]|IO_PAGE_FAULT|AMD-Vi: |DMAR: |arm-smmu|tegra241_cmdqv|callbacks suppressed|"
                      r"Kernel command line:|Linux version \d|\d\.[0-7]: (?:AER: |PCIe Bus Error: )")
 # PCIe Advanced Error Reporting, as the kernel prints it: "<driver> <bdf>: AER: ..." / "<driver> <bdf>: PCIe Bus Error:
 # severity=Uncorrected (Fatal), ..." (newer kernels: "Uncorrectable (Fatal)"), "AER: device recovery failed"
@@ -324,6 +327,14 @@ def parse(text: str) -> dict[str, object]:
     # the same matches, ~15 substring tests instead of ~15 expression searches per message
     for _, msg, phys in msgs:
         m = _XID.search(msg) if "Xid (" in msg else None
+        q = _XID_QUOTED.match(msg) if m is None and "Xid " in msg else None
+        if q:
+            xid_count += 1
+            code = int(q.group(1))
+            codes.add(code)
+            events.append({"code": code, "bus": "", "text": q.group(2).strip()[:300]})
+            if code == 79:
+                off_bus = True
         if m:
             xid_count += 1
             code = int(m.group(2))

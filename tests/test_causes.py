@@ -463,3 +463,10 @@ def test_xid_78_is_the_vgpu_guest_driver_not_a_broken_gpu() -> None:
     sources.load_all()
     assert _found(["dmesg/skypilot10468-xid78-guest-driver-incompatible-quoted.txt"]) == [
         ("vgpu-guest-driver-incompatible-with-host", "confirmed")]
+
+
+def test_spectrum_mpis_cuda_hooks_in_a_program_without_pami_are_the_preloaded_interposer() -> None:
+    sources.load_all()
+    for rel in ("openmpi/mpichwiki-summit-jsrun-cuda-hook-no-pami.txt",
+                "openmpi/stencil16-jsrun-smpiargs-gpu-python-cuda-hook.txt"):
+        assert _found([rel]) == [("cuda-interposer-preload", "likely")], rel

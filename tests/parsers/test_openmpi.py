@@ -134,3 +134,11 @@ def test_a_rank_that_aborted_in_mpi_init_on_a_null_communicator():
     block = text[text.index("*** An error"):text.index("srun: error")]
     assert parsers.detect(block) == "openmpi"
     assert parsers.run("openmpi", block) == {"mpi.init_failed": True}
+
+
+@pytest.mark.parametrize("rel", ["openmpi/mpichwiki-summit-jsrun-cuda-hook-no-pami.txt",
+                                 "openmpi/stencil16-jsrun-smpiargs-gpu-python-cuda-hook.txt"])
+def test_spectrum_mpis_cuda_hook_without_pami(rel):
+    text = load(rel)
+    assert parsers.detect(text) == "openmpi"
+    assert parsers.run("openmpi", text) == {"mpi.cuda_hook_missing_symbols": ["__PAMI_Invalidate_region"]}

@@ -64,6 +64,9 @@ FACTS = [
      "Component: munge' is 'psec/munge'), sorted"),
     ("mpi.pmix_init_failed", "bool", "", "PMIx could not initialise in a rank ('It looks like pmix_init failed', "
      "'pmix_psec_base_open failed'): the rank cannot join the job; absent when not said"),
+    ("mpi.cuda_hook_missing_symbols", "list", "", "what IBM Spectrum MPI's CUDA hook library (preloaded by jsrun) could "
+     "not find in the program: the undefined symbols of 'CUDA Hook Library: Failed to find symbol mem_find_dreg_entries, "
+     "./a.out: undefined symbol: __PAMI_Invalidate_region' (PAMI's: the program was not built with Spectrum MPI)"),
     ("mpi.init_failed", "bool", "", "a rank aborted inside MPI_Init before it joined the job (Open MPI's '*** An error "
      "occurred in MPI_Init ... on a NULL communicator', 'Local abort before MPI_INIT completed'); absent when not said"),
 ]
@@ -109,6 +112,8 @@ _BTL_TCP_PEER = re.compile(r"mca_btl_tcp_endpoint_recv_connect_ack\]\s*received 
 _COMPONENT_HEAD = re.compile(r"A\s+requested\s+component\s+was\s+not\s+found")
 _COMPONENT_FIELD = re.compile(r"^\W{0,4}\s*(Framework|Component):\s+([\w.-]+)\s*$")
 _PMIX_INIT_FAILED = re.compile(r"It\s+looks\s+like\s+pmix_init\s+failed|pmix_psec_base_open\s+failed")
+# IBM Spectrum MPI's libpami_cudahook, which jsrun preloads with GPU support on (olcf/olcf-user-docs#78)
+_CUDA_HOOK = re.compile(r"CUDA Hook Library: Failed to find symbol \S+?, .*?: undefined symbol: (\S+)")
 # ompi/errhandler (Open MPI 1.x-4.x): the abort of a rank whose MPI_Init failed, before any communicator existed
 _MPI_INIT_FAILED = re.compile(r"\*\*\* An error occurred in MPI_Init(?:_thread)?\b|Local abort before MPI_INIT completed")
 
@@ -118,7 +123,7 @@ def _detect(text: str) -> float:
     if "*** Process received signal ***" in head or _NOTICED.search(head) or _NO_CUDA.search(head) or \
             _WITH_CUDA.search(head) or _NO_PMIX.search(head) or _LOCKED.search(head) or _REG_LOW.search(head) or \
             _YAKSA_EXCL.search(head) or _BAD_TERM.search(head) or _ABORT.search(head) or _BTL_TCP_PEER.search(head) or \
-            _COMPONENT_HEAD.search(head) or _PMIX_INIT_FAILED.search(head) or _MPI_INIT_FAILED.search(head):
+            _COMPONENT_HEAD.search(head) or _PMIX_INIT_FAILED.search(head) or _MPI_INIT_FAILED.search(head) or _CUDA_HOOK.search(head):
         return 0.75
     if len(re.findall(r"(?:Read|Write) -1, expected \d+, errno = \d+", head)) >= 1:
         return 0.7
@@ -175,9 +180,10 @@ def parse(text: str) -> dict[str, Any]:
     missing = _components_missing(lines) if _COMPONENT_HEAD.search(text) else []
     pmix_init = bool(_PMIX_INIT_FAILED.search(text))
     init_failed = bool(_MPI_INIT_FAILED.search(text))
+    hooks = sorted(set(_CUDA_HOOK.findall(text))) if "CUDA Hook Library" in text else []
     if signal is None and not frames and not cma and not noticed and cuda is None and not no_pmix and not locked \
             and not reg and not yaksa and exit_code is None and not fatal and not btl_peer and not missing \
-            and not pmix_init and not init_failed:
+            and not pmix_init and not init_failed and not hooks:
         raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line, CMA failure, CUDA-support answer, "
                          "missing component, PMIx complaint or MPI_Init abort")
     facts: dict[str, Any] = {}
@@ -187,6 +193,8 @@ def parse(text: str) -> dict[str, Any]:
         facts["mpi.pmix_init_failed"] = True
     if init_failed:
         facts["mpi.init_failed"] = True
+    if hooks:
+        facts["mpi.cuda_hook_missing_symbols"] = hooks
     if exit_code is not None:
         facts["mpi.exit_code"] = exit_code
     if fatal:

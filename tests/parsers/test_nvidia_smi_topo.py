@@ -199,3 +199,14 @@ def test_shuffled_lines_only_parse_error(lines):
         parsers.get("nvidia-smi-topo").func("\n".join(lines))
     except ParseError:
         pass
+
+
+def test_matrix_cut_short_leaves_all_nvlink_unknown():
+    # nccl#820's matrix ends inside the GPU6 row: GPU6-GPU7 is shown by neither row, every pair shown is NV12.
+    # All-NVLink is neither true nor false there (it was read as false, a fact the paste does not carry)
+    f = parse(load(D + "a100-nv12-10nic-cut-in-gpu6-row.txt"))
+    assert f["topo.gpus"] == GPUS8
+    assert f["topo.matrix"]["GPU0"]["GPU7"] == "NV12"
+    assert f["topo.matrix"]["GPU5"]["GPU6"] == "NV12"
+    assert "topo.nvlink_all" not in f
+    assert f["topo.gpu_pairs_sys"] == 0

@@ -195,8 +195,13 @@ def parse(text: str) -> dict[str, object]:
                 pairs.append(matrix.get(a, {}).get(b) or matrix.get(b, {}).get(a))
         known_pairs = [p for p in pairs if p]
         if known_pairs:
-            facts["topo.nvlink_all"] = len(known_pairs) == len(pairs) and all(
-                p.startswith("NV") and p != "NVB" for p in known_pairs)
+            # a matrix cut short (a paste's elided rows) says nothing about the pairs it lost: all-NVLink is false
+            # when a pair it shows is not NVLink, true when every pair is shown, and unknown otherwise
+            direct = [p.startswith("NV") and p != "NVB" for p in known_pairs]
+            if not all(direct):
+                facts["topo.nvlink_all"] = False
+            elif len(known_pairs) == len(pairs):
+                facts["topo.nvlink_all"] = True
             facts["topo.gpu_pairs_sys"] = sum(1 for p in known_pairs if p in ("SYS", "SOC"))
     return facts
 

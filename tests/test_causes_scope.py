@@ -1554,3 +1554,12 @@ def test_no_nvidia_smi_in_a_distribution_image_under_the_nvidia_runtime_is_no_gp
     # nvidia/cuda asks for the GPUs itself: the same words there are not this
     cuda = "nvidia-container-cli/smi-not-found-nvdocker600-runtime-nvidia-cuda-image-sh-too.txt"
     assert "container-nvidia-visible-devices-unset" not in [c for c, _ in _found([cuda])]
+
+
+def test_no_rdma_class_directory_and_enosys_without_an_hca_named_is_possible() -> None:
+    # oneflow#9115: openibd stopped; ibv_devinfo's ENOSYS and ibstatus' 'No devices' say no RDMA device is up, and
+    # nothing in the paste says the node has an adapter (a machine without one prints the same): possible, with lspci
+    # and lsmod as the commands that decide
+    paste = "host:transcripts/oneflow9115-ibv-devinfo-enosys-ibstatus-no-devices-openibd-stopped.txt"
+    assert _found([paste]) == []
+    assert "hca-without-rdma-device" in _suspected([paste])

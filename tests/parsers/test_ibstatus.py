@@ -79,6 +79,7 @@ def test_mixed_rates_compare_like_with_like():
 @pytest.mark.parametrize("text,message", [
     ("", "empty input"),
     ("Fatal error:  device 'mlx5_9': sys files not found (/sys/class/infiniband/mlx5_9/ports)\n", "ibstatus failed"),
+    ("Fatal error:  No device\n", "ibstatus failed"),  # not the script's words: no fact from it
     ("CA 'mlx5_0'\n\tCA type: MT4129\n", "not ibstatus output"),
 ])
 def test_empty_error_only_or_other_tool(text, message):
@@ -101,3 +102,12 @@ def test_no_rdma_device_in_sysfs_is_a_fact_not_an_error():
     text = load("ibstatus/trinity219-fatal-sys-files-not-found.txt")
     f = parsers.run("ibstatus", text)
     assert (f["ib.sysfs_present"], f["ib.active_ports"], f["ib.ports"]) == (False, 0, [])
+
+
+def test_no_devices_is_no_rdma_class_directory():
+    # rdma-core's ibstatus: 'cd /sys/class/infiniband 2>/dev/null || fatal No devices'; oneflow#9115's node with
+    # openibd stopped printed it (and an older script's 'exit -1' refused by dash) after ibv_devinfo's ENOSYS
+    text = load("transcripts/oneflow9115-ibv-devinfo-enosys-ibstatus-no-devices-openibd-stopped.txt")
+    f = parsers.run("ibstatus", text)
+    assert (f["ib.sysfs_present"], f["ib.active_ports"], f["ib.ports"]) == (False, 0, [])
+    assert parsers.run("verbs-errors", text)["rdma.uverbs_missing"] is True

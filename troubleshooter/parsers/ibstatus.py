@@ -18,8 +18,9 @@ What it means here: the same signal as ``ibstat`` (and the same ``ib.*`` facts, 
 no traffic, a rate below the fabric's (``100 Gb/sec (4X EDR)`` on an NDR fabric) caps inter-node bandwidth,
 ``link_layer: Ethernet`` is RoCE. ``ibstatus`` shows no HCA model or firmware, so ``ib.devices`` holds only
 names and port numbers. A paste cut inside a block keeps what is there (a port without its ``rate:`` line has
-no ``rate_gbps``). The script's own failure (``Fatal error: ...``, no sysfs devices) is a ParseError that
-carries its message.
+no ``rate_gbps``). The script's own failure (``Fatal error: ...``) is a ParseError that carries its message, except its two words
+for no RDMA device exposed here ('No devices', "device '*': sys files not found"), read as ``ib.sysfs_present``
+false.
 
 >>> f = parse("Infiniband device 'mlx5_0' port 1 status:\\n\\tstate:\\t\\t 1: DOWN\\n\\trate:\\t\\t 400 Gb/sec (4X NDR)\\n")
 >>> f["ib.down_ports"], f["ib.ports"][0]["rate_gbps"]
@@ -42,13 +43,17 @@ _BLOCK = re.compile(r"^\s*Infiniband device '([^']+)' port (\d+) status:\s*$")
 _KV = re.compile(r"^\s*(default gid|base lid|sm lid|state|phys state|rate|link_layer)\s*:\s*(.*?)\s*$")
 _RATE = re.compile(r"^([\d.]+)\s*Gb/sec\b")
 _FATAL = re.compile(r"^\s*Fatal error:\s*(.*?)\s*$", re.MULTILINE)
+# the script's two words for "no RDMA device is exposed here" (rdma-core infiniband-diags/scripts/ibstatus):
+# 'cd /sys/class/infiniband || fatal No devices' when the class directory is absent (no RDMA core loaded), and
+# "device '*': sys files not found" when it exists and is empty (the glob stays '*')
+_NO_SYSFS = re.compile(r"^\s*Fatal error:\s+(?:No devices|device '\*': sys files not found)", re.MULTILINE)
 
 
 def _detect(text: str) -> float:
     head = text[:65536]
     blocks = len(re.findall(r"^\s*Infiniband device '[^']+' port \d+ status:\s*$", head, re.MULTILINE))
     if not blocks:
-        return 0.6 if re.search(r"Fatal error:\s+device '\*': sys files not found", head) else 0.0
+        return 0.6 if _NO_SYSFS.search(head) else 0.0
     hits = sum(k in head for k in ("default gid:", "phys state:", "link_layer:", "sm lid:", "Gb/sec"))
     return 0.95 if hits >= 2 else 0.7
 
@@ -99,8 +104,8 @@ def parse(text: str) -> dict[str, Any]:
             port["link_layer"] = norm_link_layer(value)
     if not ports:
         fatal = _FATAL.search(text)
-        if fatal and "device '*': sys files not found" in fatal.group(1):
-            # "device '*': sys files not found (/sys/class/infiniband/*/ports)": no RDMA device is exposed here
+        if fatal and _NO_SYSFS.search(text):
+            # no RDMA device is exposed here (the class directory absent, or empty)
             facts = summarize([], [])
             facts["ib.sysfs_present"] = False
             return facts

@@ -1563,3 +1563,27 @@ def test_no_rdma_class_directory_and_enosys_without_an_hca_named_is_possible() -
     paste = "host:transcripts/oneflow9115-ibv-devinfo-enosys-ibstatus-no-devices-openibd-stopped.txt"
     assert _found([paste]) == []
     assert "hca-without-rdma-device" in _suspected([paste])
+
+
+def test_crun_finding_no_nvidia_smi_beside_an_installed_toolkit_is_no_gpu_request() -> None:
+    # nvidia-container-runtime#190: podman's --gpus all is accepted and ignored; the host has the toolkit (its hook's
+    # version banner), so the container got no GPU request its engine acts on
+    crun = "host:nvidia-container-cli/smi-not-found-nvcr190-podman-crun-gpus-all-ignored.txt"
+    versions = "host:container-toolkit-version/nvct190-hook-1.13.5-runtime-banner-cut.txt"
+    assert ("container-run-without-gpu-request", "likely") in _found([crun, versions])
+    # crun's words alone: a host without the toolkit, or without a GPU, says the same
+    assert "container-run-without-gpu-request" not in [c for c, _ in _found([crun])]
+    assert "container-run-without-gpu-request" in _suspected([crun])
+
+
+def test_a_toolkit_release_with_a_known_start_defect_is_possible_from_its_version() -> None:
+    # podman#24502: nvidia-cdi-hook 1.17.0, whose create-symlinks hook was fixed in 1.17.1; the version alone is a
+    # lead, not a finding
+    hook = "host:container-toolkit-version/podman24502-cdi-hook-1.17.0-command-line-no-prompt.txt"
+    assert _found([hook]) == []
+    assert "container-toolkit-release-regression" in _suspected([hook])
+    # 1.14.6 and 1.17.3's cli banners: 1.17.3 is in the IMEX range, 1.14.6 is before it
+    assert "container-toolkit-release-regression" in _suspected(
+        ["container-toolkit-version/chatbot-readme-docker-nvidia-smi-version-cli-1.17.3.txt"])
+    assert "container-toolkit-release-regression" not in _suspected(
+        ["container-toolkit-version/ustc-guide-1.14.6-ctk-cli-runtime-hook-rhel.txt"])

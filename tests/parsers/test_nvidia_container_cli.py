@@ -267,3 +267,14 @@ def test_docker_finding_no_nvidia_smi_in_the_container() -> None:
     f = parsers.run(KIND, load("nvidia-container-cli/smi-not-found-dockersnap184-runtime-nvidia-ubuntu.txt"))
     assert f["container_cli.error_kinds"] == ["nvidia-smi-not-in-container"]
     assert f["container_cli.error"] == 'exec: "nvidia-smi": executable file not found in $PATH'
+
+
+def test_crun_finding_no_nvidia_smi_in_the_container() -> None:
+    # crun (podman's and CRI-O's runtime) says it in its own words
+    f = parsers.run(KIND, load("nvidia-container-cli/smi-not-found-nvcr190-podman-crun-gpus-all-ignored.txt"))
+    assert f["container_cli.error_kinds"] == ["nvidia-smi-not-in-container"]
+    assert f["container_cli.error"] == "crun: executable file `nvidia-smi` not found in $PATH"
+    # another program crun cannot find is not this
+    with pytest.raises(parsers.ParseError):
+        parsers.run(KIND, "Error: crun: executable file `python3` not found in $PATH: No such file or directory: "
+                          "OCI runtime attempted to invoke a command that was not found\n")

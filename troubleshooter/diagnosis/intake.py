@@ -162,6 +162,13 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("ls", ("/dev/nvidia",), "dev-nvidia"),
     ("dkms", (), "nvidia-installer"),
     ("nvidia-installer", (), "nvidia-installer"),
+    # the NVIDIA Container Toolkit's programs asked for their version (their other verbs print other things)
+    ("nvidia-ctk", ("--version", "-v"), "container-toolkit-version"),
+    ("nvidia-container-toolkit", ("--version",), "container-toolkit-version"),
+    ("nvidia-container-runtime-hook", ("--version",), "container-toolkit-version"),
+    ("nvidia-container-runtime", ("--version",), "container-toolkit-version"),
+    ("nvidia-cdi-hook", ("--version",), "container-toolkit-version"),
+    ("nvidia-container-cli", ("--version", "-V"), "container-toolkit-version"),
 ]
 _CAT_FILES = [("cgroup.conf", "slurm-conf"), ("gres.conf", "slurm-conf"), ("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),

@@ -46,9 +46,10 @@ or kubelet prefix) is left out. What each kind means:
   Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not supported. Please use the NVIDIA
   Container Runtime instead."): the toolkit is in CSV mode (Jetson/Tegra, or mode = "csv") and only the nvidia
   runtime (--runtime=nvidia) can set the container up;
-- ``nvidia-smi-not-in-container``: Docker's ``exec: "nvidia-smi": executable file not found in $PATH``: the
-  container started without the driver's utilities (through the NVIDIA runtime: the image asked for no GPU, or the
-  hook found no nvidia-smi on the host);
+- ``nvidia-smi-not-in-container``: Docker's ``exec: "nvidia-smi": executable file not found in $PATH`` (crun's
+  ``crun: executable file `nvidia-smi` not found in $PATH``): the container started without the driver's utilities
+  (through the NVIDIA runtime: the image asked for no GPU, or the hook found no nvidia-smi on the host; with podman: no
+  CDI device or hook asked for, its --gpus being accepted and ignored);
 - ``ldconfig-failed``: ``ldcache error: process /usr/sbin/ldconfig.real failed with error code: 1``: the hook ran
   ldconfig in the new root filesystem (``--ldconfig=@...``) and it failed there (a missing ldconfig is ``other``);
 - ``other``: any other class (``ldcache error: open failed``, ``driver error: failed to process request``, ``detection error:
@@ -116,7 +117,10 @@ _TOOLKIT_ABSENT = re.compile(r'exec:\\?"nvidia-container-(?:runtime-hook|runtime
 # the container started without the driver's utilities: runc could not find nvidia-smi in it ('exec: "nvidia-smi":
 # executable file not found in $PATH'); through the NVIDIA runtime, the image asked for no GPU (no NVIDIA_VISIBLE_DEVICES)
 # or the hook found no nvidia-smi on the host to mount
-_NO_SMI_INSIDE = re.compile(r'exec:\\?"nvidia-smi\\?":executablefilenotfoundin\$PATH')
+_NO_SMI_INSIDE = re.compile(r'exec:\\?"nvidia-smi\\?":executablefilenotfoundin\$PATH'
+                            # crun's wording (podman's and CRI-O's runtime): 'crun: executable file `nvidia-smi` not
+                            # found in $PATH: No such file or directory' (NVIDIA/nvidia-container-runtime#190)
+                            r'|crun:executablefile`nvidia-smi`notfoundin\$PATH')
 _HOOK_ALONE = re.compile(r"invokingtheNVIDIAContainerRuntimeHookdirectly(?:\(e\.g\.specifyingthedocker--gpusflag\))?"
                          r"isnotsupported")
 MAX_SQUASHED = 8 << 20  # Docker's refusals are looked for in the first 8 MB of a paste

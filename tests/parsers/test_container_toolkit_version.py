@@ -86,3 +86,12 @@ def test_a_transcript_with_docker_info_reads_both() -> None:
     fs = ef.factsets["target"]
     assert fs["container_toolkit.versions"].value == {"nvidia-container-runtime-hook": "1.10.0"}
     assert (fs["docker.nvidia_runtime"].value, fs["docker.cgroup_version"].value) == (True, "2")
+
+
+def test_os_release_in_the_same_transcript_is_not_an_environment() -> None:
+    # ctrsploit's block ends with cat /etc/os-release: KEY=VALUE lines, and no process's environment
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+    from tests.corpus import DATA
+    ef = EvidenceFacts.from_specs([str(DATA / "transcripts/ctrsploit-toolkit-1.10.0-hook-version-docker-info.txt")])
+    assert "env" not in {f.kind for f in ef.files}
+    assert "env.var.PRETTY_NAME" not in ef.factsets["target"]

@@ -229,6 +229,13 @@ def _looks_like_env_lines(text: str) -> tuple[float, list[str]]:
     return len(names) / len(lines), names
 
 
+# os-release(5)'s fields: a `cat /etc/os-release` is KEY=VALUE lines too, and no process environment has these names
+_OS_RELEASE = frozenset("NAME VERSION ID ID_LIKE PRETTY_NAME VERSION_ID VERSION_CODENAME BUILD_ID VARIANT VARIANT_ID "
+                        "HOME_URL SUPPORT_URL BUG_REPORT_URL PRIVACY_POLICY_URL DOCUMENTATION_URL ANSI_COLOR CPE_NAME "
+                        "LOGO PLATFORM_ID UBUNTU_CODENAME DEBIAN_CODENAME REDHAT_SUPPORT_PRODUCT "
+                        "REDHAT_SUPPORT_PRODUCT_VERSION REDHAT_BUGZILLA_PRODUCT REDHAT_BUGZILLA_PRODUCT_VERSION "
+                        "SUPPORT_END IMAGE_ID IMAGE_VERSION DEFAULT_HOSTNAME".split())
+_OS_RELEASE_NEEDS = frozenset(("PRETTY_NAME", "ID", "VERSION_ID"))
 _LOGFMT = re.compile(r"(?m)^\s*(?:\S.{0,80}?\s)?time=\S+ level=[A-Z]+ (?:source=\S+ )?msg=")
 
 
@@ -249,6 +256,8 @@ def _detect(text: str) -> float:
         # one name on most lines ("time=... level=INFO msg=..."): a key=value log (logfmt), not an environment,
         # where each variable is listed once
         return 0.05
+    if _OS_RELEASE_NEEDS.issubset(names) and sum(n in _OS_RELEASE for n in names) >= 0.8 * len(names):
+        return 0.05  # cat /etc/os-release: the distribution's name and version, not an environment
     if all(n.startswith(("SLURM_", "SLURMD_")) for n in names):
         return 0.6  # env | grep SLURM: slurm-env says 0.9
     if all(n.startswith("NCCL_") for n in names) and re.search(r"^#", text, re.M):

@@ -179,6 +179,8 @@ _CAT_FILES = [("cgroup.conf", "slurm-conf"), ("gres.conf", "slurm-conf"), ("/pro
 _NV_RUN = re.compile(r"^NVIDIA-Linux-[\w]+-[\d.]+[\w.-]*\.run$")
 # `kubectl logs` of a pod whose name says what it runs: the log is that program's
 _POD_LOGS = (("nvidia-device-plugin", "k8s-device-plugin"),)
+# NCCL 1.x's own tests (test/single/*_test of the NCCL 1 repository)
+_NCCL1_TESTS = re.compile(r"(?:^|/)(all_reduce|all_gather|reduce_scatter|broadcast|reduce)_test$")
 _NCCL_TESTS = re.compile(r"(?:^|/)(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|gather|scatter|hypercube)_perf(?:_mpi)?$")
 _WRAPPERS = {"sudo", "time", "nohup", "exec", "timeout", "stdbuf", "nice", "ionice", "env", "mpirun", "mpiexec",
              "srun", "docker", "podman", "kubectl", "enroot", "singularity", "apptainer", "ssh", "bash", "sh"}
@@ -211,7 +213,8 @@ def tool_of(command: str) -> str | None:
     if not words:
         return None
     first = words[0].rsplit("/", 1)[-1]
-    if first not in _FIRST_WORDS and not _NCCL_TESTS.search(first) and "=" not in first and not _NV_RUN.match(first):
+    if first not in _FIRST_WORDS and not _NCCL_TESTS.search(first) and not _NCCL1_TESTS.search(first) \
+            and "=" not in first and not _NV_RUN.match(first):
         return None  # a sentence or a comment line ("# Collective test starting: ..."), not a command
     for i, w in enumerate(words):
         if " " in w and i and words[i - 1] == "-c":  # bash -c "ulimit -a", sh -c 'cat /proc/cmdline'
@@ -234,6 +237,8 @@ def tool_of(command: str) -> str | None:
                 return tool_of(shlex.join(words[i + bound[1]:]))
         if _NCCL_TESTS.search(base):
             return "nccl-tests"
+        if _NCCL1_TESTS.search(base):
+            return "nccl1-tests"
         if _NV_RUN.match(base):
             return "nvidia-installer"
         if base == "kubectl" and "logs" in words[i + 1:]:

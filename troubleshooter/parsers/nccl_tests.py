@@ -101,9 +101,14 @@ _INT = re.compile(r"^\d+$")
 _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+_NCCL1 = re.compile(r"\bbytes\s+N\s+type\s+(?:op\s+)?(?:root\s+)?time\s+algbw\b|\bRank\s+\d+\s+uses device\b")
+
+
 def _detect(text: str) -> float:
     if re.search(r"^#@ sweep [A-Z][A-Z0-9_]*=", text, re.MULTILINE):
         return 0.6  # several runs under a swept variable: the nccl-sweep kind
+    if _NCCL1.search(text[:131072]) and not _HEADER.search(text) and not _NTHREAD.search(text):
+        return 0.2  # NCCL 1.x's own tests (all_reduce_test ...): the nccl1-tests kind; their rows are not these
     if re.search(r"#?\s*Avg bus bandwidth\s*:", text) or _HEADER.search(text):
         return 0.95
     if _NTHREAD.search(text) or _STARTING.search(text):

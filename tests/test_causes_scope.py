@@ -1587,3 +1587,33 @@ def test_a_toolkit_release_with_a_known_start_defect_is_possible_from_its_versio
         ["container-toolkit-version/chatbot-readme-docker-nvidia-smi-version-cli-1.17.3.txt"])
     assert "container-toolkit-release-regression" not in _suspected(
         ["container-toolkit-version/ustc-guide-1.14.6-ctk-cli-runtime-hook-rhel.txt"])
+
+
+def test_ranks_working_on_one_gpu_while_another_holds_their_contexts() -> None:
+    # mpi4jax#194: both ranks' work on GPU 0, a context of each on GPU 1: they see both GPUs and use the first
+    assert ("ranks-not-bound-to-gpus", "likely") in _found(["gpustat/gpustat-mpi4jax-194-all-on-gpu0.txt"])
+    # ranks bound one per GPU that also touched GPU 0 (PS-MT#20, MGD-SSSS#2): the healthy shape, nothing
+    for ok in ("nvidia-smi/nvsmi-psmt-20-ddp-extra-ctx-first-gpu.txt", "nvidia-smi/nvsmi-mgd-ssss-2-ddp-extra-ctx-gpu0.txt",
+               "gpustat/issue157_rtx4090_8gpu_user_gdm.txt", "gpustat/dadm_readme_mixed_3090_2080ti.txt"):
+        assert "ranks-not-bound-to-gpus" not in [c for c, _ in _found([ok])] + _suspected([ok]), ok
+
+
+def test_crowding_by_pid_in_nvidia_smi_processes() -> None:
+    from troubleshooter.model import combine
+    from troubleshooter.model.facts import Fact, FactSet
+
+    def crowded(rows: list[tuple[int, int, int]]) -> tuple[object, object]:
+        fs = FactSet()
+        fs.add(Fact("gpu.processes", [{"gpu": g, "pid": pid, "type": "C", "name": "python", "mem_mib": m}
+                                      for g, pid, m in rows], "", "test", "", 0.0))
+        combine.apply(fs)
+        return tuple(fs[n].value if n in fs else None
+                     for n in ("gpu.processes_crowded", "gpu.processes_crowded_see_all"))
+
+    # the same two PIDs working on GPU 0 and holding contexts on GPU 1
+    assert crowded([(0, 11, 30000), (0, 12, 29000), (1, 11, 500), (1, 12, 500)]) == (
+        "GPU 0: 2 working processes (30000, 29000 MiB); GPU 1: contexts only (500, 500 MiB)", True)
+    # other processes' contexts on GPU 1: crowded, not shown to be one job's ranks
+    assert crowded([(0, 11, 30000), (0, 12, 29000), (1, 13, 500)])[1] is False
+    # one working process per GPU: not crowded
+    assert crowded([(0, 11, 30000), (0, 12, 900), (1, 12, 29000)]) == (None, None)

@@ -108,6 +108,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("nvidia-smi", ("nvlink",), "nvlink-status"),
     ("nvidia-smi", ("-L", "--list-gpus"), "nvidia-smi-status"),
     ("nvidia-smi", (), "nvidia-smi"),
+    ("gpustat", (), "gpustat"),
     ("numastat", (), "numastat"),
     ("cpupower", ("idle-info", "frequency-info"), "cpupower"),
     ("df", (), "df"),

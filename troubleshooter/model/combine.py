@@ -54,6 +54,12 @@ declare("derived", [
      "or a --gpu-bind other than none, as written"),
     ("job.ranks_launched", "number", "count", "processes the launch line starts: mpirun's -np, or srun's -n/--ntasks "
      "(--ntasks-per-node times -N)"),
+    ("gpu.processes_crowded", "string", "", "a process listing (nvidia-smi's Processes table, gpustat) shows two or more "
+     "processes doing work on one GPU (2 GiB or more each) while another GPU of the listing holds none that does: "
+     "'GPU 0: 2 working processes (36804, 3370 MiB); GPU 1: contexts only (416, 416 MiB)'"),
+    ("gpu.processes_crowded_see_all", "bool", "", "with gpu.processes_crowded: the GPU left without work holds as many "
+     "small contexts as the crowded GPU holds working processes (the same PIDs where the listing gives them), so each "
+     "process sees every GPU and works on the first: ranks not given a GPU each"),
     ("rdma.enomem", "list", "", "messages saying an RDMA queue creation or memory registration failed with ENOMEM ('Cannot allocate memory'), from UCX, NCCL and the verbs tools; [] when their output was read and none says so"),
 ])
 
@@ -77,6 +83,8 @@ READS["job.gpus_bound_per_task"] = ("slurm.srun.options", "script.sbatch")
 READS["gpu.uvm_nodes_missing"] = ("gpu.dev_node_count", "gpu.dev_control_nodes")
 READS["gpu.nvlink_all_inactive_baseboard"] = ("gpu.nvlink_all_inactive", "gpu.nvlink_gpus")
 READS["gpu.nvlink_bridged_uniform"] = ("gpu.nvlink_gpus",)
+READS["gpu.processes_crowded"] = ("gpu.processes",)
+READS["gpu.processes_crowded_see_all"] = ("gpu.processes",)
 
 NCCL_DEFAULTS = {"NCCL_IB_QPS_PER_CONNECTION": "1"}
 
@@ -116,6 +124,7 @@ def apply(fs: FactSet) -> None:
     _uvm_nodes(fs)
     _nvlink_baseboard(fs)
     _nvlink_bridged(fs)
+    _processes_crowded(fs)
     _peermem(fs)
     _rdma_enomem(fs)
     _limits_process(fs)
@@ -465,6 +474,45 @@ def _nvlink_bridged(fs: FactSet) -> None:
     active = {g.get("active") for g in cards}
     fs.add(Fact("gpu.nvlink_bridged_uniform", len(active) == 1, "",
                 f"inferred: {len(cards)} PCIe cards ({names[0]}) with {sorted(a for a in active if a is not None)} active links", "", 0.0))
+
+
+#: a process holding this much of a GPU's memory is doing its work there; a CUDA context alone (PyTorch's, JAX's, a
+#: rank touching a GPU it does not use) holds some 300-1500 MiB
+_WORKING_MIB = 2048
+_CONTEXT_MIB = 64
+
+
+def _processes_crowded(fs: FactSet) -> None:
+    """Ranks that each see every GPU and were not told which to use run on the first one (mpi4jax#194: GPU 0 held both
+    processes' work, GPU 1 only their contexts). The opposite shape, one working process per GPU with extra contexts
+    on GPU 0 (ranks that touched the first GPU before choosing theirs), is not this and gives nothing."""
+    procs = fs.get_value("gpu.processes")
+    if "gpu.processes_crowded" in fs or not isinstance(procs, list) or len(procs) < 3:
+        return
+    by_gpu: dict[str, list[dict]] = {}
+    for p in procs:
+        # a display server's few MiB (Xorg, gdm: type G, or 4M in gpustat) is no CUDA process of the job
+        if isinstance(p, dict) and p.get("gpu") is not None and isinstance(p.get("mem_mib"), (int, float)) \
+                and p["mem_mib"] >= _CONTEXT_MIB and p.get("type") != "G":
+            by_gpu.setdefault(str(p["gpu"]), []).append(p)
+    working = {g: [p for p in ps if p["mem_mib"] >= _WORKING_MIB] for g, ps in by_gpu.items()}
+    crowded = [g for g, ws in working.items() if len(ws) >= 2]
+    idle = [g for g, ws in working.items() if not ws]
+    if len(crowded) != 1 or not idle or any(len(ws) > 1 for g, ws in working.items() if g != crowded[0]):
+        return
+    g = crowded[0]
+    heavy = working[g]
+    mib = ", ".join(str(int(p["mem_mib"])) for p in heavy)
+    rest = "; ".join(f"GPU {h}: contexts only ({', '.join(str(int(p['mem_mib'])) for p in by_gpu[h])} MiB)" for h in idle)
+    fs.add(Fact("gpu.processes_crowded", f"GPU {g}: {len(heavy)} working processes ({mib} MiB); {rest}", "",
+                "inferred: the process listing's memory per GPU", "", 0.0))
+    pids = {p.get("pid") for p in heavy}
+    if None in pids:  # gpustat without -p: the count of contexts stands for the processes
+        see_all = all(len(by_gpu[h]) == len(heavy) for h in idle)
+    else:
+        see_all = all({p.get("pid") for p in by_gpu[h]} == pids for h in idle)
+    fs.add(Fact("gpu.processes_crowded_see_all", see_all, "", "inferred: the processes on the GPUs left without work",
+                "", 0.0))
 
 
 def _uvm_nodes(fs: FactSet) -> None:

@@ -97,3 +97,24 @@ def test_a_store_connect_timeout_on_loopback():
     text = load("torch-distributed/controlnet382-tcpstore-connect-timeout-loopback.txt")
     assert parsers.detect(text) == "torch-distributed"
     assert parsers.run("torch-distributed", text)["torch.connect_timeouts"] == ["127.0.0.1:48391"]
+
+
+@pytest.mark.parametrize("name,hosts", [
+    ("colossalai2841-gai-ipv6-name-unresolved-repeated.txt", ["i-7840df31:37340"]),  # six times: once
+    ("verl2550-ray-prefixed-gai-ipv6-literal.txt", ["[2605:340:cd51:4900:73e8:12cb:cfe2:1540]:59699"]),
+    ("nanochat42-macos-gai-8-nodename.txt", ["Os-MacBook-Air.local:59319"]),
+    ("chatglm1372-windows-path-host-with-space.txt", ["Win202203021144.DHCP HOST:55890"]),
+])
+def test_rendezvous_host_c10d_could_not_resolve(name, hosts) -> None:
+    text = load("torch-distributed/" + name)
+    assert parsers.detect(text) == "torch-distributed"
+    f = parsers.run("torch-distributed", text)
+    assert (f["torch.unresolved_hosts"], f["torch.errors"]) == (hosts, [])
+
+
+def test_an_unresolved_rendezvous_host_names_no_cause() -> None:
+    # repeated while peers come up (kubernetes-sigs/jobset#93: a false alarm), or a name set wrong by the user: the
+    # fact is evidence, not a cluster cause
+    from tests.test_causes_scope import _found, _suspected
+    spec = "torch-distributed/colossalai2841-gai-ipv6-name-unresolved-repeated.txt"
+    assert _found([spec]) == [] and _suspected([spec]) == []

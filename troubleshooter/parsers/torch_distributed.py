@@ -47,6 +47,9 @@ FACTS = [
     ("torch.timeout_seqs", "list", "", "sequence numbers (SeqNum=) of the collectives that timed out, sorted"),
     ("torch.connect_timeouts", "list", "", "peers c10d's store or socket client timed out connecting to, as 'ADDRESS:PORT' "
      "('[c10d] The client socket has timed out after 1800s while trying to connect to (172.17.0.2, 44737)')"),
+    ("torch.unresolved_hosts", "list", "", "rendezvous hosts c10d could not resolve, as 'HOST:PORT' ('[c10d] The "
+     "IPv6 network addresses of (pytorch-workers-0-0.pytorch-workers, 3389) cannot be retrieved (gai error: -2 - Name "
+     "or service not known)'): repeated while the peers' pods or nodes come up, a fault only if it never stops"),
     ("torch.timed_out_ranks", "list", "", "ranks that reported a timeout ('[Rank N] Watchdog caught ...', 'Timeout at NCCL work'), sorted"),
     ("torch.last_completed_work", "dict", "", "rank -> last completed NCCL work sequence number ('Timeout at NCCL work: N, ..., last completed NCCL work: M')"),
     ("torch.store_port_in_use", "bool", "", "the rendezvous store (TCPStore) could not bind its port: 'RuntimeError: Address already in use' after a TCPStore frame (MASTER_PORT held by another job or a stale process); absent when the log does not say"),
@@ -81,6 +84,9 @@ _MARKERS = re.compile(r"ProcessGroupNCCL|DistBackendError|NCCL error in:|Watchdo
 
 # c10d's TCPStore/socket client giving up on a peer ('[c10d] The client socket has timed out after 1800s while trying
 # to connect to (172.17.0.2, 44737)'): the address the peer advertised
+# c10d's socket.cpp when getaddrinfo fails for the rendezvous host: "The IPv6 network addresses of (HOST, PORT) cannot be
+# retrieved (gai error: -2 - Name or service not known)" (IPv4 likewise)
+_GAI = re.compile(r"The IPv[46] network addresses of \(\s*([^,()]+?)\s*,\s*(\d+)\s*\) cannot be retrieved \(gai error")
 _CONNECT = re.compile(r"client socket has timed out after \d+s while trying to connect to \(\s*([\w.:-]+?)\s*(?:,\s*(\d+))?\s*\)")
 
 
@@ -105,7 +111,7 @@ def _detect(text: str) -> float:
     strong = len(re.findall(r"NCCL error in:|Watchdog caught collective operation timeout|DistBackendError|"
                             r"client socket has timed out after|"
                             r"Detected mismatch between collectives on ranks|Exception raised from ncclCommWatchdog|"
-                            r"TCPStore\(|"
+                            r"TCPStore\(|network addresses of \(.{1,200}\) cannot be retrieved \(gai error|"
                             r"\[E[\w :.]*ProcessGroupNCCL\.cpp", head))
     score = 0.85 if strong >= 2 else 0.7 if strong == 1 else 0.5 if len(_MARKERS.findall(head)) >= 2 else 0.0
     if score and "Watchdog caught" not in head and re.search(r"Cuda failure \d+|cudaError\w+|CUDA error:|unhandled cuda error|ncclUnhandledCudaError", head):
@@ -138,8 +144,15 @@ def parse(text: str) -> dict[str, Any]:
     watchdog_frames = store_frames = store_in_use = False
     seen = 0
     connect: list[str] = []
+    unresolved: list[str] = []
     for raw in _rejoined(text.split("\n")):
         line = _PREFIX.sub("", raw.rstrip(), count=1)
+        if "cannot be retrieved (gai error" in line:
+            g = _GAI.search(line)
+            if g:
+                seen += 1
+                add_clipped(unresolved, f"{g.group(1)}:{g.group(2)}", MAX_MESSAGES, MAX_TEXT)
+                continue
         if "trying to connect to" in line:
             c = _CONNECT.search(line)
             if c:
@@ -216,10 +229,13 @@ def parse(text: str) -> dict[str, Any]:
                 add_clipped(errors, line.strip(), MAX_MESSAGES, MAX_TEXT)
     if not seen:
         raise ParseError("no PyTorch distributed NCCL error (DistBackendError, 'NCCL error in:', nccl*Error), no "
-                         "ProcessGroupNCCL watchdog timeout and no c10d connect timeout found")
+                         "ProcessGroupNCCL watchdog timeout, no c10d connect timeout and no unresolved rendezvous host "
+                         "found")
     facts: dict[str, Any] = {"torch.errors": errors}
     if connect:
         facts["torch.connect_timeouts"] = connect
+    if unresolved:
+        facts["torch.unresolved_hosts"] = unresolved
     if kinds:
         facts["torch.nccl_error_kinds"] = kinds
     if store_in_use:

@@ -159,3 +159,13 @@ def test_the_processes_table_alone_on_the_host_and_in_the_container():
     host = parse(load("nvidia-smi/nvdocker179-processes-table-host.txt"))
     assert host == {"gpu.processes": [{"gpu": 0, "pid": 28290, "type": "C", "name": "python", "mem_mib": 1012}]}
     assert parse(load("nvidia-smi/nvdocker179-processes-table-container.txt")) == {"gpu.processes": []}
+
+
+def test_one_gpus_rows_quoted_without_the_banner() -> None:
+    # azhpc-diagnostics#77 quoted GPU 1's rows (power ERR!): read, and not taken for the node's GPU count
+    text = load("nvidia-smi/azhpcdiag77-v100-gpu1-rows-alone-power-err.txt")
+    assert parsers.detect(text) == "nvidia-smi"
+    f = parsers.run("nvidia-smi", text)
+    assert f["gpu.devices"][0]["index"] == 1 and f["gpu.devices"][0]["power_w"] is None
+    assert f["gpu.devices"][0]["power_limit_w"] == 250.0 and f["gpu.devices"][0]["mem_used_mib"] == 593
+    assert "gpu.count" not in f

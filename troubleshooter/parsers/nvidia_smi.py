@@ -142,7 +142,8 @@ def parse(text: str) -> dict[str, object]:
         if header_seen:
             raise ParseError("nvidia-smi header found but no GPU rows (no GPU, or the table was cut)")
         raise ParseError("not the nvidia-smi table: no 'NVIDIA-SMI ... Driver Version:' header and no GPU rows")
-    facts["gpu.count"] = len(devices)
+    if header_seen or [d["index"] for d in devices] == list(range(len(devices))):
+        facts["gpu.count"] = len(devices)  # a GPU's rows quoted alone (GPU 1 of a node) do not count the node's
     facts["gpu.names"] = [d["name"] for d in devices]
     facts["gpu.devices"] = devices
     if modes:
@@ -178,7 +179,13 @@ def _processes(lines: list[str]) -> list[dict[str, Any]]:
 def _detect(text: str) -> float:
     if not _HEADER.search(text):
         # the Processes table alone (a paste of nvidia-smi's lower half)
-        return 0.6 if _PROC_HEADER.search(text[:65536]) and re.search(r"PID\s+Type\s+Process name", text[:65536]) else 0.0
+        if _PROC_HEADER.search(text[:65536]) and re.search(r"PID\s+Type\s+Process name", text[:65536]):
+            return 0.6
+        # a GPU's two table rows quoted without the banner (a thread quoting the GPU that shows ERR!)
+        lines = text[:65536].split("\n")
+        if any(_ROW1.match(a.strip()) and _ROW2.match(b.strip()) for a, b in zip(lines, lines[1:])):
+            return 0.6
+        return 0.0
     if re.search(r"^=+\s*NVSMI LOG\s*=+\s*$", text, re.MULTILINE):
         return 0.6  # the table followed by nvidia-smi -q: the -q parser reads more
     return 0.9

@@ -389,3 +389,22 @@ def test_a_tools_commented_output_line_is_not_a_root_prompt():
     assert not intake.is_prompt("# Using devices")
     assert intake.is_prompt("# ibstat") and intake.is_prompt("# cd /tmp") and intake.is_prompt("# ./all_reduce_perf -b 8")
     assert intake.is_prompt("root@gpu1:~# Anything typed")  # a prompt with its user@host is one whatever follows
+
+
+def test_a_command_given_without_a_prompt_names_the_output_under_it() -> None:
+    # ACK's FAQ: 'docker info | grep -i cgroup' then 'Cgroup Driver: cgroupfs', no prompt; read only because nothing
+    # read the paste as it stands
+    from tests.corpus import DATA
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+    ef = EvidenceFacts.from_specs([str(DATA / "transcripts/ackdocs-docker-info-grep-cgroup-no-prompt.txt")])
+    assert [f.kind for f in ef.files] == ["docker-info"]
+    assert ef.factsets["target"]["docker.cgroup_driver"].value == "cgroupfs"
+
+
+def test_bare_command_lines_cut_a_block_only_where_a_tool_is_named() -> None:
+    from troubleshooter.diagnosis import intake
+    b = intake.Block("ibv_devinfo\nFailed to get IB devices list: Function not implemented\nibstatus\n"
+                     "Fatal error:  No devices\nCgroup Driver: cgroupfs\n", 1)
+    parts = intake.split_bare_commands(b)
+    assert [(p.command, p.kind, p.line) for p in parts] == [("ibv_devinfo", "ibv-devinfo", 2), ("ibstatus", "ibstatus", 4)]
+    assert intake.split_bare_commands(intake.Block("Cgroup Driver: cgroupfs\nNCCL_DEBUG=INFO\n", 1)) == []

@@ -368,6 +368,30 @@ def _is_sentence(line: str) -> bool:
     return len(words) >= 4 and sum(1 for w in words if _SENTENCE_WORD.fullmatch(w)) >= 0.8 * len(words)
 
 
+def split_bare_commands(block: Block) -> list[Block]:
+    """The block cut at lines that are a command this reads given without a prompt ('docker info | grep -i cgroup',
+    'ibstatus'), each part read as that command's output; [] when no line is one. Used only when the block as pasted
+    could not be read: a tool's output line that happens to start with a tool's name would otherwise cut it."""
+    lines = block.text.split("\n")
+    cuts = []
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if not s or len(s) > 300 or s.startswith(("#", ">")) or ":" in s.split()[0] or "=" in s.split()[0]:
+            continue
+        kind = tool_of(s)
+        if kind is not None:
+            cuts.append((i, s, kind))
+    if not cuts:
+        return []
+    out = []
+    for n, (i, cmd, kind) in enumerate(cuts):
+        end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
+        text = "\n".join(lines[i + 1:end])
+        if text.strip():
+            out.append(Block(text, block.line + i + 1, cmd, kind, block.side))
+    return out
+
+
 def trim_prose(text: str) -> str:
     """The text without the sentences a person wrote before and after the output (blanked, so line numbers stay
     the paste's). Used only when the text as pasted could not be read: a tool's own first line can read like a

@@ -398,6 +398,16 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
             _read_block(path, side, kind, dataclasses.replace(b, text=trimmed), len(blocks), source_kind, again)
             if any(not f.error for f in again):
                 out[first_out:] = again
+        if out[first_out:] and all(f.error for f in out[first_out:]) and b.command is None:
+            # still nothing: the paste may give its commands without a prompt ('docker info | grep -i cgroup' on
+            # the line before its output); cut it there and read each part by its command
+            parts = intake.split_bare_commands(b)
+            if parts:
+                again = []
+                for part in parts:
+                    _read_block(path, side, kind, part, len(blocks) + len(parts), source_kind, again)
+                if any(not f.error for f in again):
+                    out[first_out:] = again
         if b.side == "container":  # the command went through a container, or its prompt is a container's
             out[first_out:] = [dataclasses.replace(f, declared="container") for f in out[first_out:]]
     if len(out) > 1 and any(f.kind and not f.error for f in out):

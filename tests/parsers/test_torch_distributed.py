@@ -118,3 +118,16 @@ def test_an_unresolved_rendezvous_host_names_no_cause() -> None:
     from tests.test_causes_scope import _found, _suspected
     spec = "torch-distributed/colossalai2841-gai-ipv6-name-unresolved-repeated.txt"
     assert _found([spec]) == [] and _suspected([spec]) == []
+
+
+@pytest.mark.parametrize("name,addrs,in_use", [
+    ("tuneavideo90-server-socket-no-listen-errno98-one-line.txt", ["[::]:29500", "0.0.0.0:29500"], True),
+    ("ywblog-distnetworkerror-no-listen-eaddrinuse-port-lines.txt", ["any"], True),  # the port on its own line
+    ("windows-notes-no-listen-system-error-10013.txt", ["[Christians-Desktop]:50376"], None),  # access, not in use
+])
+def test_the_rendezvous_store_could_not_listen(name, addrs, in_use) -> None:
+    text = load("torch-distributed/" + name)
+    assert parsers.detect(text) == "torch-distributed"
+    f = parsers.run("torch-distributed", text)
+    assert f["torch.store_listen_refused"] == addrs
+    assert f.get("torch.store_port_in_use") is in_use

@@ -47,6 +47,9 @@ FACTS = [
     ("torch.timeout_seqs", "list", "", "sequence numbers (SeqNum=) of the collectives that timed out, sorted"),
     ("torch.connect_timeouts", "list", "", "peers c10d's store or socket client timed out connecting to, as 'ADDRESS:PORT' "
      "('[c10d] The client socket has timed out after 1800s while trying to connect to (172.17.0.2, 44737)')"),
+    ("torch.store_listen_refused", "list", "", "addresses the rendezvous store could not listen on ('The server socket "
+     "has failed to listen on any local network address. The server socket has failed to bind to [::]:29500 (errno: 98 "
+     "- Address already in use)' -> '[::]:29500'); ['any'] when the message gives none"),
     ("torch.unresolved_hosts", "list", "", "rendezvous hosts c10d could not resolve, as 'HOST:PORT' ('[c10d] The "
      "IPv6 network addresses of (pytorch-workers-0-0.pytorch-workers, 3389) cannot be retrieved (gai error: -2 - Name "
      "or service not known)'): repeated while the peers' pods or nodes come up, a fault only if it never stops"),
@@ -84,6 +87,12 @@ _MARKERS = re.compile(r"ProcessGroupNCCL|DistBackendError|NCCL error in:|Watchdo
 
 # c10d's TCPStore/socket client giving up on a peer ('[c10d] The client socket has timed out after 1800s while trying
 # to connect to (172.17.0.2, 44737)'): the address the peer advertised
+# c10d's socket.cpp when the store's server socket cannot listen: "The server socket has failed to listen on any local
+# network address. The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use). ..." (2.x),
+# "DistNetworkError: ... port: 29700, code: -98, name: EADDRINUSE" (later), Windows' "(system error: 10013 - ...)"
+_NO_LISTEN = "server socket has failed to listen on any local network address"
+_BIND = re.compile(r"server socket has failed to (?:bind to|listen on) (\S+?)(?: \((?:errno|system error): (\d+)|\.?\s*$|\.\s)")
+_IN_USE = re.compile(r"errno: 98\b|\bEADDRINUSE\b|Address already in use|code: -98\b")
 # c10d's socket.cpp when getaddrinfo fails for the rendezvous host: "The IPv6 network addresses of (HOST, PORT) cannot be
 # retrieved (gai error: -2 - Name or service not known)" (IPv4 likewise)
 _GAI = re.compile(r"The IPv[46] network addresses of \(\s*([^,()]+?)\s*,\s*(\d+)\s*\) cannot be retrieved \(gai error")
@@ -111,7 +120,7 @@ def _detect(text: str) -> float:
     strong = len(re.findall(r"NCCL error in:|Watchdog caught collective operation timeout|DistBackendError|"
                             r"client socket has timed out after|"
                             r"Detected mismatch between collectives on ranks|Exception raised from ncclCommWatchdog|"
-                            r"TCPStore\(|network addresses of \(.{1,200}\) cannot be retrieved \(gai error|"
+                            r"TCPStore\(|server socket has failed to listen on any local|network addresses of \(.{1,200}\) cannot be retrieved \(gai error|"
                             r"\[E[\w :.]*ProcessGroupNCCL\.cpp", head))
     score = 0.85 if strong >= 2 else 0.7 if strong == 1 else 0.5 if len(_MARKERS.findall(head)) >= 2 else 0.0
     if score and "Watchdog caught" not in head and re.search(r"Cuda failure \d+|cudaError\w+|CUDA error:|unhandled cuda error|ncclUnhandledCudaError", head):
@@ -145,8 +154,20 @@ def parse(text: str) -> dict[str, Any]:
     seen = 0
     connect: list[str] = []
     unresolved: list[str] = []
+    refused: list[str] = []
+    listen_failed = False
     for raw in _rejoined(text.split("\n")):
         line = _PREFIX.sub("", raw.rstrip(), count=1)
+        if _NO_LISTEN in line or (listen_failed and ("failed to bind to" in line or "EADDRINUSE" in line)):
+            seen += 1
+            listen_failed = True
+            for b in _BIND.finditer(line):
+                addr = b.group(1).rstrip(".,")
+                if b.group(2) or ":" in addr:  # an address cut by the paste ('... bind to Christians-Desk') is none
+                    add_clipped(refused, addr, MAX_MESSAGES, MAX_TEXT)
+            if _IN_USE.search(line):
+                store_in_use = True
+            continue
         if "cannot be retrieved (gai error" in line:
             g = _GAI.search(line)
             if g:
@@ -236,6 +257,8 @@ def parse(text: str) -> dict[str, Any]:
         facts["torch.connect_timeouts"] = connect
     if unresolved:
         facts["torch.unresolved_hosts"] = unresolved
+    if listen_failed:
+        facts["torch.store_listen_refused"] = refused or ["any"]
     if kinds:
         facts["torch.nccl_error_kinds"] = kinds
     if store_in_use:

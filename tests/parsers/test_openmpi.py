@@ -57,14 +57,16 @@ def test_the_openib_btl_failing_to_allocate_locked_memory(rel, locked, limit, in
     assert parsers.run("openmpi", text) == {"mpi.locked_memory_failed": locked, "mpi.memlock_limit": limit} | init
 
 
-@pytest.mark.parametrize("rel, reg, total", [
-    ("openmpi/ompi-users-20124-registerable-memory-4096-of-32151-mib.txt", 4096, 32151),
-    ("openmpi/ompifaq-registerable-memory-32768-of-65476-mib.txt", 32768, 65476),
+@pytest.mark.parametrize("rel, reg, total, topics", [
+    # the user's paste ends with the aggregation of the same warning from the other ranks
+    ("openmpi/ompi-users-20124-registerable-memory-4096-of-32151-mib.txt", 4096, 32151,
+     {"mpi.help_topics": ["help-mpi-btl-openib.txt / reg mem limit low"]}),
+    ("openmpi/ompifaq-registerable-memory-32768-of-65476-mib.txt", 32768, 65476, {}),
 ])
-def test_the_openib_btl_warning_that_only_part_of_memory_registers(rel, reg, total):
+def test_the_openib_btl_warning_that_only_part_of_memory_registers(rel, reg, total, topics):
     text = load(rel)
     assert parsers.detect(text) == "openmpi"
-    assert parsers.run("openmpi", text) == {"mpi.registerable_memory_mib": reg, "mpi.total_memory_mib": total}
+    assert parsers.run("openmpi", text) == {"mpi.registerable_memory_mib": reg, "mpi.total_memory_mib": total} | topics
 
 
 def test_mpichs_yaksa_turning_cuda_off_for_exclusive_gpus_all_visible():
@@ -142,3 +144,22 @@ def test_spectrum_mpis_cuda_hook_without_pami(rel):
     text = load(rel)
     assert parsers.detect(text) == "openmpi"
     assert parsers.run("openmpi", text) == {"mpi.cuda_hook_missing_symbols": ["__PAMI_Invalidate_region"]}
+
+
+@pytest.mark.parametrize("name,topics", [
+    ("horovod-eval-help-aggregate-vader-cma-permission-denied.txt", ["help-btl-vader.txt / cma-permission-denied"]),
+    ("container-run-help-aggregate-mpi-abort.txt", ["help-mpi-api.txt / mpi-abort"]),  # behind a line-number gutter
+    ("notes-help-aggregate-accelerator-cuda-one-process-has.txt",
+     ["help-accelerator-cuda.txt / cuMemHostRegister failed"]),  # '1 more process has sent' too, once
+])
+def test_the_help_messages_other_ranks_sent(name, topics) -> None:
+    text = load("openmpi/" + name)
+    assert parsers.detect(text) == "openmpi"
+    assert parsers.run("openmpi", text)["mpi.help_topics"] == topics
+
+
+def test_vaders_cma_permission_denied_is_a_possible_ptrace_block() -> None:
+    from tests.test_causes_scope import _found, _suspected
+    cma = "openmpi/horovod-eval-help-aggregate-vader-cma-permission-denied.txt"
+    assert _found([cma]) == [] and "container-cma-ptrace-blocked" in _suspected([cma])
+    assert _suspected(["openmpi/container-run-help-aggregate-mpi-abort.txt"]) == []

@@ -67,6 +67,8 @@ FACTS = [
     ("mpi.cuda_hook_missing_symbols", "list", "", "what IBM Spectrum MPI's CUDA hook library (preloaded by jsrun) could "
      "not find in the program: the undefined symbols of 'CUDA Hook Library: Failed to find symbol mem_find_dreg_entries, "
      "./a.out: undefined symbol: __PAMI_Invalidate_region' (PAMI's: the program was not built with Spectrum MPI)"),
+    ("mpi.help_topics", "list", "", "the help messages other ranks printed as Open MPI counted them ('3 more processes "
+     "have sent help message help-mpi-btl-openib-cpc-base.txt / no cpcs for port'), as 'FILE / TOPIC', in order"),
     ("mpi.init_failed", "bool", "", "a rank aborted inside MPI_Init before it joined the job (Open MPI's '*** An error "
      "occurred in MPI_Init ... on a NULL communicator', 'Local abort before MPI_INIT completed'); absent when not said"),
 ]
@@ -115,6 +117,11 @@ _PMIX_INIT_FAILED = re.compile(r"It\s+looks\s+like\s+pmix_init\s+failed|pmix_pse
 # IBM Spectrum MPI's libpami_cudahook, which jsrun preloads with GPU support on (olcf/olcf-user-docs#78)
 _CUDA_HOOK = re.compile(r"CUDA Hook Library: Failed to find symbol \S+?, .*?: undefined symbol: (\S+)")
 # ompi/errhandler (Open MPI 1.x-4.x): the abort of a rank whose MPI_Init failed, before any communicator existed
+# the show_help aggregation (Open MPI 1.x-4.x, PRRTE): "[host:pid] 3 more processes have sent help message
+# help-mpi-btl-openib-cpc-base.txt / no cpcs for port" (or "1 more process has sent ..."): which help text the other
+# ranks printed, file / topic; a wrap inside it is joined
+_HELP_AGG = re.compile(r"\d+ more process(?:es have| has) sent help message\s+(help-[\w.-]+?(?:\.txt)?)\s*/\s*([^\n\[]+?)\s*$",
+                       re.MULTILINE)
 _MPI_INIT_FAILED = re.compile(r"\*\*\* An error occurred in MPI_Init(?:_thread)?\b|Local abort before MPI_INIT completed")
 
 
@@ -123,7 +130,8 @@ def _detect(text: str) -> float:
     if "*** Process received signal ***" in head or _NOTICED.search(head) or _NO_CUDA.search(head) or \
             _WITH_CUDA.search(head) or _NO_PMIX.search(head) or _LOCKED.search(head) or _REG_LOW.search(head) or \
             _YAKSA_EXCL.search(head) or _BAD_TERM.search(head) or _ABORT.search(head) or _BTL_TCP_PEER.search(head) or \
-            _COMPONENT_HEAD.search(head) or _PMIX_INIT_FAILED.search(head) or _MPI_INIT_FAILED.search(head) or _CUDA_HOOK.search(head):
+            _COMPONENT_HEAD.search(head) or _PMIX_INIT_FAILED.search(head) or _MPI_INIT_FAILED.search(head) or \
+            _CUDA_HOOK.search(head) or _HELP_AGG.search(head):
         return 0.75
     if len(re.findall(r"(?:Read|Write) -1, expected \d+, errno = \d+", head)) >= 1:
         return 0.7
@@ -181,12 +189,15 @@ def parse(text: str) -> dict[str, Any]:
     pmix_init = bool(_PMIX_INIT_FAILED.search(text))
     init_failed = bool(_MPI_INIT_FAILED.search(text))
     hooks = sorted(set(_CUDA_HOOK.findall(text))) if "CUDA Hook Library" in text else []
+    topics = list(dict.fromkeys(f"{f} / {t}" for f, t in _HELP_AGG.findall(text))) if "sent help message" in text else []
     if signal is None and not frames and not cma and not noticed and cuda is None and not no_pmix and not locked \
             and not reg and not yaksa and exit_code is None and not fatal and not btl_peer and not missing \
-            and not pmix_init and not init_failed and not hooks:
+            and not pmix_init and not init_failed and not hooks and not topics:
         raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line, CMA failure, CUDA-support answer, "
                          "missing component, PMIx complaint or MPI_Init abort")
     facts: dict[str, Any] = {}
+    if topics:
+        facts["mpi.help_topics"] = topics
     if missing:
         facts["mpi.components_missing"] = missing
     if pmix_init:

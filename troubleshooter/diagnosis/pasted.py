@@ -382,6 +382,10 @@ def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
     return out
 
 
+def _unread(files: list[PastedFile]) -> bool:  # a block's files, every one an error: nothing read it
+    return bool(files) and all(f.error for f in files)
+
+
 def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind: dict[str, str]) -> list[PastedFile]:
     """One pasted file: cleaned, cut at its prompts, each block read by the tool its command names, else by
     detection; a block two tools' parsers both read (numactl -H and topo -m in one paste) gives both."""
@@ -389,25 +393,26 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
     if not blocks:
         return [PastedFile(path, side, None, {}, "empty")]
     out: list[PastedFile] = []
+
+    def reread(parts: list[intake.Block], n_blocks: int) -> None:  # the block read again as these parts, kept if read
+        again: list[PastedFile] = []
+        for part in parts:
+            _read_block(path, side, kind, part, n_blocks, source_kind, again)
+        if any(not f.error for f in again):
+            out[first_out:] = again
+
     for b in blocks:
         first_out = len(out)
         _read_block(path, side, kind, b, len(blocks), source_kind, out)
-        trimmed = intake.trim_prose(b.text) if out[first_out:] and all(f.error for f in out[first_out:]) else b.text
+        trimmed = intake.trim_prose(b.text) if _unread(out[first_out:]) else b.text
         if trimmed != b.text:  # nothing read it: once more without the sentences the person wrote around it
-            again: list[PastedFile] = []
-            _read_block(path, side, kind, dataclasses.replace(b, text=trimmed), len(blocks), source_kind, again)
-            if any(not f.error for f in again):
-                out[first_out:] = again
-        if out[first_out:] and all(f.error for f in out[first_out:]) and b.command is None:
+            reread([dataclasses.replace(b, text=trimmed)], len(blocks))
+        if _unread(out[first_out:]) and b.command is None:
             # still nothing: the paste may give its commands without a prompt ('docker info | grep -i cgroup' on
             # the line before its output); cut it there and read each part by its command
             parts = intake.split_bare_commands(b)
             if parts:
-                again = []
-                for part in parts:
-                    _read_block(path, side, kind, part, len(blocks) + len(parts), source_kind, again)
-                if any(not f.error for f in again):
-                    out[first_out:] = again
+                reread(parts, len(blocks) + len(parts))
         if b.side == "container":  # the command went through a container, or its prompt is a container's
             out[first_out:] = [dataclasses.replace(f, declared="container") for f in out[first_out:]]
     if len(out) > 1 and any(f.kind and not f.error for f in out):

@@ -65,7 +65,7 @@ def processes_crowded(fs: FactSet) -> None:
     working = {g: [p for p in ps if p["mem_mib"] >= _WORKING_MIB] for g, ps in by_gpu.items()}
     crowded = [g for g, ws in working.items() if len(ws) >= 2]
     idle = [g for g, ws in working.items() if not ws]
-    if len(crowded) != 1 or not idle or any(len(ws) > 1 for g, ws in working.items() if g != crowded[0]):
+    if len(crowded) != 1 or not idle:
         return
     g = crowded[0]
     heavy = working[g]

@@ -58,8 +58,8 @@ _PROGRAMS = (
     ("NVIDIA CDI Hook", "nvidia-cdi-hook"),
 )
 _VER = r"v?(\d+\.\d+(?:\.\d+)?(?:[-~][0-9A-Za-z.]+)?)"
-_BANNER = re.compile(r"(NVIDIA (?:Container Runtime Hook|Container Runtime|Container Toolkit CLI|CDI Hook)) version\s+"
-                     + _VER + r"(?![\w.])")
+# the programs' banners, longest first ('... Runtime Hook' before '... Runtime')
+_BANNER = re.compile("(" + "|".join(re.escape(b) for b, _ in _PROGRAMS) + r") version\s+" + _VER + r"(?![\w.])")
 # nvidia-container-cli --version: 'cli-version: 1.14.6' and 'lib-version: 1.14.6' at a line's start (the same
 # words inside other programs' banners are not it: the line must start with them, after a prompt-free margin)
 _CLI = re.compile(r"^\s*(cli|lib)-version:\s+" + _VER + r"\s*$", re.MULTILINE)

@@ -93,12 +93,12 @@ def parse(text: str) -> dict[str, Any]:
         if not m:
             continue
         idx = int(m.group(1))
+        if idx in devices:
+            continue  # a watch loop's next frame or a second paste of the same GPU: the first one read stands
         dev: dict[str, Any] = {"index": idx, "name": m.group(2).strip(), "temp_c": _int(m.group(3))}
-        pcts = _PCT.findall(m.group(4))
+        # with -F the fan comes first, then the utilization (codecs, after it, are in parentheses)
+        pcts = _PCT.findall(re.sub(r"\(.*?\)", "", m.group(4)))
         if pcts:
-            # with -F the fan comes first, then the utilization (codecs, after it, are in parentheses)
-            middle = re.sub(r"\(.*?\)", "", m.group(4))
-            pcts = _PCT.findall(middle)
             dev["util_pct"] = _int(pcts[-1])
             if len(pcts) >= 2:
                 dev["fan_pct"] = _int(pcts[0])
@@ -108,8 +108,6 @@ def parse(text: str) -> dict[str, Any]:
             if pw.group(2):
                 dev["power_limit_w"] = _int(pw.group(2))
         dev["mem_used_mib"], dev["mem_total_mib"] = _int(m.group(5)), _int(m.group(6))
-        if idx in devices:
-            continue  # a watch loop's next frame or a second paste of the same GPU: the first one read stands
         devices[idx] = dev
         rest = m.group(7)
         if rest.lstrip().startswith("|") and "Not Supported" not in rest:

@@ -103,12 +103,12 @@ def parse(text: str) -> dict[str, Any]:
         elif key == "link_layer":
             port["link_layer"] = norm_link_layer(value)
     if not ports:
-        fatal = _FATAL.search(text)
-        if fatal and _NO_SYSFS.search(text):
+        if _NO_SYSFS.search(text):
             # no RDMA device is exposed here (the class directory absent, or empty)
             facts = summarize([], [])
             facts["ib.sysfs_present"] = False
             return facts
+        fatal = _FATAL.search(text)
         if fatal:
             raise ParseError(f"ibstatus failed: {fatal.group(1) or 'Fatal error'}")
         raise ParseError("no \"Infiniband device '...' port N status:\" block: this is not ibstatus output")

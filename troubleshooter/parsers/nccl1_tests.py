@@ -79,11 +79,9 @@ def _detect(text: str) -> float:
     if _NEWER.search(head):
         return 0.0  # the later nccl-tests (its early builds printed a header of this shape too)
     lines = [_LEAD.sub("", ln, count=1) for ln in head.split("\n")[:4000]]
-    header = any(_HEADER.match(ln) for ln in lines)
-    ranks = sum(1 for ln in lines if _RANK.match(ln) or _README_RANK.match(ln))
-    if header:
+    if any(_HEADER.match(ln) for ln in lines):
         return 0.9
-    return 0.8 if ranks and "Using devices" in head else 0.0
+    return 0.8 if "Using devices" in head and any(_RANK.match(ln) or _README_RANK.match(ln) for ln in lines) else 0.0
 
 
 def _collective(op: bool, root: bool, last: str) -> str:
@@ -141,18 +139,18 @@ def parse(text: str) -> dict[str, Any]:
             continue
         if run is None:
             continue
-        m = _ROW.match(line.lstrip())
+        m = _ROW.match(line)
         if m and "header" in run:
             oop = to_number(m.group(8))
             ip = to_number(m.group(12)) if m.group(12) else None
             run["rows"].append((int(m.group(1)), oop, ip))
             continue
-        m = _OOB.match(line.lstrip())
+        m = _OOB.match(line)
         if m:
             run["oob"] = int(m.group(1))
             run["oob_failed"] = m.group(2) == "FAILED" or int(m.group(1)) > 0
             continue
-        m = _BW.match(line.lstrip())
+        m = _BW.match(line)
         if m:
             run["avg"] = to_number(m.group(1))
             continue

@@ -116,12 +116,12 @@ _COMPONENT_FIELD = re.compile(r"^\W{0,4}\s*(Framework|Component):\s+([\w.-]+)\s*
 _PMIX_INIT_FAILED = re.compile(r"It\s+looks\s+like\s+pmix_init\s+failed|pmix_psec_base_open\s+failed")
 # IBM Spectrum MPI's libpami_cudahook, which jsrun preloads with GPU support on (olcf/olcf-user-docs#78)
 _CUDA_HOOK = re.compile(r"CUDA Hook Library: Failed to find symbol \S+?, .*?: undefined symbol: (\S+)")
-# ompi/errhandler (Open MPI 1.x-4.x): the abort of a rank whose MPI_Init failed, before any communicator existed
 # the show_help aggregation (Open MPI 1.x-4.x, PRRTE): "[host:pid] 3 more processes have sent help message
 # help-mpi-btl-openib-cpc-base.txt / no cpcs for port" (or "1 more process has sent ..."): which help text the other
 # ranks printed, file / topic; a wrap inside it is joined
 _HELP_AGG = re.compile(r"\d+ more process(?:es have| has) sent help message\s+(help-[\w.-]+?(?:\.txt)?)\s*/\s*([^\n\[]+?)\s*$",
                        re.MULTILINE)
+# ompi/errhandler (Open MPI 1.x-4.x): the abort of a rank whose MPI_Init failed, before any communicator existed
 _MPI_INIT_FAILED = re.compile(r"\*\*\* An error occurred in MPI_Init(?:_thread)?\b|Local abort before MPI_INIT completed")
 
 

@@ -85,8 +85,6 @@ _MARKERS = re.compile(r"ProcessGroupNCCL|DistBackendError|NCCL error in:|Watchdo
                       r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|torch\.distributed\.")
 
 
-# c10d's TCPStore/socket client giving up on a peer ('[c10d] The client socket has timed out after 1800s while trying
-# to connect to (172.17.0.2, 44737)'): the address the peer advertised
 # c10d's socket.cpp when the store's server socket cannot listen: "The server socket has failed to listen on any local
 # network address. The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use). ..." (2.x),
 # "DistNetworkError: ... port: 29700, code: -98, name: EADDRINUSE" (later), Windows' "(system error: 10013 - ...)"
@@ -96,6 +94,8 @@ _IN_USE = re.compile(r"errno: 98\b|\bEADDRINUSE\b|Address already in use|code: -
 # c10d's socket.cpp when getaddrinfo fails for the rendezvous host: "The IPv6 network addresses of (HOST, PORT) cannot be
 # retrieved (gai error: -2 - Name or service not known)" (IPv4 likewise)
 _GAI = re.compile(r"The IPv[46] network addresses of \(\s*([^,()]+?)\s*,\s*(\d+)\s*\) cannot be retrieved \(gai error")
+# c10d's TCPStore/socket client giving up on a peer ('[c10d] The client socket has timed out after 1800s while trying
+# to connect to (172.17.0.2, 44737)'): the address the peer advertised
 _CONNECT = re.compile(r"client socket has timed out after \d+s while trying to connect to \(\s*([\w.:-]+?)\s*(?:,\s*(\d+))?\s*\)")
 
 

@@ -394,6 +394,45 @@ def test_slurm_job_end_is_an_error_of_the_target(monkeypatch) -> None:
     assert targets.SlurmTarget("43").gone == "" and targets.SlurmTarget("43").lost == []  # per target
 
 
+def test_slurm_step_killed_without_srun_saying_why_asks_slurm_for_the_job(monkeypatch) -> None:
+    """A loaded srun killed with its step may print only "task 0: Terminated" (CI saw a check exit 0 after its
+    job was cancelled): the job's state from scontrol decides whether the job ended or the probe failed."""
+    from troubleshooter import sources
+    from troubleshooter.probe import targets
+    from troubleshooter.model.evidence import Evidence, Status
+    from troubleshooter.probe.runner import classify
+    from troubleshooter.sources.base import Params
+
+    step_err = b"srun: error: vm: task 0: Terminated\n"
+    answers = {  # scontrol's answer -> the reason, or None where the job runs and the failure is the probe's
+        (0, b"JobId=42 JobName=wrap UserId=root(0) JobState=CANCELLED Reason=None Dependency=(null)\n", b""):
+            "job 42 ended while this probe ran (JobState=CANCELLED)",
+        (1, b"", b"slurm_load_jobs error: Invalid job id specified\n"): "job 42 ended while this probe ran (JobState=GONE)",
+        (0, b"JobId=42 JobName=wrap UserId=root(0) JobState=RUNNING Reason=None\n", b""): None,
+        (127, b"", b"scontrol: not found\n"): None,
+    }
+    for (src_rc, out, err), reason in answers.items():
+        asked = []
+
+        def fake(argv, **kw):
+            if argv[0] == "scontrol":
+                asked.append(list(argv))
+                return classify(Evidence(kw["source_id"], Status.OK, stdout=out, stderr=err, rc=src_rc,
+                                         argv=list(argv)), kw["accept_rc"])
+            return classify(Evidence(kw["source_id"], Status.OK, stderr=step_err, rc=143, argv=list(argv)),
+                            kw["accept_rc"])
+
+        monkeypatch.setattr(targets, "run_command", fake)
+        t = targets.SlurmTarget("42")
+        ev = t.run(sources.get("cpuidle"), Params())
+        assert asked == [["scontrol", "show", "job", "42", "-o"]]
+        assert ev.status is Status.ERROR
+        if reason is None:
+            assert t.gone == "" and t.lost == [] and "ended while" not in (ev.reason or ""), ev.reason
+        else:
+            assert ev.reason == reason and t.gone == "job 42 ended during the run" and t.lost == ["cpuidle"]
+
+
 def test_a_malformed_cause_catalogue_is_a_one_line_error_naming_the_file(tmp_path: Path) -> None:
     import os
 

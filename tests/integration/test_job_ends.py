@@ -89,7 +89,8 @@ def test_job_cancelled_while_check_runs(short_job: str, tmp_path: Path) -> None:
     subprocess.run(["scancel", short_job], capture_output=True, timeout=30)
     rc, doc, err, took = _finish(proc, t0)
     assert took < CHECK_BOUND_S, f"check took {took:.1f}s after the job ended"
-    assert rc == 2, f"exit {rc}: a check whose job vanished mid-run must not pass\n{err}"
+    assert rc == 2, (f"exit {rc}: a check whose job vanished mid-run must not pass\n{err}\n"
+                     f"step-times-log: {doc['evidence'].get('step-times-log')}")
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and "went away during the check" in lines[0] and f"job {short_job}" in lines[0], err
     ev = doc["evidence"]["step-times-log"]

@@ -199,12 +199,31 @@ class SlurmTarget(_CommandTarget):
                 if re.search(r"(?i)expired|already complet", ev.reason):
                     self.gone = self.gone or f"job {self.job} has ended"
                     self.lost.append(src.id)  # list.append: safe from the probe threads
-            elif ended and ev.status is not Status.CANCELLED:
-                ev.status = Status.ERROR
-                ev.reason = f"job {self.job} ended while this probe ran ({ended.group(0).strip()})"
-                self.gone = self.gone or f"job {self.job} ended during the run"
-                self.lost.append(src.id)  # list.append: safe from the probe threads
+            elif ev.status not in (Status.CANCELLED, Status.OK):
+                # srun relays slurmstepd's "*** STEP ... CANCELLED AT ..." line, but not always: a loaded
+                # srun killed with its step may print only "task 0: Terminated", or nothing. The job's own
+                # state from slurmctld decides then, so a step that died with its job never reads as a
+                # probe's plain failure (and the check as complete).
+                state = "" if ended else self._ended_state()
+                if ended or state:
+                    why = ended.group(0).strip() if ended else f"JobState={state}"
+                    ev.status = Status.ERROR
+                    ev.reason = f"job {self.job} ended while this probe ran ({why})"
+                    self.gone = self.gone or f"job {self.job} ended during the run"
+                    self.lost.append(src.id)  # list.append: safe from the probe threads
         return ev
+
+    def _ended_state(self) -> str:
+        """The job's state when it is no longer running (``CANCELLED``, ``COMPLETED``, ``GONE`` when slurmctld
+        no longer knows it), "" while it runs or when Slurm cannot be asked."""
+        ev = run_command(["scontrol", "show", "job", self.job, "-o"], source_id="slurm-job-state", timeout=5.0,
+                         accept_rc=(0, 1))
+        if ev.rc == 1 and "Invalid job id" in ev.stderr_text:
+            return "GONE"
+        m = re.search(r"\bJobState=(\S+)", ev.text)
+        if not m or m.group(1) in ("RUNNING", "PENDING", "SUSPENDED", "CONFIGURING", "RESIZING", "REQUEUED"):
+            return ""
+        return m.group(1)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from troubleshooter.diagnosis import conditions
-from troubleshooter.diagnosis.engine.text import strip_case_refs
+from troubleshooter.diagnosis.caserefs import strip_case_refs
 from troubleshooter.model import facts as factmod
 from troubleshooter import locations, sources, yamlio
 from troubleshooter.model.facts import FactSet, Unknown, format_value

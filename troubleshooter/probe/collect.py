@@ -50,11 +50,11 @@ def run_sources(
     *,
     on_event: EventCallback | None = None,
     cancel: threading.Event | None = None,
-    while_waiting: Callable[[], object] | None = None,
+    on_result: Callable[[Evidence], object] | None = None,
 ) -> dict[str, Evidence]:
     """Run ``srcs`` on ``target``, up to MAX_WORKERS at a time; their evidence by source id, in ``srcs``' order.
-    ``while_waiting`` is called once the commands have started, before waiting for them (work of this process
-    that can overlap theirs: importing the parsers)."""
+    ``on_result`` is called with each evidence in the order they finish, in this thread, while the slower
+    commands still run (work of this process that can overlap theirs: parsing what is already there)."""
     params = params or Params()
     results: dict[str, Evidence] = {}
 
@@ -86,7 +86,8 @@ def run_sources(
     # up to MAX_WORKERS threads take the sources in order; results are read back in that order. Plain threads,
     # not concurrent.futures (whose import, logging with it, was ~5 ms of `check`'s start-up).
     out: list = [None] * len(srcs)
-    done = [threading.Event() for _ in srcs]
+    finished: list[int] = []  # indices in the order their sources finished; list.append is atomic
+    arrived = threading.Condition()
     stop = threading.Event()  # set when the caller gives up: sources not started yet are never started
     nxt = iter(range(len(srcs)))
     lock = threading.Lock()
@@ -101,19 +102,25 @@ def run_sources(
                 out[i] = (True, one(srcs[i]))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller, as pool.map did
                 out[i] = (False, exc)
-            done[i].set()
+            with arrived:
+                finished.append(i)
+                arrived.notify()
 
     threads = [threading.Thread(target=worker, name=f"probe_{k}") for k in range(min(MAX_WORKERS, len(srcs)))]
     try:
         for t in threads:
             t.start()
-        if while_waiting is not None:
-            while_waiting()
-        for i in range(len(srcs)):
-            done[i].wait()
+        for k in range(len(srcs)):
+            with arrived:
+                while len(finished) <= k:
+                    arrived.wait()
+                i = finished[k]
             ok, val = out[i]
             if not ok:
                 raise val
+            if on_result is not None:
+                on_result(val)
+        for ok, val in out:
             results[val.source_id] = val
     except BaseException:
         cancel.set()
@@ -140,8 +147,9 @@ class _Failed:
 
 def parse_one(sid: str, ev: Evidence) -> dict | _Failed | None:
     """The parsed values of one evidence (the only place its text is parsed), or why there are none; ``None``
-    when ``sid`` is no known source."""
-    src = sources.load_own().get(sid)
+    when ``sid`` is no known source. Imports the source's parser when it first has output to read: a source
+    that was skipped or could not run (no GPU, no HCA) costs its parser's import nothing."""
+    src = sources.load_defs().get(sid)
     if src is None:
         return None
     if not ev.ok:
@@ -165,11 +173,14 @@ def merge_into(fs: FactSet, sid: str, ev: Evidence, parsed: dict | _Failed | Non
     fs.update_from(parsed, source=sid, target=target_label or ev.target, at=ev.started_at)
 
 
-def facts_from(evidence: dict[str, Evidence], side: str = "target", target_label: str = "") -> FactSet:
-    """Parse every ok evidence with its source's parser; record why the others give no facts."""
+def facts_from(evidence: dict[str, Evidence], side: str = "target", target_label: str = "",
+               parsed: dict[str, dict | _Failed | None] | None = None) -> FactSet:
+    """Parse every ok evidence with its source's parser (or take ``parsed``'s values for it, parsed already
+    from that very evidence); record why the others give no facts. Merged in ``evidence``'s order."""
     fs = FactSet(side)
     for sid, ev in evidence.items():
-        merge_into(fs, sid, ev, parse_one(sid, ev), target_label)
+        merge_into(fs, sid, ev, parsed[sid] if parsed is not None and sid in parsed else parse_one(sid, ev),
+                   target_label)
     derived.apply(fs)  # facts computed from several sources' facts
     return fs
 
@@ -240,6 +251,11 @@ def collect(
     srcs = select(ids, measure=measure)
     if not target.is_live:
         srcs = [s for s in srcs if not s.active] + [s for s in srcs if s.active]
-    evidence = run_sources(target, srcs, params, on_event=on_event, cancel=cancel, while_waiting=sources.load_own)
-    facts = facts_from(evidence, side=side, target_label=target.label)
+    parsed: dict[str, dict | _Failed | None] = {}
+
+    def parse_now(ev: Evidence) -> None:  # the output of the probes done first, while the slow ones still run
+        parsed[ev.source_id] = parse_one(ev.source_id, ev)
+
+    evidence = run_sources(target, srcs, params, on_event=on_event, cancel=cancel, on_result=parse_now)
+    facts = facts_from(evidence, side=side, target_label=target.label, parsed=parsed)
     return Collection(target, evidence, facts, time.monotonic() - t0)

@@ -73,11 +73,72 @@ def producers_of(fact_name: str) -> list[str]:
     """Ids of the sources whose parser can produce ``fact_name``."""
     import fnmatch
 
-    from troubleshooter import parsers
-
     out = []
-    for src in load_own().values():  # a source's own parser is all that says what it produces
-        p = parsers.PARSERS[src.parser]
-        if any(f == fact_name or ("*" in f and fnmatch.fnmatchcase(fact_name, f)) for f in p.facts):
-            out.append(src.id)
+    for sid, produced in _facts_index().items():  # a source's own parser is all that says what it produces
+        if any(f == fact_name or ("*" in f and fnmatch.fnmatchcase(fact_name, f)) for f in produced):
+            out.append(sid)
     return out
+
+
+# ---------------------------------------------------------------------------- the facts each source's parser declares
+# Knowing them (to say why a fact is unknown: "nvml: no GPU") meant importing every source's parser, ~280 regular
+# expressions compiled: ~50 ms of `check --json`'s ~360 on a 2-core VM, most of it for sources that could not run
+# (no GPU, no HCA) and whose parsers then read nothing. The declarations are kept in the user cache directory
+# (source-facts.json), used only while the tool's version, every file of the parsers package (name, size, mtime)
+# and the sources' parser kinds are exactly as when they were written; anything else is a miss, and a miss imports
+# the parsers (:func:`load_own`) as before. A parser is then imported only when its source has output to read.
+_INDEX: dict[str, tuple[str, ...]] | None = None
+_INDEX_FROM_PARSERS = False
+_INDEX_FORMAT = "troubleshooter-source-facts/1"
+
+
+def _index_tag(defs: dict[str, Source]) -> str:
+    import os
+
+    from troubleshooter import __version__, parsers
+
+    files = sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(parsers.__path__[0])
+                   if e.name.endswith(".py"))
+    kinds = sorted((sid, src.parser) for sid, src in defs.items())
+    return repr((_INDEX_FORMAT, __version__, files, kinds))
+
+
+def _facts_index() -> dict[str, tuple[str, ...]]:
+    global _INDEX, _INDEX_FROM_PARSERS
+    fresh = _INDEX is not None and len(_INDEX) == len(SOURCES)  # a source declared since (a test's) is a miss
+    if fresh and (_INDEX_FROM_PARSERS or not (_own_loaded or _loaded)):
+        return _INDEX
+    if _own_loaded or _loaded:  # the parsers are imported already: they say it themselves
+        from troubleshooter import parsers
+
+        _INDEX = {sid: parsers.get(src.parser).facts for sid, src in SOURCES.items()}
+        _INDEX_FROM_PARSERS = True
+        return _INDEX
+    import json
+
+    from troubleshooter import locations
+
+    defs = load_defs()
+    tag = _index_tag(defs)
+    path = locations.cache_dir() / "source-facts.json"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if type(raw) is dict and raw.get("tag") == tag and type(raw.get("facts")) is dict:
+            _INDEX = {sid: tuple(fl) for sid, fl in raw["facts"].items()}
+            if _INDEX.keys() == defs.keys():
+                return _INDEX
+    except (OSError, ValueError, RecursionError):
+        pass
+    load_own()
+    index = _facts_index()
+    try:
+        import os
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"tag": tag, "facts": {sid: list(fl) for sid, fl in index.items()}}),
+                       encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written is no cache: the next run imports the parsers again
+    return index

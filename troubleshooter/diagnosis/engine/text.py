@@ -8,6 +8,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Callable
 
+from troubleshooter.diagnosis.caserefs import CASE_REF, strip_case_refs  # noqa: F401  (the engine's names)
 from troubleshooter.model import facts as factmod
 from troubleshooter import locations, yamlio
 from troubleshooter.model.facts import Unknown, format_value
@@ -32,14 +33,6 @@ def strip_links(text: str) -> str:
 #: a practice-case reference in tree text: "(case 2)", "(case 3: the residual gap was a version difference)",
 #: "(as in case 2)". Trees write every such reference as one parenthetical, so it can be left out of real
 #: steps and tickets and kept where a trainee practises on the case (tests/test_trees.py holds them to it).
-CASE_REF = re.compile(r"\s*\((?:as in )?case \d\b[^()]*\)", re.I)
-
-
-def strip_case_refs(text: str) -> str:
-    """'~4% of step time (case 2)' -> '~4% of step time': no practice case in a real node's steps or tickets."""
-    return CASE_REF.sub("", text or "")
-
-
 def plain_text(text: str, practice: bool = False) -> str:
     """Tree text as shown: glossary links as their words; practice-case references only when practising."""
     text = strip_links(text)

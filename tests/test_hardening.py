@@ -52,11 +52,14 @@ def test_truncated_real_outputs(kind: str) -> None:
             call(kind, text[cut:])
 
 
+# The bounds are on this process's CPU time, not the wall clock: a backtracking expression burns CPU, while a
+# neighbour's load (the other test worker, a scorer) only stretches the wall time (k8s-pod once took 4.0 s of wall
+# time against the 3 s bound while two test runs shared the 2 cores; alone it passes in a fraction of that).
 @pytest.mark.parametrize("kind", KINDS)
 def test_huge_single_line(kind: str) -> None:
-    t0 = time.monotonic()
+    t0 = time.process_time()
     call(kind, "x" * (5 << 20))
-    assert time.monotonic() - t0 < 10
+    assert time.process_time() - t0 < 10
 
 
 # lines shaped to make a backtracking regular expression go quadratic or worse
@@ -77,10 +80,10 @@ ADVERSARIAL = [
 def test_no_catastrophic_backtracking(kind: str) -> None:
     for line in ADVERSARIAL:
         line = line[: 1 << 20]
-        t0 = time.monotonic()
+        t0 = time.process_time()
         call(kind, line)
-        took = time.monotonic() - t0
-        assert took < 3.0, f"{kind}: {took:.1f}s on {line[:40]!r}..."
+        took = time.process_time() - t0
+        assert took < 3.0, f"{kind}: {took:.1f} CPU-s on {line[:40]!r}..."
 
 
 @pytest.mark.parametrize("kind", sorted(parsers.STREAMS) or ["nccl-debug", "nccl-tests"])

@@ -71,6 +71,20 @@ def evidence_label(key: str) -> str:
     return f"{where}{what}" if what == name else f"{where}{what} [{name}]"
 
 
+def split_evidence(evidence: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """A conclusion's evidence as people read it: the facts with a value, in order, and then the keys of those this
+    run did not collect (shown ``unknown (...)``), for one line after them. A cause read through several signatures
+    lists every signature's facts; the ones with values are what decided it (a process listing), the rest would
+    have decided it another way (an affinity checker's output) and only crowded the table."""
+    known = {k: v for k, v in evidence.items() if not v.startswith("unknown")}
+    return known, [k for k in evidence if k not in known]
+
+
+def uncollected_line(keys: list[str], label=None) -> str:
+    """``Not collected here: ...``: the evidence keys :func:`split_evidence` set aside, by their plain names."""
+    return "Not collected here: " + "; ".join((label or evidence_label)(k) for k in keys)
+
+
 def is_yes_no(name: str, *values: Any) -> bool:
     s = _spec(name)
     if s is not None and s.type == "bool":

@@ -111,11 +111,18 @@ def to_markdown(doc: dict[str, Any]) -> str:
                 out.append(c["summary"])
                 out.append("")
             if c.get("evidence"):
-                out.append("| evidence | value |")
-                out.append("|---|---|")
-                for k, v in c["evidence"].items():
-                    out.append(f"| {_cell(_evidence_name(k))} | {_cell(v)} |")
-                out.append("")
+                from troubleshooter.diagnosis.plain import split_evidence, uncollected_line
+
+                known, uncollected = split_evidence(c["evidence"])
+                if known:
+                    out.append("| evidence | value |")
+                    out.append("|---|---|")
+                    for k, v in known.items():
+                        out.append(f"| {_cell(_evidence_name(k))} | {_cell(v)} |")
+                    out.append("")
+                if uncollected:
+                    out.append(_cell(uncollected_line(uncollected, _evidence_name)))
+                    out.append("")
             for fx in c.get("fixes", []):
                 needs = ", ".join(NEEDS_TEXT.get(n, n) for n in fx.get("needs", []))
                 ctx = f" ({fx['context']})" if fx.get("context") not in (None, "any") else ""

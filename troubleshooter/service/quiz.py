@@ -272,12 +272,15 @@ class Quiz:
         out = [f"# Debrief: {self.title}", "", f"**Score: {got} / {most}**", ""]
         if self.walk.conclusions:
             out += ["## Root cause" + ("s" if len(self.walk.conclusions) > 1 else ""), ""]
-            from troubleshooter.diagnosis.plain import evidence_label
+            from troubleshooter.diagnosis.plain import evidence_label, split_evidence, uncollected_line
 
             for c in self.walk.conclusions:
                 out += [f"### {c.title}", "", c.summary, ""]
                 if c.evidence:
-                    out += ["**Evidence**", ""] + [f"- {evidence_label(k)}: {v}" for k, v in c.evidence.items()] + [""]
+                    known, uncollected = split_evidence(c.evidence)
+                    out += ["**Evidence**", ""] + [f"- {evidence_label(k)}: {v}" for k, v in known.items()]
+                    out += [f"- {uncollected_line(uncollected)}"] if uncollected else []
+                    out += [""]
                 for fx in c.fixes[:3]:
                     out += [f"**Fix: {fx['title']}**", "", "```sh", fx["command"], "```", ""]
                 if c.verify.get("command"):

@@ -140,9 +140,12 @@ def conclusion_markdown(c: eng.Conclusion) -> str:
     lines = [f"## {c.title}", "", c.summary or "", ""]
     if c.evidence:
         lines += ["**Evidence**", ""]
-        from troubleshooter.diagnosis.plain import evidence_label
+        from troubleshooter.diagnosis.plain import evidence_label, split_evidence, uncollected_line
 
-        lines += [f"- {evidence_label(k)}: {v}" for k, v in c.evidence.items()]
+        known, uncollected = split_evidence(c.evidence)
+        lines += [f"- {evidence_label(k)}: {v}" for k, v in known.items()]
+        if uncollected:
+            lines.append(f"- {uncollected_line(uncollected)}")
         lines.append("")
     for i, fx in enumerate(c.fixes, 1):
         needs = ", ".join(NEEDS_TEXT.get(n, n) for n in fx.get("needs", []))

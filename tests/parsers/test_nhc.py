@@ -75,3 +75,35 @@ def test_lbnl_nhc_failure_without_a_figure():
     f = parsers.run("nhc", "ERROR:  nhc:  Health check failed:  check_fs_mount:  /home not mounted\n")
     assert f["nhc.failed_checks"] == ["check_fs_mount"] and f["nhc.messages"] == ["/home not mounted"]
     assert f["nhc.fault_codes"] == [] and "nccl_tests.busbw_at_max_size_gbps" not in f
+
+
+def test_lbnl_nhc_debug_run_three_failures_and_the_count_line_is_not_a_continuation():
+    # mej/nhc#152: the "ERROR:  nhc:  3 health checks failed." line and the closing fence are NHC's / the paste's
+    # own lines, not the last failure's message re-wrapped
+    f = parse("lbnl-nhc152-ad-three-failures-tmp-full.txt")
+    assert f["nhc.results"] == [
+        {"check": "check_hw_cpuinfo", "passed": False, "message": "Actual CPU socket count (1) does not match expected (2)."},
+        {"check": "check_hw_physmem", "passed": False,
+         "message": "Actual RAM size (0 kB) less than minimum allowed (263504064 kB)."},
+        {"check": "check_hw_eth", "passed": False, "message": "Ethernet device ib0 not detected."},
+    ]
+    assert f["nhc.failed_checks"] == ["check_hw_cpuinfo", "check_hw_eth", "check_hw_physmem"]
+
+
+def test_nhc_own_failures_have_no_check_name_in_syslog_and_on_the_console():
+    # mej/nhc#161: "Script timed out." is NHC's own failure (its TIMEOUT), not a check named "Script"
+    text = load("nhc/lbnl-nhc161-syslog-and-console-script-timed-out.txt")
+    assert parsers.detect(text) == "nhc"
+    f = parsers.run("nhc", text)
+    assert [(r["check"], r["message"]) for r in f["nhc.results"]] == [
+        ("nhc", "Script timed out."), ("nhc", "Terminated by signal SIGTERM."), ("nhc", "Script timed out.")]
+    assert f["nhc.failed_checks"] == ["nhc"]
+
+
+def test_timestamp_prefix_of_nhc_log_lines():
+    # nhc's log()/dbg() put "[$SECONDS] - " before each line when timestamps are on (mej/nhc, the nhc script); the
+    # nhc#152 capture's lines with that prefix, as such a run prints them
+    lines = load("nhc/lbnl-nhc152-ad-three-failures-tmp-full.txt").splitlines()
+    run = "\n".join(f"[1705939176] - {ln}" for ln in lines if ln.startswith(("DEBUG:", "ERROR:")))
+    assert parsers.detect(run) == "nhc"
+    assert parsers.run("nhc", run)["nhc.results"] == parse("lbnl-nhc152-ad-three-failures-tmp-full.txt")["nhc.results"]

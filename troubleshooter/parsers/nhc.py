@@ -41,7 +41,17 @@ FACTS = [
     ("nccl_tests.busbw_at_max_size_gbps", "number", "GB/s", "out-of-place busbw at the largest message size of the last run (in-place when out-of-place is missing)"),
 ]
 
-_VERDICT = re.compile(r"^\s*(SUCCESS|ERROR|WARNING|INFO):\s+nhc:\s+Health check (passed|failed):\s+([A-Za-z_][\w-]*)\s*:?\s*(.*)$")
+# NHC's own line forms (mej/nhc, the nhc script): log() prints "ERROR:  nhc:  Health check failed:  MSG", with
+# "[$SECONDS] - " before it when timestamps are on (TS; AzNHC's --verbose runs show it); syslog() sends "Health check
+# failed:  MSG" tagged nhc[PID]. MSG starts with the check's name and a colon by the checks' convention
+# ("check_ecc: GPU id 3: ..."), but NHC's own failures have none ("Script timed out.", "Terminated by signal SIGTERM.").
+_TS = r"(?:\[\d+\] - )?"
+_VERDICT = re.compile(r"^\s*" + _TS + r"(?:(SUCCESS|ERROR|WARNING|INFO):\s+nhc:|.*?\bnhc\[\d+\]:)\s+Health check "
+                      r"(passed|failed):\s+(.*)$")
+_CHECK = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*)$")
+# a line of NHC's own (a level word, with or without the timestamp) or a Markdown fence: never the continuation of
+# a wrapped message
+_OWN_LINE = re.compile(r"^\s*(?:" + _TS + r"(?:DEBUG|INFO|WARNING|ERROR|SUCCESS|NOTICE)\b:?|```|~~~)")
 _FAULT = re.compile(r"\bFaultCode:\s*(\w+)")
 _NCCL = re.compile(r"NCCL (all ?reduce|all ?gather|reduce ?scatter|alltoall)\b.*?expected\s*>=?\s*([\d.]+)\s*GB/s,\s*"
                    r"but measured\s*([\d.]+)\s*GB/s", re.IGNORECASE)
@@ -50,7 +60,8 @@ _EXIT = re.compile(r"^\s*Health checks completed with exit code:\s*(\d+)")
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if re.search(r"^\s*(?:SUCCESS|ERROR):\s+nhc:\s+Health check (?:passed|failed):", head, re.MULTILINE):
+    if re.search(r"^\s*" + _TS + r"(?:(?:SUCCESS|ERROR):\s+nhc:|.*?\bnhc\[\d+\]:)\s+Health check (?:passed|failed):",
+                 head, re.MULTILINE):
         return 0.95
     return 0.0
 
@@ -70,12 +81,14 @@ def parse(text: str) -> dict[str, Any]:
     for line in text.split("\n"):
         m = _VERDICT.match(line)
         if m:
-            open_result = {"check": m.group(3), "passed": m.group(2) == "passed", "message": m.group(4).strip()}
+            c = _CHECK.match(m.group(3))
+            check, message = (c.group(1), c.group(2)) if c else ("nhc", m.group(3))  # NHC's own: a timeout, a signal
+            open_result = {"check": check, "passed": m.group(2) == "passed", "message": message.strip()}
             results.append(open_result)
         elif (e := _EXIT.match(line)) is not None:
             exit_code, open_result = int(e.group(1)), None
             continue
-        elif open_result is not None and line.strip() and "fault_code" not in open_result:
+        elif open_result is not None and line.strip() and "fault_code" not in open_result and not _OWN_LINE.match(line):
             open_result["message"] = f"{open_result['message']} {line.strip()}"  # re-wrapped by a ticket
         else:
             open_result = None

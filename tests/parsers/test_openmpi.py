@@ -163,3 +163,24 @@ def test_vaders_cma_permission_denied_is_a_possible_ptrace_block() -> None:
     cma = "openmpi/horovod-eval-help-aggregate-vader-cma-permission-denied.txt"
     assert _found([cma]) == [] and "container-cma-ptrace-blocked" in _suspected([cma])
     assert _suspected(["openmpi/container-run-help-aggregate-mpi-abort.txt"]) == []
+
+
+@pytest.mark.parametrize("name,errors", [
+    # the wrap between the message and "file" joined (ompi#8356)
+    ("ompi8356-orte-error-log-show-help-unpack-wrapped.txt", ["Data unpack would read past end of buffer (show_help.c:501)"]),
+    ("precice103-orte-error-log-dpm-orte-comm-accept.txt", ["Data unpack would read past end of buffer (dpm_orte.c:406)"]),
+    ("ompi13558-pmix-error-unpack-read-past-end-remote-host.txt",
+     ["PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER (plm_base_launch_support.c:1578)"]),
+])
+def test_the_runtimes_own_error_log(name, errors) -> None:
+    text = load("openmpi/" + name)
+    assert parsers.detect(text) == "openmpi"
+    assert parsers.run("openmpi", text)["mpi.runtime_errors"] == errors
+
+
+def test_a_runtime_unpack_error_names_no_cause_in_the_domain() -> None:
+    # differing Open MPI/PMIx builds between nodes, or the program's own port connection: read, shown, no cause
+    from tests.test_causes_scope import _found, _suspected
+    for name in ("ompi8356-orte-error-log-show-help-unpack-wrapped.txt",
+                 "ompi13558-pmix-error-unpack-read-past-end-remote-host.txt"):
+        assert _found(["openmpi/" + name]) == [] and _suspected(["openmpi/" + name]) == []

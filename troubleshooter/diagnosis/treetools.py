@@ -448,6 +448,9 @@ NOT_SIGNALS = {
     "slurm.client.task_failures": "tasks' exit codes and signals as srun printed them, which name no cause by themselves "
                                   "(the program's own error is in its output): even a bus error in every task is a "
                                   "program overwritten while it ran as often as a full /dev/shm (tests/data/slurm-client)",
+    "mpi.runtime_errors": "the MPI runtime's own error log lines as printed; the usual one, 'Data unpack would read "
+                          "past end of buffer', is Open MPI, PMIx or hwloc builds that differ between the nodes (or a "
+                          "program's own port connection), outside the tool's causes; shown as evidence",
     "nvshmem.init_failed": "that NVSHMEM stopped at init, which the user already sees and which names no cause by "
                            "itself; what stopped it (nvshmem.peermem_missing) is read by gdr-disabled",
 }

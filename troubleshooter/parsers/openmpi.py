@@ -28,6 +28,7 @@ from typing import Any
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
 MAX_FRAMES = 20
+MAX_RUNTIME_ERRORS = 10
 
 FACTS = [
     ("mpi.crash_signal", "string", "", "the signal a rank received ('Segmentation fault (11)'), from Open MPI's signal report"),
@@ -69,6 +70,10 @@ FACTS = [
      "./a.out: undefined symbol: __PAMI_Invalidate_region' (PAMI's: the program was not built with Spectrum MPI)"),
     ("mpi.help_topics", "list", "", "the help messages other ranks printed as Open MPI counted them ('3 more processes "
      "have sent help message help-mpi-btl-openib-cpc-base.txt / no cpcs for port'), as 'FILE / TOPIC', in order"),
+    ("mpi.runtime_errors", "list", "", "the MPI runtime's own error log lines ('ORTE_ERROR_LOG: Data unpack would read "
+     "past end of buffer in file grpcomm_direct.c at line 355', 'PMIX ERROR: PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER in "
+     "file ...', ORTE's 'FORCE-TERMINATE AT ...'), each as 'MESSAGE (FILE:LINE)', distinct, in order, at most "
+     f"{MAX_RUNTIME_ERRORS}"),
     ("mpi.init_failed", "bool", "", "a rank aborted inside MPI_Init before it joined the job (Open MPI's '*** An error "
      "occurred in MPI_Init ... on a NULL communicator', 'Local abort before MPI_INIT completed'); absent when not said"),
 ]
@@ -121,6 +126,13 @@ _CUDA_HOOK = re.compile(r"CUDA Hook Library: Failed to find symbol \S+?, .*?: un
 # ranks printed, file / topic; a wrap inside it is joined
 _HELP_AGG = re.compile(r"\d+ more process(?:es have| has) sent help message\s+(help-[\w.-]+?(?:\.txt)?)\s*/\s*([^\n\[]+?)\s*$",
                        re.MULTILINE)
+# the runtime's own error log (orte/mca/errmgr: "ORTE_ERROR_LOG: MESSAGE in file F at line N", Open MPI 1.x-4.x; PMIx's
+# and OPAL's "PMIX ERROR: CODE in file F at line N"), a wrap between the message and "file" joined; and ORTE's
+# "FORCE-TERMINATE AT MESSAGE:CODE - error F(N)". "Data unpack would read past end of buffer" there is one side
+# unpacking what another side packed differently: Open MPI (or PMIx, hwloc) builds that differ between the nodes
+_RUNTIME_ERR = re.compile(r"\b(?:ORTE_ERROR_LOG|PMIX ERROR|OPAL ERROR|PRTE ERROR):[ \t]+([^\n]+?)\s+in\s+file\s+(\S+)\s+"
+                          r"at\s+line\s+(\d+)")
+_FORCE_TERM = re.compile(r"\bFORCE-TERMINATE AT ([^\n]+?):-?\d+ - error (\S+?)\((\d+)\)")
 # ompi/errhandler (Open MPI 1.x-4.x): the abort of a rank whose MPI_Init failed, before any communicator existed
 _MPI_INIT_FAILED = re.compile(r"\*\*\* An error occurred in MPI_Init(?:_thread)?\b|Local abort before MPI_INIT completed")
 
@@ -131,7 +143,7 @@ def _detect(text: str) -> float:
             _WITH_CUDA.search(head) or _NO_PMIX.search(head) or _LOCKED.search(head) or _REG_LOW.search(head) or \
             _YAKSA_EXCL.search(head) or _BAD_TERM.search(head) or _ABORT.search(head) or _BTL_TCP_PEER.search(head) or \
             _COMPONENT_HEAD.search(head) or _PMIX_INIT_FAILED.search(head) or _MPI_INIT_FAILED.search(head) or \
-            _CUDA_HOOK.search(head) or _HELP_AGG.search(head):
+            _CUDA_HOOK.search(head) or _HELP_AGG.search(head) or _RUNTIME_ERR.search(head) or _FORCE_TERM.search(head):
         return 0.75
     if len(re.findall(r"(?:Read|Write) -1, expected \d+, errno = \d+", head)) >= 1:
         return 0.7
@@ -190,12 +202,15 @@ def parse(text: str) -> dict[str, Any]:
     init_failed = bool(_MPI_INIT_FAILED.search(text))
     hooks = sorted(set(_CUDA_HOOK.findall(text))) if "CUDA Hook Library" in text else []
     topics = list(dict.fromkeys(f"{f} / {t}" for f, t in _HELP_AGG.findall(text))) if "sent help message" in text else []
+    runtime = _runtime_errors(text) if "ERROR" in text or "FORCE-TERMINATE" in text else []
     if signal is None and not frames and not cma and not noticed and cuda is None and not no_pmix and not locked \
             and not reg and not yaksa and exit_code is None and not fatal and not btl_peer and not missing \
-            and not pmix_init and not init_failed and not hooks and not topics:
+            and not pmix_init and not init_failed and not hooks and not topics and not runtime:
         raise ParseError("no Open MPI signal report, backtrace, 'mpirun noticed' line, CMA failure, CUDA-support answer, "
-                         "missing component, PMIx complaint or MPI_Init abort")
+                         "missing component, PMIx complaint, runtime error log or MPI_Init abort")
     facts: dict[str, Any] = {}
+    if runtime:
+        facts["mpi.runtime_errors"] = runtime
     if topics:
         facts["mpi.help_topics"] = topics
     if missing:
@@ -316,3 +331,14 @@ def _components_missing(lines: list[str]) -> list[str]:
         if "Framework" in got and "Component" in got:
             out.add(f"{got['Framework']}/{got['Component']}")
     return sorted(out)
+
+
+def _runtime_errors(text: str) -> list[str]:
+    """The runtime's error log lines and FORCE-TERMINATE reasons as 'MESSAGE (FILE:LINE)', the file's directory
+    dropped, distinct, in the order they appear."""
+    found: list[tuple[int, str]] = []
+    for m in _RUNTIME_ERR.finditer(text):
+        found.append((m.start(), f"{' '.join(m.group(1).split())} ({m.group(2).rsplit('/', 1)[-1]}:{m.group(3)})"))
+    for m in _FORCE_TERM.finditer(text):
+        found.append((m.start(), f"FORCE-TERMINATE: {' '.join(m.group(1).split())} ({m.group(2)}:{m.group(3)})"))
+    return list(dict.fromkeys(item for _, item in sorted(found)))[:MAX_RUNTIME_ERRORS]

@@ -77,7 +77,10 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "torch-distributed/pytorch": "torch-distributed",
                  "train-progress": "train-progress", "cuda-samples": "cuda-samples",
                  "ip-addr": "ip-addr", "docker-run": "docker-run", "k8s-pod": "k8s-pod",
-                 "job-script": "job-script", "lspci": "lspci", "nhc": "nhc", "rdma-link": "rdma-link", "mlxconfig": "mlxconfig", "nvidia-smi-csv": "nvidia-smi-csv",
+                 "job-script": "job-script", "lspci": "lspci",
+                 # (nhc/lbnl-nhc152 is df and then nhc, a transcript: read through intake)
+                 "nhc/aznhc": "nhc", "nhc/check-": "nhc", "nhc/collect-": "nhc", "nhc/ib-write": "nhc",
+                 "nhc/lbnl-nhc161": "nhc", "rdma-link": "rdma-link", "mlxconfig": "mlxconfig", "nvidia-smi-csv": "nvidia-smi-csv",
                  "python-traceback": "python-traceback", "dcgm-diag": "dcgm-diag", "verbs-errors": "verbs-errors",
                  "nccl-channels": "nccl-channels", "cpupower": "cpupower", "openmpi": "openmpi", "df": "df", "packages": "packages",
                  "docker-info": "docker-info", "systemctl-status": "systemctl-status", "nvshmem": "nvshmem",
@@ -88,6 +91,8 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "fi-info/p4d": "fi-info", "fi-info/eks": "fi-info", "fi-info/libfabric": "fi-info",
                  "fi-info/efa-": "fi-info", "fi-info/sglang": "fi-info",
                  "nvidia-installer": "nvidia-installer",
+                 # (the others hold a docker run line or kubectl's events beside the error: test_image_pull.py)
+                 "image-pull/nvdocker1768": "image-pull", "image-pull/sdx23": "image-pull",
                  "k8s-device-plugin": "k8s-device-plugin",
                  # (ps/trinityx188 is ps and then /proc/PID/limits: read through intake)
                  "ps/ps-": "ps",

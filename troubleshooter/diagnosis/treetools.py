@@ -448,6 +448,9 @@ NOT_SIGNALS = {
     "slurm.client.task_failures": "tasks' exit codes and signals as srun printed them, which name no cause by themselves "
                                   "(the program's own error is in its output): even a bus error in every task is a "
                                   "program overwritten while it ran as often as a full /dev/shm (tests/data/slurm-client)",
+    "image.pull_failed": "a registry that would not give an image (a tag it does not have, a repository it refuses): "
+                         "the image, not the node, so no cause in the domain; the references (image.not_found) are "
+                         "shown as evidence",
     "mpi.runtime_errors": "the MPI runtime's own error log lines as printed; the usual one, 'Data unpack would read "
                           "past end of buffer', is Open MPI, PMIx or hwloc builds that differ between the nodes (or a "
                           "program's own port connection), outside the tool's causes; shown as evidence",

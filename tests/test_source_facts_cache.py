@@ -46,6 +46,8 @@ def test_a_stale_or_broken_cache_is_a_miss(tmp_path: Path) -> None:
     doc["facts"]["nvml"] = ["made.up"]
     for text in (json.dumps(dict(doc, tag=doc["tag"] + " another build")),  # another version or parser files
                  json.dumps(dict(doc, facts={"nvml": ["gpu.names"]})),   # not every source of this build
+                 json.dumps(dict(doc, facts=dict(doc["facts"], nvml=5))),  # a value not a list of names
+                 json.dumps(dict(doc, facts=dict(doc["facts"], nvml=[None]))),
                  "{not json", "[]"):
         path.write_text(text)
         assert _run(cache) == {"answers": truth, "imported": True}, text

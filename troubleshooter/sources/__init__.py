@@ -119,18 +119,23 @@ def _facts_index() -> dict[str, tuple[str, ...]]:
     from troubleshooter import locations
 
     defs = load_defs()
-    tag = _index_tag(defs)
-    path = locations.cache_dir() / "source-facts.json"
+    tag, path = "", None
     try:
+        tag = _index_tag(defs)  # a package that cannot be listed (a zip) has no tag: no cache
+        path = locations.cache_dir() / "source-facts.json"
         raw = json.loads(path.read_text(encoding="utf-8"))
         if type(raw) is dict and raw.get("tag") == tag and type(raw.get("facts")) is dict:
-            _INDEX = {sid: tuple(fl) for sid, fl in raw["facts"].items()}
-            if _INDEX.keys() == defs.keys():
+            got = {sid: tuple(fl) for sid, fl in raw["facts"].items()
+                   if type(fl) is list and all(type(f) is str for f in fl)}
+            if got.keys() == defs.keys():
+                _INDEX = got
                 return _INDEX
     except (OSError, ValueError, RecursionError):
         pass
     load_own()
     index = _facts_index()
+    if not tag or path is None:
+        return index
     try:
         import os
 

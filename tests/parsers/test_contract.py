@@ -93,6 +93,7 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "nvidia-installer": "nvidia-installer",
                  # (the others hold a docker run line or kubectl's events beside the error: test_image_pull.py)
                  "image-pull/nvdocker1768": "image-pull", "image-pull/sdx23": "image-pull",
+                 "nvidia-ctk-cdi": "nvidia-ctk-cdi",
                  "k8s-device-plugin": "k8s-device-plugin",
                  # (ps/trinityx188 is ps and then /proc/PID/limits: read through intake)
                  "ps/ps-": "ps",

@@ -448,6 +448,9 @@ NOT_SIGNALS = {
     "slurm.client.task_failures": "tasks' exit codes and signals as srun printed them, which name no cause by themselves "
                                   "(the program's own error is in its output): even a bus error in every task is a "
                                   "program overwritten while it ran as often as a full /dev/shm (tests/data/slurm-client)",
+    "cdi_generate.errors": "nvidia-ctk's error lines while writing a CDI spec as printed (NVML not loading, a path it "
+                           "cannot write); the engine's refusal of a device the spec lacks (cdi.unresolvable_devices, "
+                           "cdi.missing_host_devices) is the signal the causes read",
     "image.pull_failed": "a registry that would not give an image (a tag it does not have, a repository it refuses): "
                          "the image, not the node, so no cause in the domain; the references (image.not_found) are "
                          "shown as evidence",

@@ -58,3 +58,13 @@ def test_the_exporter_stopping_names_no_cluster_cause() -> None:
     for name in ("gpumontools141-logrus-fatal-profiling-module-not-loaded.txt",
                  "dcgmexporter459-slog-4.1.1-dcp-not-collected-skipping.txt"):
         assert _found([D + name]) == [] and _suspected([D + name]) == []
+
+
+def test_a_long_run_of_spaces_inside_a_line_is_linear():
+    # logrus' and slog's message groups were lazy before \s*$: a 64 KB line took 31 CPU-s (base.logrus_entry)
+    import time
+
+    for line in ("INFO[0000] x" + " " * (1 << 20) + "y", "2025/03/03 06:51:55 INFO x" + " " * (1 << 20) + "y"):
+        t0 = time.process_time()
+        f = parsers.run("dcgm-exporter", "Starting dcgm-exporter\n" + line + "\n")
+        assert time.process_time() - t0 < 1.0 and f["dcgm_exporter.started"] is True

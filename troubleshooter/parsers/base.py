@@ -14,6 +14,7 @@ for ``parse`` without a kind and for ``diagnose --evidence`` on pasted files.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Callable, Iterable
 
 from troubleshooter.model import facts as _facts
@@ -124,3 +125,26 @@ def to_number(token: str) -> float | int | None:
     if value != value or value in (float("inf"), float("-inf")):  # nan, inf
         return None
     return value
+
+
+# Go's logrus, which the NVIDIA container toolkit and dcgm-exporter log with: 'WARN[0005] message' on a terminal, and
+# 'time="..." level=warning msg="..."' (logfmt) in a journal or a file. The message group is greedy and stripped in
+# code: a lazy group before \s*$ retried the whole run of spaces at every character (a 64 KB line took 31 s).
+_LOGRUS_TEXT = re.compile(r"\b(INFO|WARN|WARNING|ERRO|ERROR|FATA|FATAL|DEBU|DEBUG|TRAC|PANI)\[\d+\]\s+(.*)$")
+_LOGRUS_KV = re.compile(r'\blevel=(\w+)\s+msg="((?:[^"\\]|\\.)*)"')
+_LOGRUS_LEVELS = {"warn": "warning", "erro": "error", "fata": "fatal", "debu": "debug", "trac": "trace", "pani": "panic"}
+
+
+def logrus_entry(line: str) -> tuple[str, str] | None:
+    """(level, message) of one logrus line in either form, the level spelled out in lower case (warning, error,
+    fatal ...) and the message with its escaped quotes undone (an escaped newline stays as written); None for
+    another line."""
+    m = _LOGRUS_KV.search(line) if "level=" in line else None
+    if m:
+        level, msg = m.group(1).lower(), m.group(2).replace('\\"', '"')
+    else:
+        m = _LOGRUS_TEXT.search(line) if "[" in line else None
+        if not m:
+            return None
+        level, msg = m.group(1).lower(), m.group(2).strip()
+    return _LOGRUS_LEVELS.get(level, level), msg

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
+from troubleshooter.parsers.base import ParseError, add_clipped, logrus_entry, parser, require_text
 
 MAX_ITEMS = 40
 
@@ -43,15 +43,13 @@ FACTS = [
 
 _MARK = re.compile(r"Starting dcgm-exporter|Collecting DCP Metrics|Not collecting DCP metrics|DCGM successfully "
                    r"initialized|remote hostengine at|Skipping line \d+ \('DCGM_FI_|Failed to watch metrics")
-# the message of one log line in each style: msg="..." (logrus key=value), 'FATA[0000] ...' (logrus text), and
-# 'YYYY/MM/DD HH:MM:SS LEVEL ...' (slog), with its level
-_KV = re.compile(r'level=(\w+)\s+msg="((?:[^"\\]|\\.)*)"')
-_TEXT = re.compile(r"\b(INFO|WARN|WARNING|ERRO|ERROR|FATA|FATAL|DEBU|DEBUG)\[\d+\]\s+(.*?)\s*$")
-_SLOG = re.compile(r"\b\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\s+(INFO|WARN|ERROR|FATAL|DEBUG)\s+(.*?)\s*$")
+# the message of one log line in each style: logrus' two (base.logrus_entry) and 'YYYY/MM/DD HH:MM:SS LEVEL ...' (Go's
+# slog), with its level (greedy and stripped in code, as logrus_entry does: a lazy group before \s*$ was quadratic)
+_SLOG = re.compile(r"\b\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\s+(INFO|WARN|ERROR|FATAL|DEBUG)\s+(.*)$")
 _VERSION = re.compile(r"Starting dcgm-exporter\S*\s+(?:Version=)?\"?([\w.+-]*\d[\w.+-]*)")
 _SKIP = re.compile(r"Skipping line \d+ \('(DCGM_FI_\w+)'\)")
 _REMOTE = re.compile(r"remote hostengine at\s+(\S+?)[\"\s]*$")
-_FATAL_LEVELS = ("fatal", "fata", "panic")
+_FATAL_LEVELS = ("fatal", "panic")
 
 
 def _detect(text: str) -> float:
@@ -62,13 +60,13 @@ def _detect(text: str) -> float:
 def _lines(text: str):
     """(level, message) of each of the exporter's log lines, in any of its three styles; other lines are skipped."""
     for raw in text.split("\n"):
-        m = _KV.search(raw)
-        if m:
-            yield m.group(1).lower(), m.group(2).replace('\\"', '"')
+        entry = logrus_entry(raw)
+        if entry:
+            yield entry
             continue
-        m = _TEXT.search(raw) or _SLOG.search(raw)
+        m = _SLOG.search(raw)
         if m:
-            yield m.group(1).lower(), m.group(2)
+            yield m.group(1).lower(), m.group(2).strip()
             continue
         if _MARK.search(raw):  # a message quoted without its level (a thread's one line)
             yield "", raw.strip()

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, logrus_entry, parser, require_text
 
 MAX_ITEMS = 40
 
@@ -48,10 +48,6 @@ FACTS = [
     ("cdi_generate.errors", "list", "", "its error lines as printed (level=error, ERRO[...]), at most 10"),
 ]
 
-# logrus' text formatter on a terminal ("WARN[0005] msg") and its key=value form in a journal (time=... level=... msg=...)
-_TTY = re.compile(r"^\s*(?:\S.*?\bnvidia-ctk\[\d+\]:\s*)?(INFO|WARN|ERRO|DEBU|FATA)\[\d+\]\s+(.*)$")
-_KV = re.compile(r"\blevel=(info|warning|error|debug|fatal)\s+msg=\"((?:[^\"\\]|\\.)*)\"")
-_LEVELS = {"INFO": "info", "WARN": "warning", "ERRO": "error", "DEBU": "debug", "FATA": "fatal"}
 # nvidia-ctk's own messages (pkg/nvcdi, internal/lookup): the shapes detection needs two of
 _OWN = re.compile(r"Auto-detected mode as ['\"]?\w|Could not locate \S+: pattern |Failed to locate \S*: pattern |"
                   r"Failed to evaluate symlink /dev/dri/|Selecting /\S+ as /|Using driver version \d|"
@@ -71,18 +67,13 @@ _COMPUTE = re.compile(r"libcuda\.so|libnvidia-ml\.so|/dev/nvidiactl|/dev/nvidia-
 
 
 def _messages(text: str) -> list[tuple[str, str]]:
-    """(level, message) of each of nvidia-ctk's log lines, escapes of the key=value form undone."""
+    """(level, message) of each of nvidia-ctk's log lines (base.logrus_entry), a message's first line only (a
+    journal's key=value form writes the second, 'libcuda.so.*.*: not found', as an escaped newline)."""
     out = []
     for line in text.split("\n"):
-        if "[" in line:
-            m = _TTY.match(line)
-            if m:
-                out.append((_LEVELS[m.group(1)], m.group(2).strip()))
-                continue
-        if "level=" in line:
-            k = _KV.search(line)
-            if k:
-                out.append((k.group(1), k.group(2).replace("\\n", "\n").replace('\\"', '"').split("\n", 1)[0]))
+        entry = logrus_entry(line)
+        if entry:
+            out.append((entry[0], entry[1].split("\\n", 1)[0]))
     return out
 
 

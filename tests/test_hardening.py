@@ -156,3 +156,24 @@ def test_stream_memory_bounded_by_the_longest_line(tmp_path: Path) -> None:
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         assert peak < 12 * parsers.MAX_LINE + (4 << 20), (kind, peak)
+
+
+# A run of spaces inside a line, behind the words a parser looks for: a lazy group followed by \s* or \s+ tried the
+# whole run again at each of its places (64 KB took 31 CPU-s in dcgm-exporter; 16 KB ~0.45 s in openmpi, gpustat,
+# torch-distributed). Each case is one kind's own prefix; the bound is on this process's CPU time.
+SPACE_RUNS = [
+    ("dcgm-exporter", "Starting dcgm-exporter\nINFO[0000] x"),
+    ("dcgm-exporter", "Starting dcgm-exporter\n2025/03/03 06:51:55 INFO x"),
+    ("nvidia-ctk-cdi", "WARN[0000] Could not locate x"),
+    ("openmpi", "ORTE_ERROR_LOG: x"),
+    ("gpustat", "[1] x"),
+    ("torch-distributed", "[c10d] The client socket has timed out after 1s while trying to connect to (x"),
+]
+
+
+@pytest.mark.parametrize("kind,prefix", SPACE_RUNS)
+def test_a_run_of_spaces_inside_a_line_is_linear(kind: str, prefix: str) -> None:
+    t0 = time.process_time()
+    call(kind, prefix + " " * (1 << 20) + "y\n")
+    took = time.process_time() - t0
+    assert took < 1.0, f"{kind}: {took:.1f} CPU-s"

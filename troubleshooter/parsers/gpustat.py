@@ -38,7 +38,8 @@ FACTS = [
 
 # what a paste puts before a line: a Markdown quote, an indent, a '#' of a comment or of a root prompt's echo
 _LEAD = r"^[\s>#]*"
-_LINE = re.compile(_LEAD + r"\[(\d{1,3})\]\s(.*?)\s*\|\s*(\?\?|-?\d+)\s*(?:°|'|º)?C,(.*?)\|\s*(\?\?|\d+)\s*/\s*(\?\?|\d+)"
+# (the name up to the first '|', stripped in code: a lazy name before \s*\| retried a run of spaces at each place)
+_LINE = re.compile(_LEAD + r"\[(\d{1,3})\]\s([^|\n]*)\|\s*(\?\?|-?\d+)\s*(?:°|'|º)?C,(.*?)\|\s*(\?\?|\d+)\s*/\s*(\?\?|\d+)"
                    r"\s*MB\b(.*)$")
 _PCT = re.compile(r"(\?\?|\d+)\s*%")
 _POWER = re.compile(r"(\?\?|\d+)\s*(?:/\s*(\?\?|\d+))?\s*W\b")

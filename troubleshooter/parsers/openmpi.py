@@ -130,7 +130,8 @@ _HELP_AGG = re.compile(r"\d+ more process(?:es have| has) sent help message\s+(h
 # and OPAL's "PMIX ERROR: CODE in file F at line N"), a wrap between the message and "file" joined; and ORTE's
 # "FORCE-TERMINATE AT MESSAGE:CODE - error F(N)". "Data unpack would read past end of buffer" there is one side
 # unpacking what another side packed differently: Open MPI (or PMIx, hwloc) builds that differ between the nodes
-_RUNTIME_ERR = re.compile(r"\b(?:ORTE_ERROR_LOG|PMIX ERROR|OPAL ERROR|PRTE ERROR):[ \t]+([^\n]+?)\s+in\s+file\s+(\S+)\s+"
+# (the message ends on a non-space: a lazy group before \s+ tried the whole run of spaces again at each of its places)
+_RUNTIME_ERR = re.compile(r"\b(?:ORTE_ERROR_LOG|PMIX ERROR|OPAL ERROR|PRTE ERROR):[ \t]+([^\n]*?\S)\s+in\s+file\s+(\S+)\s+"
                           r"at\s+line\s+(\d+)")
 _FORCE_TERM = re.compile(r"\bFORCE-TERMINATE AT ([^\n]+?):-?\d+ - error (\S+?)\((\d+)\)")
 # ompi/errhandler (Open MPI 1.x-4.x): the abort of a rank whose MPI_Init failed, before any communicator existed

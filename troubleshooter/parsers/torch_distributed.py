@@ -96,7 +96,8 @@ _IN_USE = re.compile(r"errno: 98\b|\bEADDRINUSE\b|Address already in use|code: -
 _GAI = re.compile(r"The IPv[46] network addresses of \(\s*([^,()]+?)\s*,\s*(\d+)\s*\) cannot be retrieved \(gai error")
 # c10d's TCPStore/socket client giving up on a peer ('[c10d] The client socket has timed out after 1800s while trying
 # to connect to (172.17.0.2, 44737)'): the address the peer advertised
-_CONNECT = re.compile(r"client socket has timed out after \d+s while trying to connect to \(\s*([\w.:-]+?)\s*(?:,\s*(\d+))?\s*\)")
+# (one \s* on each side of the optional port: two in a row split a run of spaces every possible way)
+_CONNECT = re.compile(r"client socket has timed out after \d+s while trying to connect to \(\s*([\w.:-]+?)\s*(?:,\s*(\d+)\s*)?\)")
 
 
 def _rejoined(lines: list[str]) -> list[str]:

@@ -160,20 +160,53 @@ def test_stream_memory_bounded_by_the_longest_line(tmp_path: Path) -> None:
 
 # A run of spaces inside a line, behind the words a parser looks for: a lazy group followed by \s* or \s+ tried the
 # whole run again at each of its places (64 KB took 31 CPU-s in dcgm-exporter; 16 KB ~0.45 s in openmpi, gpustat,
-# torch-distributed). Each case is one kind's own prefix; the bound is on this process's CPU time.
+# torch-distributed), and so did \s* or \s+ before a group that may start with a space, when the line then failed
+# (nvlink-status's "GPU 0:" line took 44 CPU-s on 3,000 spaces; perf report's call-graph lines 20 CPU-s, its detector
+# too). Each case is one kind's own prefix, read by its parser and by every kind's detector; the bound is on this
+# process's CPU time. tests/test_space_runs.py widens a space in every line of every real capture the same way.
 SPACE_RUNS = [
-    ("dcgm-exporter", "Starting dcgm-exporter\nINFO[0000] x"),
-    ("dcgm-exporter", "Starting dcgm-exporter\n2025/03/03 06:51:55 INFO x"),
-    ("nvidia-ctk-cdi", "WARN[0000] Could not locate x"),
-    ("openmpi", "ORTE_ERROR_LOG: x"),
-    ("gpustat", "[1] x"),
-    ("torch-distributed", "[c10d] The client socket has timed out after 1s while trying to connect to (x"),
+    ("dcgm-exporter", "Starting dcgm-exporter\nINFO[0000] x", ""),
+    ("dcgm-exporter", "Starting dcgm-exporter\n2025/03/03 06:51:55 INFO x", ""),
+    ("nvidia-ctk-cdi", "WARN[0000] Could not locate x", ""),
+    ("openmpi", "ORTE_ERROR_LOG: x", ""),
+    ("openmpi", "Signal: x", ""),
+    ("gpustat", "[1] x", ""),
+    ("torch-distributed", "[c10d] The client socket has timed out after 1s while trying to connect to (x", ""),
+    ("torch-distributed", "RuntimeError: NCCL error: x", ""),
+    ("lscpu", "Model name: x", ""),
+    ("mlxconfig", "Device type: x", ""),
+    ("mlxconfig", "Configurations: x", ""),
+    ("mlxlink", "Physical state: x", ""),
+    ("mlxlink", "==== x", ""),
+    ("dcgm-diag", "|----- x", ""),
+    ("nvlink-status", "GPU 0: x", ""),
+    ("perf-report", "- 89.34%", ""),
+    ("nvidia-smi", "|   0  x", ""),
+    ("fabricmanager-log", "[INFO] x", ""),
+    ("fi-info", "  fabric: x", ""),
+    ("fi-info", "x: y", ""),
+    ("bandwidth-test", "Device 0: x", ""),
+    ("nvbandwidth", "CUDA Runtime Version: x", ""),
+    ("slurm-client", "srun: error: Unable to create step for job 1: x", ""),
+    ("k8s-node-conditions", "  Type: x", ""),
+    ("k8s-device-plugin", "Failed to initialize NVML:", ""),
+    ("ibv-devinfo", "GID[  0]:  fe80::1, x", ""),
+    ("lspci", "00:00.0 VGA compatible controller: x", ""),
+    ("ps", "root 1 0.0 0.0 1 1 ? S 10:00 0:00 x", ""),
+    ("ucx", "[1.0] [host:1:0] ucp.c:1 UCX ERROR x", ""),
+    ("selinux", "Source Context  x", ""),
+    ("nccl1-tests", "Rank 0 uses device 0 [0x00] x", ""),
+    ("cgroup", "1 cgroup_device multi", " z w v"),
+    ("pyxis", "pyxis: x", ""),
+    ("docker-info", "Server Version: x", ""),
 ]
 
 
-@pytest.mark.parametrize("kind,prefix", SPACE_RUNS)
-def test_a_run_of_spaces_inside_a_line_is_linear(kind: str, prefix: str) -> None:
+@pytest.mark.parametrize("kind,prefix,rest", SPACE_RUNS)
+def test_a_run_of_spaces_inside_a_line_is_linear(kind: str, prefix: str, rest: str) -> None:
+    text = prefix + " " * (1 << 20) + "y" + rest + "\n"
     t0 = time.process_time()
-    call(kind, prefix + " " * (1 << 20) + "y\n")
+    call(kind, text)
+    parsers.scores(text)
     took = time.process_time() - t0
-    assert took < 1.0, f"{kind}: {took:.1f} CPU-s"
+    assert took < 1.5, f"{kind}: {took:.1f} CPU-s"

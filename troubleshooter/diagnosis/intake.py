@@ -40,7 +40,7 @@ _RANK_PREFIXES = (re.compile(r"^\((?:[\w.-]+,? )?(?:\w+=[^,()\s]+(?:, )?)+\)\s")
 _QUOTE = re.compile(r"^>[ ]?")
 # a note a person wrote at a line's end, pointing at it ("...to 1.  # ← IB disabled by the environment",
 # "Using network Socket   <-- here"): theirs, not the tool's, so it is not read into the line's value
-_ARROW_NOTE = re.compile(r"[ \t]{2,}(?:#[ \t]*)?(?:←|⬅|👈|<-{1,3}|<={1,2})(?:[ \t].*)?$")
+_ARROW_NOTE = re.compile(r"(?<![ \t])[ \t]{2,}(?:#[ \t]*)?(?:←|⬅|👈|<-{1,3}|<={1,2})(?:[ \t].*)?$")
 
 
 def _strip_common_prefix(lines: list[str], pattern: re.Pattern[str]) -> list[str]:
@@ -315,7 +315,7 @@ def training_launch(line: str) -> tuple[list[str], str] | None:
     >>> training_launch("FOO=1 python x.py"), training_launch("NCCL_DEBUG=INFO make")
     (None, None)
     """
-    for part in reversed(re.split(r"\s*(?:;|&&)\s*", line)):
+    for part in reversed(re.split(r";|&&", line)):
         assigns, rest = leading_assignments(part.strip())
         if not assigns or not any(_STACK_VAR.match(a) for a in assigns):
             continue

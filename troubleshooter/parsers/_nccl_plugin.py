@@ -3,7 +3,7 @@ patterns nccl_debug reads them by, kept apart from the rest of the log's reading
 
 import re
 
-_LOADED_PLUGIN = re.compile(r"Loaded net plugin (.+?)\s*\(v\d+\)\s*$")
+_LOADED_PLUGIN = re.compile(r"Loaded net plugin (.(?:.*?\S)??)\s*\(v\d+\)\s*$")
 _P2P_PLUGIN = re.compile(r"^P2P plugin (\S+)")
 _PLUGIN_ABSENT = re.compile(r"No plugin found|Could not find: libnccl-net|Using internal network plugin|using internal implementation")
 _PLUGIN_LOAD_ERR = re.compile(r"(?:Plugin load|dlerror=|Failed to open libnccl-net|Unable to load libnccl-net)")

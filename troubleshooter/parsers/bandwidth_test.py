@@ -58,7 +58,7 @@ _SECTION = re.compile(r"^(Host to Device|Device to Host|Device to Device) Bandwi
 _MEMORY = re.compile(r"^(PINNED|PAGEABLE) Memory Transfers")
 _UNIT = re.compile(r"Transfer Size \(Bytes\)\s+Bandwidth\s*\((MB|GB)/s\)")
 _ROW = re.compile(r"^(\d+)\s+([\d.]+)\s*$")
-_DEVICE = re.compile(r"^Device (\d+): (.+?)\s*$")
+_DEVICE = re.compile(r"^Device (\d+): (.(?:.*\S)?)\s*$")
 _CSV = re.compile(r"^bandwidthTest-(H2D|D2H|D2D)(?:-(Pinned|Paged))?[\w-]*, Bandwidth = ([\d.]+) (MB|GB)/s, .*?Size = (\d+) bytes")
 _PROMPT = re.compile(r"^\S*[$#>]\s+")  # a prompt's end ('$ ', 'user@host:~/x$ ', '# '), anchored: linear
 _KEYS = {"Host to Device": "h2d", "Device to Host": "d2h", "Device to Device": "d2d", "H2D": "h2d", "D2H": "d2h", "D2D": "d2d"}

@@ -64,7 +64,7 @@ _FREQ = r"([\d.]+)\s*(GHz|MHz|kHz)"
 _HW = re.compile(r"^\s*hardware limits:\s*" + _FREQ + r"\s*-\s*" + _FREQ)
 _POLICY = re.compile(r"^\s*current policy: frequency should be within\s*" + _FREQ + r"\s*and\s*" + _FREQ)
 _GOVERNOR = re.compile(r'The governor "([\w-]+)" may decide')
-_STATE = re.compile(r"^\s*([^\s:][^:]*?)\s*(\(DISABLED\))?\s*:\s*$")
+_STATE = re.compile(r"^\s*([^\s:](?:[^:]*?[^\s:])??)\s*(?:(\(DISABLED\))\s*)?:\s*$")
 _ANALYZING = re.compile(r"^\s*analyzing CPU (\d+):", re.MULTILINE)
 
 

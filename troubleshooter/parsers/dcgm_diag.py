@@ -40,8 +40,8 @@ FACTS = [
     ("dcgm.all_passed", "bool", "", "every test run passed (Skip and Not Run aside)"),
 ]
 
-_ROW = re.compile(r"^\s*\|\s?(.*?)\s*\|\s?(.*?)\s*\|?\s*$")
-_SECTION = re.compile(r"^\s*[|+]-{3,}\s+(\w[\w ]*?)\s+-+\+")
+_ROW = re.compile(r"^\s*\|\s?((?:.*?\S)??)\s*\|\s?((?:.*?\S)??)\s*(?:\|\s*)?$")
+_SECTION = re.compile(r"^\s*[|+]-{3,}\s+(\w(?:[\w ]*\w)?)\s+-+\+")
 _RESULT = re.compile(r"^(Pass|Fail|FAIL|PASS|Warn|WARN|Skip|SKIP|Not Run)\b(?:\s*-\s*(.*))?$")
 _GPUS = re.compile(r"GPUs?:?\s*([\d,\s]+)")
 

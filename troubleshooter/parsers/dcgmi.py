@@ -42,7 +42,7 @@ FACTS = [
 ]
 
 _FOUND = re.compile(r"^\s*(\d+) GPUs? found\b", re.M)
-_NAME = re.compile(r"^\s*\|\s*\d*\s*\|\s*Name:\s*(.*?)\s*\|\s*$", re.M)
+_NAME = re.compile(r"^\s*\|\s*(?:\d+\s*)?\|\s*Name:\s*(.*\S|)\s*\|\s*$", re.M)
 _LINKS_GPU = re.compile(r"^\s*gpuId (\d+):\s*$")
 _LINKS_ROW = re.compile(r"^\s*((?:[UDX_]\s+){0,63}[UDX_])\s*$")
 _LINK_DOWN = re.compile(r"NvLink link (\d+) is currently down", re.IGNORECASE)

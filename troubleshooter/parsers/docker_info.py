@@ -33,7 +33,7 @@ FACTS = [
     ("docker.nvidia_runtime", "bool", "", "the nvidia runtime is registered with the engine"),
 ]
 
-_KV = re.compile(r"^\s*(Server Version|Cgroup Driver|Cgroup Version|Runtimes|Default Runtime):\s*(.*?)\s*$")
+_KV = re.compile(r"^\s*(Server Version|Cgroup Driver|Cgroup Version|Runtimes|Default Runtime):\s*(.*\S|)\s*$")
 
 
 def _detect(text: str) -> float:

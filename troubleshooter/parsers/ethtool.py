@@ -47,7 +47,7 @@ FACTS = [
 
 _QUOTE = re.compile(r"^(?:>[ \t]?)+")
 _FEC_HEAD = re.compile(r"^\s*FEC parameters for ([\w.:@-]+):\s*$")
-_FEC_ACTIVE = re.compile(r"^\s*Active FEC encoding:\s*(.+?)\s*$")
+_FEC_ACTIVE = re.compile(r"^\s*Active FEC encoding:\s*(.(?:.*\S)?)\s*$")
 _SETTINGS = re.compile(r"^\s*Settings for ([\w.:@-]+):\s*$")
 _MODE = re.compile(r"\b(\d+)base[A-Za-z][\w-]*(?:/(?:Full|Half))?")
 _SPEED = re.compile(r"^\s*Speed:\s*(\d+)\s*Mb/s", re.I)

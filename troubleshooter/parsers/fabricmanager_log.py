@@ -47,7 +47,7 @@ FACTS = [
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _LEVELS = r"(?:INFO|ERROR|WARNING|WARN|FATAL|DEBUG|CRITICAL)"
 # "[Feb 27 2025 15:10:02] [ERROR] [tid 12727] message", the time or the tid cut by a paste
-_LINE = re.compile(rf"^\s*(?:\[{_MONTH} [ \d]\d \d{{4}} \d\d:\d\d:\d\d\]\s*)?\[({_LEVELS})\]\s*(?:\[tid \d+\]\s*)?(.*?)\s*$")
+_LINE = re.compile(rf"^\s*(?:\[{_MONTH} [ \d]\d \d{{4}} \d\d:\d\d:\d\d\]\s*)?\[({_LEVELS})\]\s*(?:\[tid \d+\]\s*)?(.*\S|)\s*$")
 _STAMPED = re.compile(rf"(?m)^\s*\[{_MONTH} [ \d]\d \d{{4}} \d\d:\d\d:\d\d\] \[{_LEVELS}\] \[tid \d+\]")
 _CONFIG_FAILED = re.compile(r"failed to configure all the available GPUs or NVSwitches|not all local fabric manager "
                             r"instances finished their configuration|fabric manager error handler is called for "

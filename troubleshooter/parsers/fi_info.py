@@ -56,8 +56,8 @@ FACTS = [
 ]
 
 _PROVIDER = re.compile(r"^provider:\s*(\S+)\s*$")
-_SHORT_FIELD = re.compile(r"^\s+(fabric|domain|version|type|protocol):\s*(.*?)\s*$")
-_NESTED = re.compile(r"^( *)(\w+):\s*(.*?)\s*$")  # the verbose form: 'key: value' or a 'section:' header, by indent
+_SHORT_FIELD = re.compile(r"^\s+(fabric|domain|version|type|protocol):\s*(.*\S|)\s*$")
+_NESTED = re.compile(r"^( *)(\w+):\s*(.*\S|)\s*$")  # the verbose form: 'key: value' or a 'section:' header, by indent
 _GETINFO = re.compile(r"^\s*(?:fi_getinfo:\s*)?(-\d{1,5})(?:\s*\(([^)]{0,200})\))?\s*$")
 _COMMAND = re.compile(r"(?:^|[\s/$#>])fi_info(?:\s|$)(.*)$")
 _QUERY = re.compile(r"(?:^|\s)(?:-p|--provider)(?:\s+|=)([\w;.-]+)")

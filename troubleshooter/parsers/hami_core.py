@@ -34,7 +34,7 @@ FACTS = [
 ]
 
 _LINE = re.compile(r"^\s*(?:\S+\s+)?\[HAMI-core (\w+)\s*\(([^)]*)\)\]:?\s*(.*)$")
-_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.+?)\s*$')
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (.(?:.*\S)?)\s*$')
 MAX_FRAMES = 50
 
 

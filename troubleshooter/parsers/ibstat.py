@@ -162,7 +162,7 @@ def summarize(devices: list[dict[str, Any]], ports: list[dict[str, Any]]) -> dic
 
 _CA = re.compile(r"^CA:?\s+'([^']+)'\s*$")  # "CA: 'mlx4_0'" is what `ibstat CA PORT` prints
 _PORT = re.compile(r"^Port\s+(\d+)\s*:\s*$")
-_KV = re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*(.*)$")
+_KV = re.compile(r"^([A-Za-z](?:[A-Za-z ]*[A-Za-z])?)\s*:\s*(.*)$")
 _DEVICE_KEYS = {"CA type": "ca_type", "Firmware version": "fw"}
 
 

@@ -40,9 +40,9 @@ FACTS = list(COMMON_FACTS) + [
 ]
 
 _BLOCK = re.compile(r"^\s*Infiniband device '([^']+)' port (\d+) status:\s*$")
-_KV = re.compile(r"^\s*(default gid|base lid|sm lid|state|phys state|rate|link_layer)\s*:\s*(.*?)\s*$")
+_KV = re.compile(r"^\s*(default gid|base lid|sm lid|state|phys state|rate|link_layer)\s*:\s*(.*\S|)\s*$")
 _RATE = re.compile(r"^([\d.]+)\s*Gb/sec\b")
-_FATAL = re.compile(r"^\s*Fatal error:\s*(.*?)\s*$", re.MULTILINE)
+_FATAL = re.compile(r"^\s*Fatal error:\s*(.*\S|)\s*$", re.MULTILINE)
 # the script's two words for "no RDMA device is exposed here" (rdma-core infiniband-diags/scripts/ibstatus):
 # 'cd /sys/class/infiniband || fatal No devices' when the class directory is absent (no RDMA core loaded), and
 # "device '*': sys files not found" when it exists and is empty (the glob stays '*')

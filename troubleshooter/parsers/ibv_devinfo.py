@@ -49,7 +49,7 @@ _KV = re.compile(r"^([a-z_]+)\s*:\s*(.*)$")
 _WIDTH = re.compile(r"^(\d+)X\b")
 _SPEED = re.compile(r"^([\d.]+)\s*Gbps\b")
 _DEVICE_KEYS = {"fw_ver": "fw", "board_id": "board_id", "transport": "transport"}
-_GID = re.compile(r"^GID\[\s*(\d+)\]:\s*([0-9A-Fa-f:.]+)\s*(?:,\s*(.*?))?\s*$")
+_GID = re.compile(r"^GID\[\s*(\d+)\]:\s*([0-9A-Fa-f:.]+)\s*(?:,\s*(.*\S|))?\s*$")
 
 
 _GID_ANY = re.compile(r"^\s*GID\[\s*\d+\]:\s*[0-9A-Fa-f:.]+\s*,\s*RoCE v[12]", re.MULTILINE)
@@ -141,7 +141,7 @@ def parse(text: str) -> dict[str, Any]:
             continue
         if port is None:
             if key in _DEVICE_KEYS:
-                dev[_DEVICE_KEYS[key]] = re.sub(r"\s*\(\d+\)$", "", value)
+                dev[_DEVICE_KEYS[key]] = re.sub(r"(?<!\s)\s*\(\d+\)$", "", value)
             elif key == "vendor_part_id":
                 pid = to_number(value)
                 if isinstance(pid, int):

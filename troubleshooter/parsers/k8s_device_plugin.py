@@ -54,9 +54,11 @@ FACTS = [
      "('device marked unhealthy: GPU-...'; 'all' when it marked every device)"),
 ]
 
-_NVML_FAILED = re.compile(r"Failed to (?:initialize|start) NVML(?: with error)?:\s*(.+?)\.?\s*$", re.IGNORECASE)
-_NVML_INIT_FAILED = re.compile(r"nvml init failed:\s*(\S.*?)\s*$", re.IGNORECASE)
-_NON_NVML = re.compile(r"Detected non-NVML platform:\s*(.+?)\s*$", re.MULTILINE)  # (a line among others: GFD's start-up log)
+# (?!(?<=\s)\s): the lazy message ends nowhere inside a run of spaces but at its start, where the same tail matches
+# (the tail is not retried at every space of a run: linear, with the same match)
+_NVML_FAILED = re.compile(r"Failed to (?:initialize|start) NVML(?: with error)?:\s*+(.+?)(?!(?<=\s)\s)\.?\s*$", re.IGNORECASE)
+_NVML_INIT_FAILED = re.compile(r"nvml init failed:\s*(\S(?:.*\S)?)\s*$", re.IGNORECASE)
+_NON_NVML = re.compile(r"Detected non-NVML platform:\s*(.(?:.*\S)?)\s*$", re.MULTILINE)  # (a line among others: GFD's start-up log)
 _AUTO = re.compile(r"Incompatible strategy detected auto\b")
 _MISSING = re.compile(r"could not load NVML|ERROR_LIBRARY_NOT_FOUND|libnvidia-ml\.so(?:\.1)?: cannot open", re.IGNORECASE)
 _LOADING = re.compile(r"\b(?:Loading|Initializing) NVML\b", re.IGNORECASE)

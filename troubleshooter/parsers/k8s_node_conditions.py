@@ -38,8 +38,8 @@ FACTS = [
 ]
 
 _ROW = re.compile(r"^\s*([A-Za-z][\w./-]{1,80})\s+(True|False|Unknown)\s+(?:\S+,\s+\d.*?[+-]\d{4}\s+\S+,\s+\d.*?[+-]\d{4}\s+)?"
-                  r"([A-Z][A-Za-z]{2,80})\s+(\S.*?)\s*$")
-_FIELD = re.compile(r"^\s*(Type|Status|Reason|Message):\s+(\S.*?)\s*$")
+                  r"([A-Z][A-Za-z]{2,80})\s+(\S(?:.*\S)?)\s*$")
+_FIELD = re.compile(r"^\s*(Type|Status|Reason|Message):\s+(\S(?:.*\S)?)\s*$")
 # kubectl describe node's "Capacity:" / "Allocatable:" blocks, and the same under status in -o yaml ("capacity:")
 _SECTION = re.compile(r"^(\s*)(Capacity|Allocatable|capacity|allocatable):\s*$")
 _GPU_RES = re.compile(r"^\s*((?:nvidia|amd)\.com/gpu):\s+\"?(\d+)\"?\s*$")

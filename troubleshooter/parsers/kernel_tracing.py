@@ -63,7 +63,7 @@ _BUCKET = re.compile(r"^\s*(\d+)\s+->\s+(\d+)\s+:\s+(\d+)\s+\|")
 _AVG = re.compile(r"^\s*avg\s*=\s*([\d.]+)\s+(nsecs|usecs|msecs|secs),\s*total:\s*([\d.]+)\s+(nsecs|usecs|msecs|secs),"
                   r"\s*count:\s*(\d+)")
 # "sglang::schedul 2256971 53718.148983:     740539 cycles: " / "python 123/456 [003] 12.5: 1 cpu-clock:"
-_SAMPLE = re.compile(r"^(\S.*?)\s+(\d+)(?:/\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:\d+\s+)?[\w\-:/.]+:\s*\S*\s*$")
+_SAMPLE = re.compile(r"^(\S(?:.*?\S)??)\s+(\d+)(?:/\d+)?\s+(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:\d+\s+)?[\w\-:/.]+:\s*\S*\s*$")
 _FRAME = re.compile(r"^\s+[0-9a-f]{4,16}\s+(\S+?)(?:\+0x[0-9a-f]+)?\s+\(")
 
 

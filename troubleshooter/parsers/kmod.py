@@ -45,7 +45,7 @@ _MISSING = re.compile(r"modprobe: FATAL: Module (\S+) not found in directory /li
 # ("Failed to insert module 'nvidia_peermem': Invalid argument", 'error loading module "nvidia_peermem": load
 # nvidia_peermem failed: invalid argument')
 _INSERT = re.compile(r"(?:insmod: ERROR: could not insert module (\S+)|modprobe: ERROR: could not insert '([^']+)'|"
-                     r"Failed to insert module '([^']+)'|error loading module \"([^\"]+)\": load \S+ failed): (.+?)\s*$",
+                     r"Failed to insert module '([^']+)'|error loading module \"([^\"]+)\": load \S+ failed): (.(?:.*\S)?)\s*$",
                      re.MULTILINE)
 # the kernel's reason for a refusal: the module needs a symbol no loaded module exports (nvidia_peermem built for
 # MLNX_OFED's ib_core, loaded with the distribution's: "nvidia_peermem: Unknown symbol ib_register_peer_memory_client")

@@ -60,8 +60,8 @@ FACTS = [
 _PID = re.compile(r"^\s*\$ .*?(?:/proc/(\d+)/limits|prlimit\b.*?(?:--pid[ =]|-p\s*)(\d+))")
 
 
-_BASH = re.compile(r"^\s*[a-zA-Z][\w ()/-]*?\s*\((?:[\w ]+, )?-(?P<flag>[a-zA-Z])\)\s+(?P<value>\S+)\s*$")
-_ZSH = re.compile(r"^\s*-(?P<flag>[a-zA-Z]):\s+[\w ()/-]+?\s+(?P<value>unlimited|\d+)\s*$")
+_BASH = re.compile(r"^\s*[a-zA-Z](?:[\w ()/-]*?[\w()/-])??\s*\((?:[\w ]+, )?-(?P<flag>[a-zA-Z])\)\s+(?P<value>\S+)\s*$")
+_ZSH = re.compile(r"^\s*-(?P<flag>[a-zA-Z]):\s+[\w ()/-](?:[\w ()/-]*?[\w()/-])??\s+(?P<value>unlimited|\d+)\s*$")
 _DASH = re.compile(r"^\s*(?P<name>locked memory\(kbytes\)|nofiles|stack\(kbytes\)|time\(seconds\)|"
                    r"coredump\(blocks\)|process|memory\(kbytes\))\s+(?P<value>unlimited|\d+)\s*$")
 _PROC = re.compile(r"^\s*Max (?P<name>locked memory|open files|stack size)\s+(?P<soft>unlimited|\d+)\s+"

@@ -70,7 +70,7 @@ KNOWN = {
     "Flags", "Virtualization", "Hypervisor vendor", "Virtualization type", "L1d cache", "L1i cache",
     "L2 cache", "L3 cache", "NUMA node(s)", "Book(s)", "Drawer(s)",
 }
-_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ()/_.,-]{0,60}?)\s*:\s*(.*?)\s*$")
+_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ()/_.,-]{0,60}?)\s*:\s*(.*\S|)\s*$")
 _NODE = re.compile(r"^NUMA node(\d+) CPU\(s\)$")
 _FLAG = re.compile(r"^[a-z0-9_.]+$")
 _CORE_KEYS = ("Architecture", "CPU(s)", "Model name", "Thread(s) per core", "Core(s) per socket", "Socket(s)",

@@ -54,7 +54,7 @@ FACTS = [
 ]
 
 _DEVICE = re.compile(r"^\s*(?:Card:\s*)?((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([0-9A-Za-z][^:]*?)"
-                     r"(?:\s\[[0-9a-fA-F]{4}\])?:\s+(.+?)\s*$")
+                     r"(?:\s\[[0-9a-fA-F]{4}\])?:\s+(.(?:.*\S)?)\s*$")
 _BARE = re.compile(r"^\s*((?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s*$")
 _ACS = re.compile(r"^\s*ACSCtl:\s*(.*)$")
 _LNKCAP = re.compile(r"LnkCap:\s*(?:Port #\d+,\s*)?Speed ([\d.]+)GT/s(?:\s*\(\w+\))?,\s*Width x(\d+)")

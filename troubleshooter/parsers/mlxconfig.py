@@ -36,9 +36,9 @@ FACTS = [
     ("mlxconfig.pending", "dict", "", "settings a `set` is about to change: name -> new value (not applied before a reboot or reset)"),
 ]
 
-_HEAD = re.compile(r"^\s*(Device type|Name|Description|Device):\s+(.+?)\s*$")
+_HEAD = re.compile(r"^\s*(Device type|Name|Description|Device):\s+(.(?:.*\S)?)\s*$")
 _DEVNO = re.compile(r"^\s*Device #(\d+):\s*$")
-_COLS = re.compile(r"^\s*Configurations:\s+(.*?)\s*$")
+_COLS = re.compile(r"^\s*Configurations:\s+(.*\S|)\s*$")
 _PARAM = re.compile(r"^\s+([A-Z][A-Z0-9_]*(?:\[\d+\])?)\s{2,}(\S+)(?:\s{2,}(\S+))?(?:\s{2,}(\S+))?\s*$")
 
 

@@ -63,8 +63,8 @@ FACTS = [
     ("mlxlink.refused", "list", "", "mlxlink's own errors ('-E- ...'): what it could not read"),
 ]
 
-_KV = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ./()\[\]_-]*?)\s*:\s?(.*?)\s*$")
-_HEADER = re.compile(r"^\s*=+\s*(\S.*?)\s*=+\s*$")
+_KV = re.compile(r"^\s*([A-Za-z](?:[A-Za-z0-9 ./()\[\]_-]*[A-Za-z0-9./()\[\]_-])?)\s*:\s?(.*\S|)\s*$")
+_HEADER = re.compile(r"^\s*=+\s*(\S(?:.*?\S)??)\s*=+\s*$")
 _DEV = re.compile(r"\bm(?:lx|st)link\b.*?\s-d\s+(\S+)")
 _SPEEDS = re.compile(r"0x[0-9a-fA-F]+\s*\(([^)]*)\)")
 _BER = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*E\s*([-+]?\d+)\s*$", re.I)

@@ -62,8 +62,8 @@ FACTS = [
 _TEST = re.compile(r"\b(all_reduce|all_gather|broadcast|reduce_scatter|reduce)_test\b")
 # a line of the test's own, with what a paste put before it: Markdown's quote ('> '), the '#' Markdown ate or kept
 _LEAD = re.compile(r"^[\s>]*#?\s*")
-_RANK = re.compile(r"^Rank\s+(\d+)\s+uses device\s+(\d+)\s+\[0x[0-9a-fA-F]+\]\s+(.*?)\s*$")
-_README_RANK = re.compile(r"^Device\s+(\d+)\s+->\s+(\d+)\s+\[0x[0-9a-fA-F]+\]\s+(.*?)\s*$")
+_RANK = re.compile(r"^Rank\s+(\d+)\s+uses device\s+(\d+)\s+\[0x[0-9a-fA-F]+\]\s+(.*\S|)\s*$")
+_README_RANK = re.compile(r"^Device\s+(\d+)\s+->\s+(\d+)\s+\[0x[0-9a-fA-F]+\]\s+(.*\S|)\s*$")
 _HEADER = re.compile(r"^bytes\s+N\s+type\s+(op\s+)?(root\s+)?time\s+algbw\s+busbw\s+(res|delta)\b")
 _TYPES = r"(?:char|int|half|float|double|int64|uint64)"
 _ROW = re.compile(r"^(\d+)\s+(\d+)\s+(" + _TYPES + r")\s+(?:(sum|prod|max|min)\s+)?(?:(\d+)\s+)?"

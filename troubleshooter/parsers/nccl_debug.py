@@ -67,12 +67,12 @@ _BARE_OLD = re.compile(
 _LIST_CONT = re.compile(r"^\s*(?:\[\d+\][^\s\[\]]+\s*)+$")
 _LIST_CONT_ANY = re.compile(r"^[ \t]*\[\d+\][^\s\[\]]+", re.MULTILINE)  # a line that may be such a piece
 MAX_JOINED = 65536
-_USING_NET = re.compile(r"^Using (?:internal )?[Nn]etwork (.+?)\s*$")
+_USING_NET = re.compile(r"^Using (?:internal )?[Nn]etwork (.(?:.*\S)?)\s*$")
 _ASSIGNED = re.compile(r"^Assigned NET plugin (.+?) to comm")
 _VIA_NET = re.compile(r"via NET/([A-Za-z]\w*)(?:/\d+)?(/GDRDMA)?")
 _IB_USING = re.compile(r"^NET/IB\s*:\s*Using\s+(.*)$")
 _HCA = re.compile(r"\[\d+\]([^\s:\[\]]+):(\d+)/(\w+)")
-_ENV_SET = re.compile(r"\b(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*?)\s*$")
+_ENV_SET = re.compile(r"\b(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*\S|)\s*$")
 _TOPO_LOADING = re.compile(r"Loading topology file (\S+)")
 _TOPO_OPEN_FAIL = re.compile(r"Could not open XML topology file (\S+)\s*:\s*(.*)$")
 _COLL_CHANNELS = re.compile(r"^(\d+) coll channels")
@@ -89,7 +89,7 @@ _ERROR = re.compile(
     re.IGNORECASE,
 )
 _TESTS_TABLE = re.compile(
-    r"^\s*#?\s*(?:Avg bus bandwidth|size\s+count\s+type|nThread\s+\d+\s+nGpus|Out of bounds values)", re.MULTILINE
+    r"^\s*+(?:#\s*)?(?:Avg bus bandwidth|size\s+count\s+type|nThread\s+\d+\s+nGpus|Out of bounds values)", re.MULTILINE
 )
 # "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)", "... for HCA mlx5_0 (no peermem)",
 # "NET/IB : GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f0'"
@@ -103,7 +103,7 @@ _TREE_IDX = re.compile(r"\[(\d+)\]")
 _INIT_FAILED = re.compile(r"^init\.cc:\d+ -> [1-9]")
 _BOOTSTRAP_FAILED = re.compile(r"^bootstrap\.cc:\d+ -> [1-9]")
 _OOB_IFACE = re.compile(r";\s*OOB ([\w.\-]+):")
-_SCROLLBACK = re.compile(r"\s{2,}\[\d+/\d+\]$")
+_SCROLLBACK = re.compile(r"(?<!\s)\s{2,}\[\d+/\d+\]$")
 _WARN_LOC = re.compile(r"^\S+\.cc:\d+ -> \d+")
 _NO_IFACE = re.compile(r"no socket interface found|no usable listening interface|Socket creation failed|"
                        r"NET/Socket\s*:\s*no interface found|Bootstrap\s*:\s*no (?:usable )?interface", re.IGNORECASE)

@@ -85,8 +85,8 @@ _NCCL_VERSION = re.compile(r"^\s*[#>]?\s*NCCL version\s+(\S+)")
 # "# NCCL Tests compiled with NCCL 1.0" (rank lines of that time carry no Pid either)
 _NCCL_BUILT = re.compile(r"NCCL Tests compiled with NCCL\s+(\d+\.\d+)")
 _NTHREAD = re.compile(r"nThread:?\s+(\d+)\s+nGpus:?\s+(\d+)\s+minBytes:?\s+(\d+)\s+maxBytes:?\s+(\d+)")
-_RANK = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*?)\s*$")
-# _RANK without its lazy tail: group 3 stripped is the same on a line without a newline (a lazy ``(.*?)\s*$``
+_RANK = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*\S|)\s*$")
+# _RANK without its tail: group 3 stripped is the same on a line without a newline (a lazy ``(.*?)\s*$``
 # retried at every character was half of a rank line's cost)
 _RANK_FAST = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*)")
 _HEADER = re.compile(r"\bsize\s+count\s+type\b.*\bbusbw\b")
@@ -109,7 +109,7 @@ def _detect(text: str) -> float:
         return 0.6  # several runs under a swept variable: the nccl-sweep kind
     if _NCCL1.search(text[:131072]) and not _HEADER.search(text) and not _NTHREAD.search(text):
         return 0.2  # NCCL 1.x's own tests (all_reduce_test ...): the nccl1-tests kind; their rows are not these
-    if re.search(r"#?\s*Avg bus bandwidth\s*:", text) or _HEADER.search(text):
+    if re.search(r"Avg bus bandwidth\s*:", text) or _HEADER.search(text):
         return 0.95
     if _NTHREAD.search(text) or _STARTING.search(text):
         return 0.9

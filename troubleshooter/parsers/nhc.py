@@ -46,7 +46,7 @@ FACTS = [
 # failed:  MSG" tagged nhc[PID]. MSG starts with the check's name and a colon by the checks' convention
 # ("check_ecc: GPU id 3: ..."), but NHC's own failures have none ("Script timed out.", "Terminated by signal SIGTERM.").
 _TS = r"(?:\[\d+\] - )?"
-_VERDICT = re.compile(r"^\s*" + _TS + r"(?:(SUCCESS|ERROR|WARNING|INFO):\s+nhc:|.*?\bnhc\[\d+\]:)\s+Health check "
+_VERDICT = re.compile(r"^\s*+" + _TS + r"(?:(SUCCESS|ERROR|WARNING|INFO):\s+nhc:|.*?\bnhc\[\d+\]:)\s+Health check "
                       r"(passed|failed):\s+(.*)$")
 _CHECK = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*)$")
 # a line of NHC's own (a level word, with or without the timestamp) or a Markdown fence: never the continuation of
@@ -60,7 +60,7 @@ _EXIT = re.compile(r"^\s*Health checks completed with exit code:\s*(\d+)")
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if re.search(r"^\s*" + _TS + r"(?:(?:SUCCESS|ERROR):\s+nhc:|.*?\bnhc\[\d+\]:)\s+Health check (?:passed|failed):",
+    if re.search(r"^\s*+" + _TS + r"(?:(?:SUCCESS|ERROR):\s+nhc:|.*?\bnhc\[\d+\]:)\s+Health check (?:passed|failed):",
                  head, re.MULTILINE):
         return 0.95
     return 0.0

@@ -67,7 +67,7 @@ FACTS = [
 ]
 
 _VERSION = re.compile(r"^nvbandwidth Version:\s*(\S+)")
-_RUNTIME = re.compile(r"^CUDA Runtime Version:\s*(.+?)\s*$")
+_RUNTIME = re.compile(r"^CUDA Runtime Version:\s*(.(?:.*\S)?)\s*$")
 _DRIVER = re.compile(r"^Driver Version:\s*(\S+)")
 _DEVICE = re.compile(r"^Device (\d+): (.+?)(?: \(([0-9a-fA-F]+:[0-9a-fA-F]+:[0-9a-fA-F]+)\))?\s*$")
 _RUNNING = re.compile(r"^Running (\w+)\.\s*$")

@@ -133,7 +133,7 @@ _WORDS = frozenset("mount error requirement unsatisfied condition initialization
                    "subsystem driver library version mismatch loaded found failed load shared object file cannot "
                    "open unknown creation nvml ldcache detection process request exists permission denied "
                    "operation permitted update newer earlier please support supported directory such".split())
-_UNKNOWN_TAIL = re.compile(r"\s*:\s*unknown\.?\s*$")
+_UNKNOWN_TAIL = re.compile(r"(?<!\s)\s*:\s*unknown\.?\s*$")
 MAX_LINES = 12  # physical lines one message may span
 HARD_WRAP_MIN = 40  # a terminal or a ticket cutting every line at one width: lines of one length, at least this
 

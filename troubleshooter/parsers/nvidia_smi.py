@@ -27,7 +27,7 @@ from troubleshooter.parsers.base import ParseError, parser, require_text, to_num
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
 _ROW1 = re.compile(
-    r"^\|\s*(\d+)\s+(.+?)\s+(On|Off|N/A)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+\S+\s*\|"
+    r"^\|\s*(\d+)\s+(.(?:.*?\S)??)\s+(On|Off|N/A)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+\S+\s*\|"
 )
 _ROW2 = re.compile(
     r"^\|\s*(\S+)\s+(\S+)\s+(P\d+|N/A|ERR!)\s+(.*?)\|\s*(\S+?)\s*/\s*(\S+?)\s*\|\s*(\S+)"
@@ -162,7 +162,7 @@ def parse(text: str) -> dict[str, object]:
 
 # "|    0     28290    C   python                                        1012MiB |" (and "|    0   N/A  N/A    122792      C
 # nvidia-cuda-mps-server  25MiB |" with the MIG GI/CI columns of newer drivers)
-_PROC_ROW = re.compile(r"^\|\s*(\d+)\s+(?:(?:N/A|\d+)\s+(?:N/A|\d+)\s+)?(\d+)\s+(C\+G|C|G|M|M\+C)\s+(.+?)\s+(\d+)MiB\s*\|\s*$")
+_PROC_ROW = re.compile(r"^\|\s*(\d+)\s+(?:(?:N/A|\d+)\s+(?:N/A|\d+)\s+)?(\d+)\s+(C\+G|C|G|M|M\+C)\s+(.(?:.*?\S)??)\s+(\d+)MiB\s*\|\s*$")
 _PROC_HEADER = re.compile(r"^\|\s*Processes:\s+(?:GPU Memory\s*)?\|\s*$", re.MULTILINE)
 
 

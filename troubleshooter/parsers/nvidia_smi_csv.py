@@ -83,7 +83,7 @@ def _value(col: str, raw: str) -> Any:
         return v
     if col == "persistence_mode":
         return {"enabled": True, "disabled": False}.get(v.lower())
-    n = to_number(re.sub(r"\s*(?:MHz|W|MiB|%|C)$", "", v))
+    n = to_number(re.sub(r"(?<!\s)\s*(?:MHz|W|MiB|%|C)$", "", v))
     return n
 
 

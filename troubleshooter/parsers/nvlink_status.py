@@ -48,10 +48,10 @@ FACTS = [
     ("gpu.nvlink_error_links", "list", "", "nvidia-smi nvlink -e: 'gpu:link counter=value' for every non-zero counter"),
 ]
 
-_GPU = re.compile(r"^\s*GPU (\d+): (.*?)\s*(?:\(UUID: ([^)]*)\))?\s*$")
+_GPU = re.compile(r"^\s*GPU (\d+): ((?:.*?\S)??)\s*(?:\(UUID: ([^)]*)\)\s*)?$")
 _LINK = re.compile(r"^\s*Link (\d+): (.*)$")
 _SPEED = re.compile(r"^([\d.]+)\s*GB/s$")
-_COUNTER = re.compile(r"^([A-Za-z][A-Za-z0-9 ]*?)\s*:\s*(\d+)$")
+_COUNTER = re.compile(r"^([A-Za-z](?:[A-Za-z0-9 ]*[A-Za-z0-9])?)\s*:\s*(\d+)$")
 _ALL_INACTIVE = re.compile(r"all links are in ?active", re.IGNORECASE)
 # "Links 0-2, 4-5: Replay/Recovery/CRC Errors: 0", "Links 1-5: No errors": counters of several links at once
 _LINK_GROUP = re.compile(r"^\s*Links \d[\d ,\-]*:(.*)$")

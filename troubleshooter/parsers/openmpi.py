@@ -79,7 +79,7 @@ FACTS = [
 ]
 
 _TAG = r"^\s*(?:\[[^\]]{1,80}\]\s*)?"
-_SIGNAL = re.compile(_TAG + r"Signal: (.+?)\s*$")
+_SIGNAL = re.compile(_TAG + r"Signal: (.(?:.*\S)?)\s*$")
 _FRAME = re.compile(_TAG + r"\[\s*\d+\]\s+(\S+?)\(([^)+]*)(?:\+0x[0-9a-f]+)?\)")
 _CMA = re.compile(_TAG + r"(?:Read|Write) -1, expected \d+, errno = (\d+)")
 # Open MPI's own words and ompi_info; Cray MPICH asked for GPU support (MPICH_GPU_SUPPORT_ENABLED=1) in a program not
@@ -93,7 +93,7 @@ _NO_PMIX = re.compile(r"No PMIx server was reachable, but a PMI1/2 was detected|
                       r"OMPI was not built with SLURM's PMI support|application appears to have been direct launched using \"srun\"")
 # Open MPI's openib BTL (help-mpi-btl-openib.txt, Open MPI 1.2 to 4.x): "init-fail-no-mem" and "reg mem limit low"
 _LOCKED = re.compile(r"(?:OpenIB|OpenFabrics \(openib\)) BTL failed to initialize while trying to allocate some")
-_LOCKED_FIELD = re.compile(r"^\W{0,4}\s*(Function|Device|Memlock limit):\s+(.+?)\s*$")
+_LOCKED_FIELD = re.compile(r"^\W{0,4}\s*(Function|Device|Memlock limit):\s+(.(?:.*\S)?)\s*$")
 _REG_LOW = re.compile(r"OpenFabrics subsystem is configured to only")
 _REG_FIELD = re.compile(r"^\W{0,4}\s*(Registerable|Total) memory:\s+(\d+)\s*MiB")
 # yaksa (MPICH's datatype engine), src/backend/cuda/hooks: a GPU not in the Default compute mode and no
@@ -103,9 +103,9 @@ _YAKSA_EXCL = re.compile(r"\[yaksa\] CUDA is setup in exclusive compute mode, bu
 # (\s: a web page's copy has no-break spaces between the words)
 _BAD_TERM = re.compile(r"BAD\s+TERMINATION\s+OF\s+ONE\s+OF\s+YOUR\s+APPLICATION\s+PROCESSES")
 _EXIT_CODE = re.compile(r"^=\s+EXIT\s+CODE:\s*(\d+)")
-_EXIT_STRING = re.compile(r"TERMINATED\s+WITH\s+THE\s+EXIT\s+STRING:\s*(.+?)\s*$")
+_EXIT_STRING = re.compile(r"TERMINATED\s+WITH\s+THE\s+EXIT\s+STRING:\s*(.(?:.*\S)?)\s*$")
 _ABORT = re.compile(r"Abort\(\d+\) on node \d+ \(rank \d+ in comm \d+\): Fatal error in (\w+): (.+?), error stack:")
-_STACK = re.compile(r"^(\w+)\(\d+\)\.*:\s*(.*?)\s*$")
+_STACK = re.compile(r"^(\w+)\(\d+\)\.*:\s*(.*\S|)\s*$")
 _WITH_CUDA = re.compile(r"mpi_built_with_cuda_support:value:true")
 _NOTICED = re.compile(r"mpirun noticed that process rank (\d+) .*?exited on signal (\d+)(?: \(([^)]+)\))?")
 
@@ -124,7 +124,7 @@ _CUDA_HOOK = re.compile(r"CUDA Hook Library: Failed to find symbol \S+?, .*?: un
 # the show_help aggregation (Open MPI 1.x-4.x, PRRTE): "[host:pid] 3 more processes have sent help message
 # help-mpi-btl-openib-cpc-base.txt / no cpcs for port" (or "1 more process has sent ..."): which help text the other
 # ranks printed, file / topic; a wrap inside it is joined
-_HELP_AGG = re.compile(r"\d+ more process(?:es have| has) sent help message\s+(help-[\w.-]+?(?:\.txt)?)\s*/\s*([^\n\[]+?)\s*$",
+_HELP_AGG = re.compile(r"\d+ more process(?:es have| has) sent help message\s+(help-[\w.-]+?(?:\.txt)?)\s*/\s*+([^\n\[]*[^\s\[])\s*$",
                        re.MULTILINE)
 # the runtime's own error log (orte/mca/errmgr: "ORTE_ERROR_LOG: MESSAGE in file F at line N", Open MPI 1.x-4.x; PMIx's
 # and OPAL's "PMIX ERROR: CODE in file F at line N"), a wrap between the message and "file" joined; and ORTE's

@@ -44,7 +44,7 @@ _LINK = re.compile(r"\[([^][\s]+)\]\(https?://[^)\s]*\)")  # 12.4.5.8 a ticket s
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._+-]*"
 _VER = r"[0-9][0-9A-Za-z.+!_-]*"
 _FREEZE = re.compile(rf"^\s*(?:\[(?:pip3?|conda)\]\s+)?({_NAME})\s*==\s*({_VER})\s*$")
-_TABLE = re.compile(rf"^\s*(?:\[(?:pip3?|conda)\]\s+)?({_NAME})\s+({_VER})(?:\s+\S+){{0,2}}\s*$")
+_TABLE = re.compile(rf"^\s*(?:\[(?:pip3?|conda)\]\s+)?({_NAME})\s+({_VER})(?:\s++\S+){{0,2}}\s*+$")
 _DPKG = re.compile(rf"^[a-z][a-zA-Z]{{1,2}}\s+({_NAME})(?::\w+)?\s+(?:\d+:)?({_VER})\s+(?:amd64|arm64|all|i386|ppc64el)\b")
 # `ofed_info -s` (MLNX_OFED: "MLNX_OFED_LINUX-4.3-1.0.1.0:"; DOCA-Host: "OFED-internal-24.10-1.1.4:"); plain
 # `ofed_info` starts with the same name and the upstream OFED it is based on: "MLNX_OFED_LINUX-5.8-1.0.1.1 (OFED-5.8-1.0.1):"

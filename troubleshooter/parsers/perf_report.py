@@ -62,7 +62,7 @@ FACTS = [
 ]
 
 _ENTRY = re.compile(
-    r"^\s*(?:[+-]\s+)?(\d{1,3}(?:\.\d+)?)%\s+(?:(\d{1,3}(?:\.\d+)?)%\s+)?(.*?)\s*\[([.kgujHx])\]\s+(\S.*?)\s*$"
+    r"^\s*(?:[+-]\s+)?(\d{1,3}(?:\.\d+)?)%\s++(?:(\d{1,3}(?:\.\d+)?)%\s++)?((?:.*?\S)??)\s*\[([.kgujHx])\]\s+(\S(?:.*\S)?)\s*$"
 )
 _SAMPLES_HDR = re.compile(r"Samples:\s*([\d.]+)\s*([KMGT]?)\s+of event\s+'([^']+)'")
 _SAMPLES_REC = re.compile(r"perf record: Captured and wrote .*\((\d+) samples\)")

@@ -31,12 +31,12 @@ FACTS = [
 _TIME = r"(?:\d+-)?\d+:\d\d(?::\d\d)?"
 # ps -elf: F S UID PID PPID C PRI NI ADDR SZ WCHAN STIME TTY TIME CMD
 _ELF = re.compile(r"^\s*\d+\s+[RSDZTtIWXK]\s+\S+\s+(\d+)\s+\d+\s+\d+\s+-?\d+\s+-?\d+\s+\S+\s+\d+\s+\S+\s+\S+\s+\S+\s+"
-                  + _TIME + r"\s+(\S.*?)\s*$")
+                  + _TIME + r"\s+(\S(?:.*\S)?)\s*$")
 # ps -ef: UID PID PPID C STIME TTY TIME CMD
-_EF = re.compile(r"^\s*(?!\d+\s+[RSDZTtIWXK]\s)\S+\s+(\d+)\s+\d+\s+\d+\s+\S+\s+\S+\s+" + _TIME + r"\s+(\S.*?)\s*$")
+_EF = re.compile(r"^\s*(?!\d+\s+[RSDZTtIWXK]\s)\S+\s+(\d+)\s+\d+\s+\d+\s+\S+\s+\S+\s+" + _TIME + r"\s+(\S(?:.*\S)?)\s*$")
 # ps aux: USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND
 _AUX = re.compile(r"^\s*\S+\s+(\d+)\s+\d+\.\d\s+\d+\.\d\s+\d+\s+\d+\s+\S+\s+[RSDZTtIWXK][<NLsl+]*\s+\S+\s+" + _TIME
-                  + r"\s+(\S.*?)\s*$")
+                  + r"\s+(\S(?:.*\S)?)\s*$")
 _HEADER = re.compile(r"^\s*(?:F\s+S\s+UID\s+PID|UID\s+PID\s+PPID|USER\s+PID\s+%CPU)\b")
 
 

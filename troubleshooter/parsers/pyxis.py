@@ -40,7 +40,7 @@ FACTS = [
      "/run/pyxis/1000/7.0.squashfs'): runtime_path/UID/JOBID.STEPID.squashfs"),
 ]
 
-_PYXIS = re.compile(r"\bpyxis:\s+(.*?)\s*$")
+_PYXIS = re.compile(r"\bpyxis:\s+(.*\S|)\s*$")
 _MKDIR = re.compile(r"mkdir: cannot create directory [‘'`]?([^’'`]+?)[’'`]?: (Permission denied|No such file or directory|"
                     r"Read-only file system|Operation not permitted)")
 _COULDNT = re.compile(r"couldn't mkdir (\S+?): (Permission denied|No such file or directory|Read-only file system|"

@@ -39,7 +39,7 @@ _AVC = re.compile(r"avc:\s+denied\s+\{\s*(?P<perm>[^}]{1,200}?)\s*\}\s+for\s+(?P
 _FIELD = re.compile(r'\b(comm|path|name|scontext|tcontext|tclass|permissive)=("[^"]*"|\S+)')
 _PREVENTING = re.compile(r"SELinux is preventing (?P<src>\S+) from (?P<perm>[\w ,]{1,80}?) access on the "
                          r"(?P<tclass>[\w ]{1,30}?) (?P<target>\S+?)\.?(?:\s+For complete SELinux messages.*)?$")
-_SEALERT = re.compile(r"^\s*(Source Context|Target Context|Target Objects|Source|Enforcing Mode)\s{2,}(\S.*?)\s*$")
+_SEALERT = re.compile(r"^\s*(Source Context|Target Context|Target Objects|Source|Enforcing Mode)\s{2,}(\S(?:.*\S)?)\s*$")
 _GPU_OR_CONTAINER = re.compile(r"/dev/(?:nvidia|dri)|\bnvidia|xserver_misc_device_t|dri_device_t|container_runtime_exec_t|"
                                r"\bcontainer_t\b|\bspc_t\b|\b(?:docker|dockerd|podman|runc|crun|containerd|conmon)\b")
 

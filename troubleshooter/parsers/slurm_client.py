@@ -77,8 +77,8 @@ _PROG = r"(?:(?:srun|salloc|sbatch|sacct|squeue|scontrol|sinfo|scancel|sattach)(
 _LINE = re.compile(rf"(?:^|[\s\]>)`]|\^C)({_PROG}): ((?:(?:error|fatal|warning|Warning|debug\d?|info|verbose): )?)(.*)$")
 # a reply's quote markers ('> ', '>   ') before a pasted line
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")
-_STEP_CREATE = re.compile(r"Unable to create step for job (?:\d+)?\s*:\s*(.+?)\s*$")
-_ALLOC = re.compile(r"(?:Unable to allocate resources|Batch job submission failed|Job submit/allocate failed)\s*:\s*(.+?)\s*$")
+_STEP_CREATE = re.compile(r"Unable to create step for job (?:\d+)?\s*:\s*(.(?:.*\S)?)\s*$")
+_ALLOC = re.compile(r"(?:Unable to allocate resources|Batch job submission failed|Job submit/allocate failed)\s*:\s*(.(?:.*\S)?)\s*$")
 _WAITING = re.compile(r"step creation temporarily disabled, retrying|Requested nodes are busy")
 _DLOPEN = re.compile(r"plugin_load_from_file: dlopen\(([^()]{1,300})\): (.{1,300}?): cannot open shared object file")
 _PLUGIN_NAME = re.compile(r"(?:Couldn't load specified plugin name for|Can't find plugin for|Couldn't find the specified "
@@ -186,7 +186,7 @@ def parse(text: str) -> dict[str, Any]:
             add_clipped(tasks, msg, MAX_ITEMS, MAX_TEXT)
             how = m.group(3)
             if not how.lower().startswith("exited with exit code"):
-                add_clipped(signals, re.sub(r"\s*\(core dumped\)$", "", how), MAX_ITEMS, MAX_TEXT)
+                add_clipped(signals, re.sub(r"(?<!\s)\s*\(core dumped\)$", "", how), MAX_ITEMS, MAX_TEXT)
         if m := _CANCEL.search(msg):
             why = (m.group(4) or ("by " + m.group(0).split(" BY ", 1)[1].rstrip(" *") if " BY " in m.group(0) else "no reason given")).strip()
             add_clipped(cancelled, f"{m.group(1)} {m.group(2)} on {m.group(3)}: {why}", MAX_ITEMS, MAX_TEXT)

@@ -25,7 +25,7 @@ FACTS = [
     ("sysctl.numa_balancing", "number", "", "kernel.numa_balancing: 0 off, 1 on (2: memory tiering mode, newer kernels)"),
 ]
 
-_LINE = re.compile(r"^\s*((?:kernel|vm|net|fs|dev|user|abi|debug|crypto|sunrpc)\.[\w.\-/]+)\s*=\s?(.*?)\s*$")
+_LINE = re.compile(r"^\s*((?:kernel|vm|net|fs|dev|user|abi|debug|crypto|sunrpc)\.[\w.\-/]+)\s*=\s?(.*\S|)\s*$")
 MAX_KEYS = 5000
 
 

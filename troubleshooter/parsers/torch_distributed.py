@@ -66,10 +66,10 @@ FACTS = [
 _PREFIX = re.compile(r"^(?:\s*(?:\([^()]*=[^()]*\)|\[(?:rank|default)?\d+\]:|\[\d+,\d+\]<std(?:out|err)>:|\d{1,5}:(?=\s))\s*)+")
 _NCCL_ERROR = re.compile(
     r"(?P<exc>(?:torch\.distributed\.)?DistBackendError|RuntimeError|torch\.distributed\.DistError|c10::DistBackendError)"
-    r":\s*NCCL error(?: in:)?\s*(?P<where>[^,]*?:\d+)?,?\s*(?P<msg>.*?)(?:,\s*NCCL version (?P<ver>\d+\.\d+\.\d+)\S*)?\s*$")
+    r":\s*NCCL error(?: in:)?\s*(?P<where>[^,]*?:\d+)?,?\s*(?P<msg>(?:.*?\S)??)(?:,\s*NCCL version (?P<ver>\d+\.\d+\.\d+)\S*)?\s*$")
 _KIND = re.compile(r"\b(nccl(?:System|Internal|UnhandledCuda|Remote|InvalidUsage|InvalidArgument)Error)\b")
 _EXC_HEAD = re.compile(r"\s*[\w.:]*(?:Error|Exception|Warning)\s*:")
-_LAST = re.compile(r"Last error:\s*(?P<msg>.*?)\s*$")
+_LAST = re.compile(r"Last error:\s*(?P<msg>.*\S|)\s*$")
 _WATCHDOG = re.compile(
     r"(?:\[Rank (?P<rank>\d+)\]\s*)?Watchdog caught collective operation timeout: WorkNCCL\((?P<args>[^)]*(?:\)[^)]*)?)\)")
 _OPTYPE = re.compile(r"OpType=(\w+)")
@@ -80,7 +80,7 @@ _TIMEOUT_AT = re.compile(r"\[(?:PG \S+ )?Rank (?P<rank>\d+)\] Timeout at NCCL wo
 _OTHER_EXC = re.compile(r"\b(torch\.distributed\.(?:DistStoreError|DistNetworkError|elastic\.multiprocessing\.errors\."
                         r"ChildFailedError)|RuntimeError: Detected mismatch between collectives on ranks|"
                         r"RuntimeError: NCCL communicator was aborted[^.]*|"
-                        r"NCCL communicator was aborted on rank \d+)\b:?\s*(?P<msg>.*?)\s*$")
+                        r"NCCL communicator was aborted on rank \d+)\b:?\s*(?P<msg>.*\S|)\s*$")
 _MARKERS = re.compile(r"ProcessGroupNCCL|DistBackendError|NCCL error in:|Watchdog caught collective|"
                       r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclRemoteError|torch\.distributed\.")
 
@@ -93,7 +93,7 @@ _BIND = re.compile(r"server socket has failed to (?:bind to|listen on) (\S+?)(?:
 _IN_USE = re.compile(r"errno: 98\b|\bEADDRINUSE\b|Address already in use|code: -98\b")
 # c10d's socket.cpp when getaddrinfo fails for the rendezvous host: "The IPv6 network addresses of (HOST, PORT) cannot be
 # retrieved (gai error: -2 - Name or service not known)" (IPv4 likewise)
-_GAI = re.compile(r"The IPv[46] network addresses of \(\s*([^,()]+?)\s*,\s*(\d+)\s*\) cannot be retrieved \(gai error")
+_GAI = re.compile(r"The IPv[46] network addresses of \(\s*+([^,()\s](?:[^,()]*[^,()\s])?)\s*,\s*(\d+)\s*\) cannot be retrieved \(gai error")
 # c10d's TCPStore/socket client giving up on a peer ('[c10d] The client socket has timed out after 1800s while trying
 # to connect to (172.17.0.2, 44737)'): the address the peer advertised
 # (one \s* on each side of the optional port: two in a row split a run of spaces every possible way)

@@ -1,0 +1,72 @@
+"""A run of spaces widened inside the lines of every real capture in tests/data, read end to end as
+`diagnose --evidence FILE` reads a file: the paste's cleaning, every kind's detector, the parsers of what it finds.
+
+A pattern that retries a run of spaces at each of its places is quadratic in the run: a lazy group before trailing
+whitespace, or \\s* / \\s+ before a group that may itself start with a space, once the line fails later. Such
+lines are what people paste (columns padded for alignment, a ticket system's indentation, a paste whose rank prefix
+the cleaning removed). The first pass of this test found them in 40 parsers, in detectors (nccl-tests, nhc,
+k8s-device-plugin: 130 CPU-s on one capture of "Failed to initialize NVML") and in the cleaning itself. Each capture
+is read as it is and then widened; the widened read may cost more, in proportion to its size, not to its square.
+tests/test_hardening.py holds the same check at 1 MB behind each parser's own prefix.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError
+
+DATA = Path(__file__).parent / "data"
+CAPTURES = sorted(p for p in DATA.rglob("*") if p.is_file() and "secrets" not in p.parts)
+WIDE = 2000  # spaces in each widened run
+LINES = 60  # lines widened per capture, spread over the whole of it
+_BETWEEN_WORDS = re.compile(r"(?<=\S) (?=\S)")
+
+
+def widen(text: str) -> str:
+    """One space in every k-th line becomes WIDE spaces: the line's first space between words, its last, or the one
+    after its first ': ' or '= ', in turn (where parsers' keys end and their values begin)."""
+    lines = text.split("\n")
+    step = max(1, -(-len(lines) // LINES))
+    for i in range(0, len(lines), step):
+        line = lines[i]
+        places = [m.start() for m in _BETWEEN_WORDS.finditer(line)]
+        places = places[:1] + places[-1:] + [j + 1 for j in (line.find(": "), line.find("= ")) if j >= 0][:1]
+        if places:
+            at = places[(i // step) % len(places)]
+            lines[i] = line[:at] + " " * WIDE + line[at + 1:]
+    return "\n".join(lines)
+
+
+def _read(path: Path) -> float:
+    t0 = time.process_time()
+    try:
+        EvidenceFacts.from_specs([str(path)])
+    except PastedError:
+        pass  # nothing in it read as a tool's output: still a bounded answer
+    return time.process_time() - t0
+
+
+def test_widening_makes_long_runs() -> None:
+    text = "Model name:            Intel(R) Xeon(R)\nx\n"
+    wide = widen(text)
+    assert " " * WIDE in wide and wide.replace(" " * WIDE, " ") == text
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=[str(p.relative_to(DATA)) for p in CAPTURES])
+def test_a_widened_capture_reads_in_linear_time(capture: Path, tmp_path: Path) -> None:
+    text = capture.read_bytes().decode("utf-8", errors="replace")
+    plain = tmp_path / capture.name
+    plain.write_text(text)
+    wide = tmp_path / ("wide-" + capture.name)
+    wide.write_text(widen(text))
+    base = _read(plain)
+    took = _read(wide)
+    # WIDE x LINES more characters (120 KB): under 0.5 CPU-s when every pattern is linear in them (the most, 0.44 s,
+    # is an NCCL log whose every line names an error: each is searched for CUDA's and NCCL's error words); one
+    # quadratic pattern on a dozen lines costs seconds (nvlink-status 44 s, k8s-device-plugin 130 s, mlxlink 3 s)
+    assert took < 1.0 + 3 * base, f"{capture.relative_to(DATA)}: {took:.2f} CPU-s widened, {base:.2f} as captured"

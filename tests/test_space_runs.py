@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from troubleshooter import parsers
 from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError
 
 DATA = Path(__file__).parent / "data"
@@ -70,3 +71,33 @@ def test_a_widened_capture_reads_in_linear_time(capture: Path, tmp_path: Path) -
     # is an NCCL log whose every line names an error: each is searched for CUDA's and NCCL's error words); one
     # quadratic pattern on a dozen lines costs seconds (nvlink-status 44 s, k8s-device-plugin 130 s, mlxlink 3 s)
     assert took < 1.0 + 3 * base, f"{capture.relative_to(DATA)}: {took:.2f} CPU-s widened, {base:.2f} as captured"
+
+
+# The same in the other direction: a run of blank or blank-looking lines (a paste with its empty lines, a log with a
+# blank line per step), or one long run of tabs at a line's start. ^\s* under re.MULTILINE crosses line ends, so from
+# every line start it ran over all the blank lines that follow (20,000 blank lines after an nvidia-smi capture took
+# 180 CPU-s to read, 160 of them in the detectors); two whitespace runs side by side (\s*#?\s*, \s*>?\s*) split a run
+# of tabs every possible way. Every kind's parser, every detector and the whole read, on each shape.
+BLANK_RUNS = {
+    "blank lines": "\n" * 20000,
+    "whitespace-only lines": " \n" * 20000,
+    "a run of tabs at a line's start": "\t" * 20000,
+    "a run of tabs before a quote mark": "\t" * 20000 + "> ",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(BLANK_RUNS))
+def test_a_run_of_blank_lines_or_leading_blanks_is_linear(shape: str, tmp_path: Path) -> None:
+    text = (DATA / "nvidia-smi" / "a40x10-driver550-table-and-q-idle-p8-sw-power-cap-active-dram-ce-remapped.txt").read_text()
+    text = text + BLANK_RUNS[shape] + "x\n"
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    t0 = time.process_time()
+    for kind in parsers.kinds():
+        try:
+            parsers.get(kind).func(text)
+        except parsers.ParseError:
+            pass
+    parsers.scores(text)
+    took = time.process_time() - t0 + _read(path)
+    assert took < 4.0, f"{shape}: {took:.1f} CPU-s"

@@ -314,7 +314,7 @@ def _short(v: Any) -> str:
 _SHELL_ERROR = re.compile(r"^-?(?:ba|z|da)?sh: (?:line \d+: )?[^\n:]+: (?:command not found|No such file or directory|"
                           r"Permission denied)\s*$|^sudo: [^\n]+: command not found\s*$")
 _QUERY_GPU = re.compile(r"--query-gpu[= ]([\w.,]+)")
-_CONFIG_LINE = re.compile(r"^\s*#?\s*CONFIG_\w+", re.MULTILINE)
+_CONFIG_LINE = re.compile(r"^[^\S\n]*(?:#[^\S\n]*)?CONFIG_\w+", re.MULTILINE)
 
 
 def grepped_words(command: str, tool: str) -> list[str]:

@@ -9,7 +9,7 @@ _PLUGIN_ABSENT = re.compile(r"No plugin found|Could not find: libnccl-net|Using 
 _PLUGIN_LOAD_ERR = re.compile(r"(?:Plugin load|dlerror=|Failed to open libnccl-net|Unable to load libnccl-net)")
 _PLUGIN_FAIL = re.compile(
     r"plugin/net\.cc:\d+ -> \d+|Failed to initiali[sz]e (?:NET|net) plugin|"
-    r"NET/Plugin\s*:?\s*(?:.*)failed to initiali[sz]e"
+    r"NET/Plugin\s*(?::\s*)?(?:.*)failed to initiali[sz]e"
 )
 # aws-ofi-nccl found no Libfabric provider for its NICs: fi_getinfo's FI_ENODATA (1.7+), "Couldn't find any optimal
 # provider" (older), "No eligible providers were found" (the RDMA protocol's FI_ENODATA, 1.8+: src/nccl_ofi_rdma.cpp)

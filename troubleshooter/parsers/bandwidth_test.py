@@ -66,9 +66,9 @@ _KEYS = {"Host to Device": "h2d", "Device to Host": "d2h", "Device to Device": "
 
 def _detect(text: str) -> float:
     head = text[:262144]
-    if _START.search(head) or re.search(r"^\s*bandwidthTest-(?:H2D|D2H|D2D)", head, re.MULTILINE):
+    if _START.search(head) or re.search(r"^[^\S\n]*bandwidthTest-(?:H2D|D2H|D2D)", head, re.MULTILINE):
         return 0.95
-    if re.search(r"^\s*(?:Host to Device|Device to Host) Bandwidth, \d+ Device\(s\)", head, re.MULTILINE):
+    if re.search(r"^[^\S\n]*(?:Host to Device|Device to Host) Bandwidth, \d+ Device\(s\)", head, re.MULTILINE):
         return 0.85
     return 0.0
 

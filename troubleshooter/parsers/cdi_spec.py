@@ -35,13 +35,13 @@ FACTS = [
      "when the paste cannot say (a WSL spec, a spec cut inside its node list)"),
 ]
 
-_PATH = re.compile(r"^\s*-?\s*path:\s*['\"]?(/dev/[\w./-]+)")
+_PATH = re.compile(r"^\s*(?:-\s*)?path:\s*['\"]?(/dev/[\w./-]+)")
 _KEY = re.compile(r"^(\s*)(?:-\s+)?([A-Za-z][\w]*):")
 
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if re.search(r"^\s*cdiVersion:\s*['\"]?\d", head, re.MULTILINE) and "deviceNodes:" in head:
+    if re.search(r"^[^\S\n]*cdiVersion:\s*['\"]?\d", head, re.MULTILINE) and "deviceNodes:" in head:
         return 0.9
     return 0.0
 
@@ -55,7 +55,7 @@ def _detect(text: str) -> float:
 )
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "a CDI spec (cdiVersion: ..., containerEdits: deviceNodes: ...)")
-    if not re.search(r"^\s*cdiVersion:", text, re.MULTILINE):
+    if not re.search(r"^[^\S\n]*cdiVersion:", text, re.MULTILINE):
         raise ParseError("no 'cdiVersion:' line: not a CDI spec")
     nodes: list[str] = []
     common: list[str] = []

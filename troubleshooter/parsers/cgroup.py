@@ -48,9 +48,9 @@ MAX_PROGS = 256
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if re.search(r"^\s*ID\s+AttachType\s+AttachFlags\s+Name\s*$", head, re.MULTILINE):
+    if re.search(r"^[^\S\n]*ID\s+AttachType\s+AttachFlags\s+Name\s*$", head, re.MULTILINE):
         return 0.95
-    if re.search(r"^\s*0::/\S*\s*$", head, re.MULTILINE) and not re.search(r"^\s*\d+:[a-z_,=]+:/", head, re.MULTILINE):
+    if re.search(r"^[^\S\n]*0::/\S*\s*$", head, re.MULTILINE) and not re.search(r"^[^\S\n]*\d+:[a-z_,=]+:/", head, re.MULTILINE):
         return 0.7  # /proc/PID/cgroup on a cgroup v2 host (v1 lists one line per controller: not read here)
     return 0.0
 

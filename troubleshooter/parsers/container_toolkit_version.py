@@ -62,7 +62,7 @@ _VER = r"v?(\d+\.\d+(?:\.\d+)?(?:[-~][0-9A-Za-z.]+)?)"
 _BANNER = re.compile("(" + "|".join(re.escape(b) for b, _ in _PROGRAMS) + r") version\s+" + _VER + r"(?![\w.])")
 # nvidia-container-cli --version: 'cli-version: 1.14.6' and 'lib-version: 1.14.6' at a line's start (the same
 # words inside other programs' banners are not it: the line must start with them, after a prompt-free margin)
-_CLI = re.compile(r"^\s*(cli|lib)-version:\s+" + _VER + r"\s*$", re.MULTILINE)
+_CLI = re.compile(r"^[^\S\n]*(cli|lib)-version:\s+" + _VER + r"\s*$", re.MULTILINE)
 _NAMES = dict(_PROGRAMS)
 
 

@@ -61,11 +61,11 @@ FACTS = [
 ]
 
 _FREQ = r"([\d.]+)\s*(GHz|MHz|kHz)"
-_HW = re.compile(r"^\s*hardware limits:\s*" + _FREQ + r"\s*-\s*" + _FREQ)
-_POLICY = re.compile(r"^\s*current policy: frequency should be within\s*" + _FREQ + r"\s*and\s*" + _FREQ)
+_HW = re.compile(r"^[^\S\n]*hardware limits:\s*" + _FREQ + r"\s*-\s*" + _FREQ)
+_POLICY = re.compile(r"^[^\S\n]*current policy: frequency should be within\s*" + _FREQ + r"\s*and\s*" + _FREQ)
 _GOVERNOR = re.compile(r'The governor "([\w-]+)" may decide')
-_STATE = re.compile(r"^\s*([^\s:](?:[^:]*?[^\s:])??)\s*(?:(\(DISABLED\))\s*)?:\s*$")
-_ANALYZING = re.compile(r"^\s*analyzing CPU (\d+):", re.MULTILINE)
+_STATE = re.compile(r"^[^\S\n]*([^\s:](?:[^:]*?[^\s:])??)\s*(?:(\(DISABLED\))\s*)?:\s*$")
+_ANALYZING = re.compile(r"^[^\S\n]*analyzing CPU (\d+):", re.MULTILINE)
 
 
 def _mhz(value: str, unit: str) -> float:

@@ -63,8 +63,8 @@ def _detect(text: str) -> float:
         return 0.4  # a deviceQuery that found no device failed with a CUDA error: the cuda-errors kind reads it
     if "Peer access from" in head and ("simpleP2P" in head or "CUDA-capable device count" in head):
         return 0.85
-    if "Listing devices:" in head and re.search(r"^\s*Found \d+ devices?\s*$", head, re.MULTILINE) \
-            and re.search(r"^\s*\d+\. .+ \[[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\]\s*$", head, re.MULTILINE):
+    if "Listing devices:" in head and re.search(r"^[^\S\n]*Found \d+ devices?\s*$", head, re.MULTILINE) \
+            and re.search(r"^[^\S\n]*\d+\. .+ \[[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]\]\s*$", head, re.MULTILINE):
         return 0.85
     return 0.0
 

@@ -48,9 +48,9 @@ _GPUS = re.compile(r"GPUs?:?\s*([\d,\s]+)")
 
 def _detect(text: str) -> float:
     head = text[:262144]
-    if "Successfully ran diagnostic" in head or re.search(r"^\s*\|\s*Diagnostic\s*\|\s*Result\s*\|", head, re.MULTILINE):
+    if "Successfully ran diagnostic" in head or re.search(r"^[^\S\n]*\|\s*Diagnostic\s*\|\s*Result\s*\|", head, re.MULTILINE):
         return 0.9
-    rows = re.findall(r"^\s*\|\s*(?:GPU Memory|Targeted Stress|Targeted Power|Memory Bandwidth|PCIe|Diagnostic|Denylist|"
+    rows = re.findall(r"^[^\S\n]*\|\s*(?:GPU Memory|Targeted Stress|Targeted Power|Memory Bandwidth|PCIe|Diagnostic|Denylist|"
                       r"NVML Library|SM Stress|Memtest|NVLink)\s*\|\s*(?:Pass|Fail|FAIL|Skip|Warn)", head, re.MULTILINE)
     return 0.8 if rows else 0.0
 

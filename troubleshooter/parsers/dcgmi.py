@@ -41,19 +41,19 @@ FACTS = [
      "enabled', 'Error setting watches. Result: -33 ...')"),
 ]
 
-_FOUND = re.compile(r"^\s*(\d+) GPUs? found\b", re.M)
-_NAME = re.compile(r"^\s*\|\s*(?:\d+\s*)?\|\s*Name:\s*(.*\S|)\s*\|\s*$", re.M)
-_LINKS_GPU = re.compile(r"^\s*gpuId (\d+):\s*$")
-_LINKS_ROW = re.compile(r"^\s*((?:[UDX_]\s+){0,63}[UDX_])\s*$")
+_FOUND = re.compile(r"^[^\S\n]*(\d+) GPUs? found\b", re.M)
+_NAME = re.compile(r"^[^\S\n]*\|\s*(?:\d+\s*)?\|\s*Name:\s*(.*\S|)\s*\|\s*$", re.M)
+_LINKS_GPU = re.compile(r"^[^\S\n]*gpuId (\d+):\s*$")
+_LINKS_ROW = re.compile(r"^[^\S\n]*((?:[UDX_]\s+){0,63}[UDX_])\s*$")
 _LINK_DOWN = re.compile(r"NvLink link (\d+) is currently down", re.IGNORECASE)
-_OVERALL = re.compile(r"^\s*\|\s*Overall Health\s*\|\s*(Healthy|Warning|Failure)\b", re.M)
-_ERROR = re.compile(r"^\s*(Error(?: setting watches)?[:.]\s*.{0,300}?)\s*$", re.M)
+_OVERALL = re.compile(r"^[^\S\n]*\|\s*Overall Health\s*\|\s*(Healthy|Warning|Failure)\b", re.M)
+_ERROR = re.compile(r"^[^\S\n]*(Error(?: setting watches)?[:.]\s*.{0,300}?)\s*$", re.M)
 _KEY = "Key: Up=U, Down=D"
 
 
 def _detect(text: str) -> float:
     head = text[:262144]
-    if _KEY in head or re.search(r"^\s*\d+ GPUs? found(?: \(Active\))?\.\s*$", head, re.M) and "Device Information" in head:
+    if _KEY in head or re.search(r"^[^\S\n]*\d+ GPUs? found(?: \(Active\))?\.\s*$", head, re.M) and "Device Information" in head:
         return 0.9
     if _OVERALL.search(head) or ('"Overall Health"' in head and "Health Monitor Report" in head):
         return 0.9

@@ -236,7 +236,7 @@ _OS_RELEASE = frozenset("NAME VERSION ID ID_LIKE PRETTY_NAME VERSION_ID VERSION_
                         "REDHAT_SUPPORT_PRODUCT_VERSION REDHAT_BUGZILLA_PRODUCT REDHAT_BUGZILLA_PRODUCT_VERSION "
                         "SUPPORT_END IMAGE_ID IMAGE_VERSION DEFAULT_HOSTNAME".split())
 _OS_RELEASE_NEEDS = frozenset(("PRETTY_NAME", "ID", "VERSION_ID"))
-_LOGFMT = re.compile(r"(?m)^\s*(?:\S.{0,80}?\s)?time=\S+ level=[A-Z]+ (?:source=\S+ )?msg=")
+_LOGFMT = re.compile(r"(?m)^[^\S\n]*(?:\S.{0,80}?\s)?time=\S+ level=[A-Z]+ (?:source=\S+ )?msg=")
 
 
 def _detect(text: str) -> float:

@@ -63,14 +63,14 @@ def _detect(text: str) -> float:
     head = text[:262144]
     if "Settings for " not in head and "NIC statistics:" not in head and "_phy: " not in head and "FEC" not in head:
         return 0.0
-    if re.search(r"(?m)^\s*FEC parameters for [\w.:@-]+:\s*$", head) and "Active FEC encoding:" in head:
+    if re.search(r"(?m)^[^\S\n]*FEC parameters for [\w.:@-]+:\s*$", head) and "Active FEC encoding:" in head:
         return 0.6  # ethtool --show-fec: a few lines, which a longer output around them outweighs
     if re.search(r"(?m)^(?:>\s?)*\s*Settings for [\w.:@-]+:\s*$", head) and re.search(
             r"(?m)^(?:>\s?)*\s*(?:Link detected:|Speed:|Supported link modes:)", head):
         return 0.9
-    if re.search(r"(?m)^\s*NIC statistics:\s*$", head) and re.search(r"(?m)^\s+[a-z][\w]*: \d+\s*$", head):
+    if re.search(r"(?m)^[^\S\n]*NIC statistics:\s*$", head) and re.search(r"(?m)^[^\S\n]+[a-z][\w]*: \d+\s*$", head):
         return 0.8
-    if len(re.findall(r"(?m)^\s*(?:rx|tx|link)_\w+_phy: \d+\s*$", head)) >= 2:
+    if len(re.findall(r"(?m)^[^\S\n]*(?:rx|tx|link)_\w+_phy: \d+\s*$", head)) >= 2:
         return 0.8  # ethtool -S grepped for the port's physical counters (no 'NIC statistics:' line)
     return 0.0
 

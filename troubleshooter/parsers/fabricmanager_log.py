@@ -48,7 +48,7 @@ _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _LEVELS = r"(?:INFO|ERROR|WARNING|WARN|FATAL|DEBUG|CRITICAL)"
 # "[Feb 27 2025 15:10:02] [ERROR] [tid 12727] message", the time or the tid cut by a paste
 _LINE = re.compile(rf"^\s*(?:\[{_MONTH} [ \d]\d \d{{4}} \d\d:\d\d:\d\d\]\s*)?\[({_LEVELS})\]\s*(?:\[tid \d+\]\s*)?(.*\S|)\s*$")
-_STAMPED = re.compile(rf"(?m)^\s*\[{_MONTH} [ \d]\d \d{{4}} \d\d:\d\d:\d\d\] \[{_LEVELS}\] \[tid \d+\]")
+_STAMPED = re.compile(rf"(?m)^[^\S\n]*\[{_MONTH} [ \d]\d \d{{4}} \d\d:\d\d:\d\d\] \[{_LEVELS}\] \[tid \d+\]")
 _CONFIG_FAILED = re.compile(r"failed to configure all the available GPUs or NVSwitches|not all local fabric manager "
                             r"instances finished their configuration|fabric manager error handler is called for "
                             r"unhandled config error|failed to (?:initialize|configure) (?:all )?(?:the )?(?:GPUs?|NVSwitch)",
@@ -66,7 +66,7 @@ def _detect(text: str) -> float:
     if _STAMPED.search(head):
         return 0.85
     # level words with the time cut: only with the fabric manager's own messages
-    if re.search(rf"(?m)^\s*\[{_LEVELS}\] ", head) and (_CONFIG_FAILED.search(head) or _SXID.search(head)
+    if re.search(rf"(?m)^[^\S\n]*\[{_LEVELS}\] ", head) and (_CONFIG_FAILED.search(head) or _SXID.search(head)
                                                          or _NVL_FATAL.search(head)):
         return 0.8
     return 0.0

@@ -42,7 +42,7 @@ _FROM = re.compile(r"\bfrom (/?[\w./+-]+)")
 
 def _detect(text: str) -> float:
     head = text[:262144]
-    if _SIGNAL.search(head) and re.search(r"^\s*#\d+\s+(?:0x[0-9a-fA-F]+ in )?\S", head, re.MULTILINE):
+    if _SIGNAL.search(head) and re.search(r"^[^\S\n]*#\d+\s+(?:0x[0-9a-fA-F]+ in )?\S", head, re.MULTILINE):
         return 0.5 if "NCCL INFO" in head or "NCCL WARN" in head else 0.8  # a trace inside NCCL's log is its
     return 0.0
 

@@ -49,8 +49,8 @@ def _detect(text: str) -> float:
     head = text[:131072]
     if _ALCF_RANK.search(head):
         return 0.9
-    if re.search(r"^\s*GPU affinity test for \d+ MPI ranks?\s*$", head, re.MULTILINE) and \
-            re.search(r"^\s*rank\s+\d+\s+@\s+\S+\s*$", head, re.MULTILINE):
+    if re.search(r"^[^\S\n]*GPU affinity test for \d+ MPI ranks?\s*$", head, re.MULTILINE) and \
+            re.search(r"^[^\S\n]*rank\s+\d+\s+@\s+\S+\s*$", head, re.MULTILINE):
         return 0.9
     return 0.0
 

@@ -52,10 +52,10 @@ FACTS = [
 _OPERATOR = re.compile(r'(?:"logger"\s*:\s*"|\t)(?:controllers\.ClusterPolicy|controller_clusterpolicy)(?:"|\t)')
 _STEP = re.compile(r'"state:?"\s*:\s*"([\w-]{1,80})"\s*,\s*"status"\s*:\s*"(\w{1,20})"')
 _NOT_READY = re.compile(r"states not ready: \[([^\]]{0,2000})\]")
-_NODE_COUNT = re.compile(r'Number of nodes with GPU label"?\s*,?\s*\{?\s*"NodeCount"\s*:\s*(\d+)')
+_NODE_COUNT = re.compile(r'Number of nodes with GPU label"?\s*(?:,\s*)?\{?\s*"NodeCount"\s*:\s*(\d+)')
 _NFD_NS = re.compile(r"Namespace '([^']{1,100})' is not allowed\. Ignoring label")
 # Helm values' toolkit.env, block ("- name: X" / "value: Y") or flow ("- {name: X, value: Y}") style
-_ENV = re.compile(r"name:\s*(CONTAINERD_CONFIG|CONTAINERD_SET_AS_DEFAULT)\s*,?\s*\n?\s*value:\s*\\?[\"']?([^\s\"'\\}]+)")
+_ENV = re.compile(r"name:\s*(CONTAINERD_CONFIG|CONTAINERD_SET_AS_DEFAULT)\s*(?:,\s*)?\n?\s*value:\s*\\?[\"']?([^\s\"'\\}]+)")
 _NO_NODES = "Could not get any nodes to match nvidia.com/gpu.present label"
 _NO_KERNEL = "Could not find kernel full version"
 

@@ -80,7 +80,7 @@ def _detect(text: str) -> float:
     head = text[:262144]
     if re.search(r"(?m)^# Port (?:extended )?counters: ", head) and re.search(r"SymbolErrorCounter:\.{3,}", head):
         return 0.9
-    if re.search(r"(?m)^\s*GUID 0x[0-9a-fA-F]+ port \w+: \[\w+ == \d+", head):
+    if re.search(r"(?m)^[^\S\n]*GUID 0x[0-9a-fA-F]+ port \w+: \[\w+ == \d+", head):
         return 0.9
     if re.search(r"/ports/\d+/counters/(?:symbol_error|link_downed|port_rcv_errors|port_xmit_discards|"
                  r"link_error_recovery|excessive_buffer_overrun_errors)\b", head):

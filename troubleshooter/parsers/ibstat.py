@@ -168,11 +168,11 @@ _DEVICE_KEYS = {"CA type": "ca_type", "Firmware version": "fw"}
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    cas = len(re.findall(r"^\s*CA:?\s+'[^']+'\s*$", head, re.MULTILINE))
+    cas = len(re.findall(r"^[^\S\n]*CA:?\s+'[^']+'\s*$", head, re.MULTILINE))
     if not cas and _IBPANIC.search(head):
         return 0.8
         # a port block quoted without its CA line: "Port 1:" with ibstat's own port keys under it
-        if re.search(r"^\s*Port \d+:\s*$", head, re.MULTILINE) and sum(
+        if re.search(r"^[^\S\n]*Port \d+:\s*$", head, re.MULTILINE) and sum(
                 k in head for k in ("Physical state:", "Rate:", "Link layer:", "Port GUID:", "Capability mask:",
                                     "SM lid:")) >= 3:
             return 0.7

@@ -39,19 +39,19 @@ FACTS = list(COMMON_FACTS) + [
     ("ib.sysfs_present", "bool", "", "/sys/class/infiniband exists in this context (RDMA core loaded, devices exposed)"),
 ]
 
-_BLOCK = re.compile(r"^\s*Infiniband device '([^']+)' port (\d+) status:\s*$")
-_KV = re.compile(r"^\s*(default gid|base lid|sm lid|state|phys state|rate|link_layer)\s*:\s*(.*\S|)\s*$")
+_BLOCK = re.compile(r"^[^\S\n]*Infiniband device '([^']+)' port (\d+) status:\s*$")
+_KV = re.compile(r"^[^\S\n]*(default gid|base lid|sm lid|state|phys state|rate|link_layer)\s*:\s*(.*\S|)\s*$")
 _RATE = re.compile(r"^([\d.]+)\s*Gb/sec\b")
-_FATAL = re.compile(r"^\s*Fatal error:\s*(.*\S|)\s*$", re.MULTILINE)
+_FATAL = re.compile(r"^[^\S\n]*Fatal error:\s*(.*\S|)\s*$", re.MULTILINE)
 # the script's two words for "no RDMA device is exposed here" (rdma-core infiniband-diags/scripts/ibstatus):
 # 'cd /sys/class/infiniband || fatal No devices' when the class directory is absent (no RDMA core loaded), and
 # "device '*': sys files not found" when it exists and is empty (the glob stays '*')
-_NO_SYSFS = re.compile(r"^\s*Fatal error:\s+(?:No devices|device '\*': sys files not found)", re.MULTILINE)
+_NO_SYSFS = re.compile(r"^[^\S\n]*Fatal error:\s+(?:No devices|device '\*': sys files not found)", re.MULTILINE)
 
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    blocks = len(re.findall(r"^\s*Infiniband device '[^']+' port \d+ status:\s*$", head, re.MULTILINE))
+    blocks = len(re.findall(r"^[^\S\n]*Infiniband device '[^']+' port \d+ status:\s*$", head, re.MULTILINE))
     if not blocks:
         return 0.6 if _NO_SYSFS.search(head) else 0.0
     hits = sum(k in head for k in ("default gid:", "phys state:", "link_layer:", "sm lid:", "Gb/sec"))

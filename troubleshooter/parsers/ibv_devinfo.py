@@ -52,12 +52,12 @@ _DEVICE_KEYS = {"fw_ver": "fw", "board_id": "board_id", "transport": "transport"
 _GID = re.compile(r"^GID\[\s*(\d+)\]:\s*([0-9A-Fa-f:.]+)\s*(?:,\s*(.*\S|))?\s*$")
 
 
-_GID_ANY = re.compile(r"^\s*GID\[\s*\d+\]:\s*[0-9A-Fa-f:.]+\s*,\s*RoCE v[12]", re.MULTILINE)
+_GID_ANY = re.compile(r"^[^\S\n]*GID\[\s*\d+\]:\s*[0-9A-Fa-f:.]+\s*,\s*RoCE v[12]", re.MULTILINE)
 
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if not re.search(r"^\s*(?:-\s*)?hca_id:\s*\S+", head, re.MULTILINE):
+    if not re.search(r"^[^\S\n]*(?:-\s*)?hca_id:\s*\S+", head, re.MULTILINE):
         # a fragment of ibv_devinfo -v: only a port's GID table (its "GID[  3]: ..., RoCE v2" lines)
         return 0.7 if len(_GID_ANY.findall(head)) >= 2 else 0.0
     hits = sum(k in head for k in ("transport:", "fw_ver:", "vendor_part_id:", "phys_port_cnt:", "link_layer:", "PORT_"))

@@ -41,15 +41,15 @@ _LAUNCHERS = [("docker run", re.compile(r"\b(?:nvidia-)?docker\s+run\b")), ("pod
               ("torchrun", re.compile(r"\btorchrun\b|torch\.distributed\.(?:run|launch)")),
               ("deepspeed", re.compile(r"(?:^|\s)deepspeed\s")), ("accelerate", re.compile(r"\baccelerate\s+launch\b")),
               ("enroot", re.compile(r"\benroot\s+(?:start|exec)\b")), ("apptainer", re.compile(r"\b(?:apptainer|singularity)\s+(?:exec|run)\b"))]
-_SCRIPTY = re.compile(r"^\s*(?:module\s+(?:load|purge|use)|srun\s|mpirun\s|torchrun\s|python3?\s|echo\s|cd\s|source\s|"
+_SCRIPTY = re.compile(r"^[^\S\n]*(?:module\s+(?:load|purge|use)|srun\s|mpirun\s|torchrun\s|python3?\s|echo\s|cd\s|source\s|"
                       r"conda\s+activate|#!\s*/|set\s+-|if\s|for\s|done\b|fi\b|deepspeed\s|sbatch\s)", re.MULTILINE)
 
 
 def _detect(text: str) -> float:
     head = text[:262144]
-    if re.search(r"^\s*#SBATCH\s+-", head, re.MULTILINE):
+    if re.search(r"^[^\S\n]*#SBATCH\s+-", head, re.MULTILINE):
         return 0.85
-    exports = len(re.findall(r"^\s*export\s+[A-Za-z_][A-Za-z0-9_]*=", head, re.MULTILINE))
+    exports = len(re.findall(r"^[^\S\n]*export\s+[A-Za-z_][A-Za-z0-9_]*=", head, re.MULTILINE))
     script = len(_SCRIPTY.findall(head))
     if exports >= 1 and script >= 2 or exports >= 2 and script >= 1:
         return 0.7

@@ -39,8 +39,8 @@ MAX_LINE = 8192
 _DESCRIBE = re.compile(r"^\s*(Warning|Normal)\s+([A-Z][A-Za-z]{2,60})\s+(?:<[a-z]+>|\S+(?:\s+\(x\d+ over \S+\))?)\s+"
                        r"(\S+(?:, \S+)?)\s+(\S.*)$")
 # kubectl get events: LAST SEEN TYPE REASON OBJECT MESSAGE
-_GET = re.compile(r"^\s*\S+\s+(Warning|Normal)\s+([A-Z][A-Za-z]{2,60})\s+(\S+/\S+)\s+(\S.*)$")
-_HEADER = re.compile(r"^\s*(?:Type\s+Reason\s+Age\s+From\s+Message|LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE)\s*$",
+_GET = re.compile(r"^[^\S\n]*\S+\s+(Warning|Normal)\s+([A-Z][A-Za-z]{2,60})\s+(\S+/\S+)\s+(\S.*)$")
+_HEADER = re.compile(r"^[^\S\n]*(?:Type\s+Reason\s+Age\s+From\s+Message|LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE)\s*$",
                      re.MULTILINE)
 # kubectl's columns are two or more blanks apart: a row pasted without its Age column has four of them, and the
 # single-blank reading would take the source for the age and the message's first word for the source

@@ -49,9 +49,9 @@ MAX_LINE = 4000
 def _detect(text: str) -> float:
     head = text[:131072]
     rows = [m for m in (_ROW.match(ln) for ln in head.split("\n", 2000)[:2000] if len(ln) < MAX_LINE) if m]
-    if len(rows) >= 2 or (rows and re.search(r"^\s*Conditions:\s*$", head, re.MULTILINE)):
+    if len(rows) >= 2 or (rows and re.search(r"^[^\S\n]*Conditions:\s*$", head, re.MULTILINE)):
         return 0.8
-    if re.search(r"^\s*Type:\s+\S+\s*\n\s*Status:\s+(?:True|False|Unknown)\s*$", head, re.MULTILINE):
+    if re.search(r"^[^\S\n]*Type:\s+\S+\s*\n\s*Status:\s+(?:True|False|Unknown)\s*$", head, re.MULTILINE):
         return 0.8
     # every paste is offered to every detector: walk its lines only where an Allocatable block can be
     if "llocatable:" in head and _gpu_resources(head)[1]:

@@ -61,13 +61,13 @@ _RDMA = re.compile(r"^(rdma/|mellanox\.com/|nvidia\.com/.*(?:hostdev|sriov|rdma|
 
 def _detect(text: str) -> float:
     head = text[:262144]
-    if re.search(r"^\s*apiVersion:", head, re.MULTILINE) and re.search(r"^\s*kind:", head, re.MULTILINE) \
-            and re.search(r"^\s*-?\s*containers:|^\s*containers:", head, re.MULTILINE):
+    if re.search(r"^[^\S\n]*apiVersion:", head, re.MULTILINE) and re.search(r"^[^\S\n]*kind:", head, re.MULTILINE) \
+            and re.search(r"^[^\S\n]*-?\s*containers:|^[^\S\n]*containers:", head, re.MULTILINE):
         return 0.85
     # the containers section alone, as people paste it from a manifest: a 'containers:' list whose items carry an
     # image and the keys of a container (resources, volumeMounts, securityContext, env)
-    if re.search(r"^\s*containers:\s*$", head, re.MULTILINE) and re.search(r"^\s*-\s+(?:image|name):", head, re.MULTILINE) \
-            and len(re.findall(r"^\s*(?:resources|volumeMounts|securityContext|env|command|args):", head, re.MULTILINE)) >= 2:
+    if re.search(r"^[^\S\n]*containers:\s*$", head, re.MULTILINE) and re.search(r"^[^\S\n]*-\s+(?:image|name):", head, re.MULTILINE) \
+            and len(re.findall(r"^[^\S\n]*(?:resources|volumeMounts|securityContext|env|command|args):", head, re.MULTILINE)) >= 2:
         return 0.7
     return 0.0
 

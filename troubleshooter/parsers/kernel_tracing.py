@@ -57,7 +57,7 @@ PERF_SCRIPT_FACTS = [
 MAX_LINE = 400
 _UNITS_MS = {"nsecs": 1e-6, "usecs": 1e-3, "msecs": 1.0, "secs": 1000.0}
 _TRACING = re.compile(r'^Tracing (\d+) functions? for "([^"]+)"')
-_CMDLINE = re.compile(r"^\s*#?\s*(?:sudo\s+)?(?:\S*/)?funclatency(?:-bpfcc|\.py)?\s+(.*)$")
+_CMDLINE = re.compile(r"^\s*(?:#\s*)?(?:sudo\s+)?(?:\S*/)?funclatency(?:-bpfcc|\.py)?\s+(.*)$")
 _HIST_HEAD = re.compile(r"^\s*(nsecs|usecs|msecs|secs)\s+:\s+count\s+distribution\s*$")
 _BUCKET = re.compile(r"^\s*(\d+)\s+->\s+(\d+)\s+:\s+(\d+)\s+\|")
 _AVG = re.compile(r"^\s*avg\s*=\s*([\d.]+)\s+(nsecs|usecs|msecs|secs),\s*total:\s*([\d.]+)\s+(nsecs|usecs|msecs|secs),"

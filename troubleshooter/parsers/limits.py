@@ -62,11 +62,11 @@ _PID = re.compile(r"^\s*\$ .*?(?:/proc/(\d+)/limits|prlimit\b.*?(?:--pid[ =]|-p\
 
 _BASH = re.compile(r"^\s*[a-zA-Z](?:[\w ()/-]*?[\w()/-])??\s*\((?:[\w ]+, )?-(?P<flag>[a-zA-Z])\)\s+(?P<value>\S+)\s*$")
 _ZSH = re.compile(r"^\s*-(?P<flag>[a-zA-Z]):\s+[\w ()/-](?:[\w ()/-]*?[\w()/-])??\s+(?P<value>unlimited|\d+)\s*$")
-_DASH = re.compile(r"^\s*(?P<name>locked memory\(kbytes\)|nofiles|stack\(kbytes\)|time\(seconds\)|"
+_DASH = re.compile(r"^[^\S\n]*(?P<name>locked memory\(kbytes\)|nofiles|stack\(kbytes\)|time\(seconds\)|"
                    r"coredump\(blocks\)|process|memory\(kbytes\))\s+(?P<value>unlimited|\d+)\s*$")
-_PROC = re.compile(r"^\s*Max (?P<name>locked memory|open files|stack size)\s+(?P<soft>unlimited|\d+)\s+"
+_PROC = re.compile(r"^[^\S\n]*Max (?P<name>locked memory|open files|stack size)\s+(?P<soft>unlimited|\d+)\s+"
                    r"(?P<hard>unlimited|\d+)\s*(?P<unit>bytes|files)?\s*$")
-_PROC_HEADER = re.compile(r"^\s*Limit\s+Soft Limit\s+Hard Limit\s+Units", re.MULTILINE)
+_PROC_HEADER = re.compile(r"^[^\S\n]*Limit\s+Soft Limit\s+Hard Limit\s+Units", re.MULTILINE)
 _DASH_NAMES = {"locked memory(kbytes)": "l", "nofiles": "n", "stack(kbytes)": "s"}
 _PROC_NAMES = {"locked memory": "l", "open files": "n", "stack size": "s"}
 

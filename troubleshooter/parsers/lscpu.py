@@ -90,12 +90,12 @@ def _canon(key: str) -> str | None:
 
 
 def _detect(text: str) -> float:
-    hits = sum(bool(re.search(rf"^\s*{re.escape(k)}:", text, re.MULTILINE)) for k in _CORE_KEYS)
+    hits = sum(bool(re.search(rf"^[^\S\n]*{re.escape(k)}:", text, re.MULTILINE)) for k in _CORE_KEYS)
     if hits >= 6:
         return 1.0  # a whole lscpu block: wins over a numactl/numastat paste that follows it
     if hits >= 3:
         return 0.95
-    if re.search(r"^\s*NUMA node\d+ CPU\(s\):", text, re.MULTILINE):
+    if re.search(r"^[^\S\n]*NUMA node\d+ CPU\(s\):", text, re.MULTILINE):
         # lscpu's NUMA section alone; less sure when other output shares the paste (a cmdline after it)
         foreign = [ln for ln in text.splitlines() if ln.strip() and not _LINE.match(ln)]
         return 0.7 if foreign else 0.8

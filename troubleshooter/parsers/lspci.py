@@ -72,15 +72,15 @@ _IB_CLASS = re.compile(r"^(?:infiniband|network) controller$", re.IGNORECASE)
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if re.search(r"^\s*ACSCtl:\s*SrcValid[+-]", head, re.MULTILINE):
+    if re.search(r"^[^\S\n]*ACSCtl:\s*SrcValid[+-]", head, re.MULTILINE):
         return 0.95
     lines = head.split("\n", 4000)[:4000]
     devices = sum(1 for ln in lines if _DEVICE.match(ln) and re.search(r"controller|bridge|Device|device", ln))
-    if devices >= 1 and re.search(r"^\s*(LnkCap|LnkSta|Capabilities|Kernel driver in use):", head, re.MULTILINE):
+    if devices >= 1 and re.search(r"^[^\S\n]*(LnkCap|LnkSta|Capabilities|Kernel driver in use):", head, re.MULTILINE):
         return 0.95
     if devices >= 2 or (devices and re.search(r"(bridge|controller)(?: \[[0-9a-f]{4}\])?: ", head, re.IGNORECASE)):
         return 0.85
-    if re.search(r"^\s*LnkSta:\s*Speed\s", head, re.MULTILINE):
+    if re.search(r"^[^\S\n]*LnkSta:\s*Speed\s", head, re.MULTILINE):
         return 0.85
     return 0.0
 

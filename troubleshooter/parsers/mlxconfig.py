@@ -44,11 +44,11 @@ _PARAM = re.compile(r"^\s+([A-Z][A-Z0-9_]*(?:\[\d+\])?)\s{2,}(\S+)(?:\s{2,}(\S+)
 
 def _detect(text: str) -> float:
     head = text[:262144]
-    if re.search(r"^\s*Configurations:\s+(?:Default\s+)?(?:Current\s+)?Next Boot", head, re.MULTILINE):
+    if re.search(r"^[^\S\n]*Configurations:\s+(?:Default\s+)?(?:Current\s+)?Next Boot", head, re.MULTILINE):
         return 0.9
-    if "mlxconfig" in head and len(re.findall(r"^\s+[A-Z][A-Z0-9_]+_P\d\s{2,}\S+", head, re.MULTILINE)) >= 1:
+    if "mlxconfig" in head and len(re.findall(r"^[^\S\n]+[A-Z][A-Z0-9_]+_P\d\s{2,}\S+", head, re.MULTILINE)) >= 1:
         return 0.8
-    if len(re.findall(r"^\s+(?:LINK_TYPE_P\d|MAX_ACC_OUT_READ|ATS_ENABLED|SRIOV_EN|NUM_OF_VFS|ADVANCED_PCI_SETTINGS|PCI_WR_ORDERING)\s{2,}\S+",
+    if len(re.findall(r"^[^\S\n]+(?:LINK_TYPE_P\d|MAX_ACC_OUT_READ|ATS_ENABLED|SRIOV_EN|NUM_OF_VFS|ADVANCED_PCI_SETTINGS|PCI_WR_ORDERING)\s{2,}\S+",
                       head, re.MULTILINE)) >= 2:
         return 0.75
     return 0.0

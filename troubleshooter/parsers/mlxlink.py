@@ -87,11 +87,11 @@ def _detect(text: str) -> float:
         return 0.0
     if head.lstrip().startswith("{") and '"Operational Info"' in head and '"Physical state"' in head:
         return 0.9  # mlxlink --json
-    if re.search(r"(?m)^\s*Operational Info\s*$", head) and re.search(r"(?m)^\s*Physical state\s*:", head):
+    if re.search(r"(?m)^[^\S\n]*Operational Info\s*$", head) and re.search(r"(?m)^[^\S\n]*Physical state\s*:", head):
         return 0.9
-    if re.search(r"(?m)^\s*(?:Enabled Link Speed|Supported Cable Speed)(?: \(Ext\.\))?\s*:\s*0x[0-9a-fA-F]+ \(", head):
+    if re.search(r"(?m)^[^\S\n]*(?:Enabled Link Speed|Supported Cable Speed)(?: \(Ext\.\))?\s*:\s*0x[0-9a-fA-F]+ \(", head):
         return 0.85
-    if re.search(r"(?m)^\s*Status Opcode\s*:\s*\d+", head) and re.search(r"(?m)^\s*Recommendation\s*:", head):
+    if re.search(r"(?m)^[^\S\n]*Status Opcode\s*:\s*\d+", head) and re.search(r"(?m)^[^\S\n]*Recommendation\s*:", head):
         return 0.85
     return 0.0
 

@@ -61,10 +61,10 @@ _BARE = re.compile(r"(?:^|\s)(?:(?P<loc>\S+\.\w+:\d+) )?NCCL (?P<lvl>INFO|WARN)\
 # when the message is one NCCL's own subsystems print
 _OLD_PREFIX_HINT = re.compile(r":\d+:\d+ \[\d+\] ")
 _BARE_OLD = re.compile(
-    r"^\s*(?:(?P<loc>\S+\.\w+:\d+) )?(?P<lvl>INFO|WARN) (?P<msg>(?:NET/|Bootstrap ?:|Channel \d|Ring \d|Trees \[|"
+    r"^[^\S\n]*(?:(?P<loc>\S+\.\w+:\d+) )?(?P<lvl>INFO|WARN) (?P<msg>(?:NET/|Bootstrap ?:|Channel \d|Ring \d|Trees \[|"
     r"Using network|NCCL_[A-Z_]+ set|comm 0x|Connected all|Init COMPLETE|GPU Direct RDMA).*)$")
 # a line of an interface or HCA list that a ticket or a quoted reply re-wrapped: "[3]br-dd40dc616638:172.30.0.1<0>"
-_LIST_CONT = re.compile(r"^\s*(?:\[\d+\][^\s\[\]]+\s*)+$")
+_LIST_CONT = re.compile(r"^[^\S\n]*(?:\[\d+\][^\s\[\]]+\s*)+$")
 _LIST_CONT_ANY = re.compile(r"^[ \t]*\[\d+\][^\s\[\]]+", re.MULTILINE)  # a line that may be such a piece
 MAX_JOINED = 65536
 _USING_NET = re.compile(r"^Using (?:internal )?[Nn]etwork (.(?:.*\S)?)\s*$")
@@ -89,7 +89,7 @@ _ERROR = re.compile(
     re.IGNORECASE,
 )
 _TESTS_TABLE = re.compile(
-    r"^\s*+(?:#\s*)?(?:Avg bus bandwidth|size\s+count\s+type|nThread\s+\d+\s+nGpus|Out of bounds values)", re.MULTILINE
+    r"^[^\S\n]*+(?:#\s*)?(?:Avg bus bandwidth|size\s+count\s+type|nThread\s+\d+\s+nGpus|Out of bounds values)", re.MULTILINE
 )
 # "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)", "... for HCA mlx5_0 (no peermem)",
 # "NET/IB : GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f0'"
@@ -110,7 +110,7 @@ _NO_IFACE = re.compile(r"no socket interface found|no usable listening interface
 _XML_OR_TOPO = re.compile(r"\bXML\b|topology file", re.IGNORECASE)
 
 
-_OLD_LINE = re.compile(r"^\s*(?:[\w.\-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?(?:INFO|WARN) |(?:INFO|WARN) (?:NET/|Bootstrap ?:)|"
+_OLD_LINE = re.compile(r"^[^\S\n]*(?:[\w.\-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?(?:INFO|WARN) |(?:INFO|WARN) (?:NET/|Bootstrap ?:)|"
                        r"[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+ WARN |(?:Duplicate GPU detected : |Error: )?rank \d+ and rank \d+ both on CUDA |"
                        r"NCCL_[A-Z0-9_]+ set by environment to \S)",
                        re.MULTILINE)
@@ -121,10 +121,10 @@ _LAUNCH_TAG = re.compile(r"^\[[\w.|:-]{1,64}\]:\s*")  # "[trainer0|0]:", "[rank3
 _BARE_ENV_TEXT = re.compile(r"^(?P<lvl>INFO) (?P<loc>)(?P<msg>NCCL_[A-Z0-9_]+ set by environment to \S.*)$")
 # an old WARN quoted without its host:pid:tid prefix keeps NCCL's source location ("include/socket.h:344 WARN
 # Socket creation failed : ..."): the location is NCCL's, so any message is read
-_BARE_OLD_LOC = re.compile(r"^\s*(?P<loc>[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+) (?P<lvl>WARN|INFO) (?P<msg>.*)$")
+_BARE_OLD_LOC = re.compile(r"^[^\S\n]*(?P<loc>[\w./\-]+\.(?:cc|cu|h|c|cpp):\d+) (?P<lvl>WARN|INFO) (?P<msg>.*)$")
 
 
-_IFACE_PIECE = re.compile(r"^\s*\[\d+\][\w.\-]+:\S+<\d+>\s*$", re.MULTILINE)
+_IFACE_PIECE = re.compile(r"^[^\S\n]*\[\d+\][\w.\-]+:\S+<\d+>\s*$", re.MULTILINE)
 
 
 def _detect(text: str) -> float:

@@ -60,7 +60,7 @@ _EXIT = re.compile(r"^\s*Health checks completed with exit code:\s*(\d+)")
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if re.search(r"^\s*+" + _TS + r"(?:(?:SUCCESS|ERROR):\s+nhc:|.*?\bnhc\[\d+\]:)\s+Health check (?:passed|failed):",
+    if re.search(r"^[^\S\n]*+" + _TS + r"(?:(?:SUCCESS|ERROR):\s+nhc:|.*?\bnhc\[\d+\]:)\s+Health check (?:passed|failed):",
                  head, re.MULTILINE):
         return 0.95
     return 0.0

@@ -68,7 +68,7 @@ FACTS = [
 ]
 
 # Mail quoting ("> ", ">  "), diff-of-a-quote ("+> ") and indentation are not the tool's: drop them.
-_QUOTE = re.compile(r"^\s*[+\-]?(?:\s*>)+ ?")
+_QUOTE = re.compile(r"^\s*+[+\-]?(?:\s*>)+ ?")
 _AVAILABLE = re.compile(r"^available:\s*(\d+)\s+nodes?\b", re.IGNORECASE)
 _NODE_CPUS = re.compile(r"^node\s+(\d+)\s+cpus:\s*(.*)$")
 _NODE_MEM = re.compile(r"^node\s+(\d+)\s+(size|free):\s*(\d+)\s*([KMG]B)\s*$")
@@ -80,10 +80,10 @@ _NO_NUMA = re.compile(r"No NUMA available on this system")
 
 # Markers of other tools often pasted with numactl (numastat, lscpu, nvidia-smi topo -m), to tell which
 # output comes first in a mixed paste: the first tool's parser should win detection.
-_OTHER_MARK = re.compile(r"^\W*(numa_hit\s+\d|Per-node (process|system) memory usage|Architecture:\s|CPU\(s\):\s|"
+_OTHER_MARK = re.compile(r"^[^\w\n]*(numa_hit\s+\d|Per-node (process|system) memory usage|Architecture:\s|CPU\(s\):\s|"
                          r"GPU0\s.*CPU Affinity)", re.MULTILINE)
-_HW_MARK = re.compile(r"^[\s>+\-]*available:\s*\d+\s+nodes?\s*\(", re.MULTILINE)
-_SHOW_MARK = re.compile(r"^[\s>+\-]*(physcpubind|policy):", re.MULTILINE)
+_HW_MARK = re.compile(r"^(?:[^\S\n]|[>+\-])*available:\s*\d+\s+nodes?\s*\(", re.MULTILINE)
+_SHOW_MARK = re.compile(r"^(?:[^\S\n]|[>+\-])*(physcpubind|policy):", re.MULTILINE)
 
 
 def clean_line(raw: str) -> str:
@@ -138,9 +138,9 @@ def _detect(text: str) -> float:
     show = _SHOW_MARK.search(text)
     other = _OTHER_MARK.search(text)
     score, pos = 0.0, None
-    if hw and re.search(r"^[\s>+\-]*node\s+\d+\s+(cpus|size):", text, re.MULTILINE):
+    if hw and re.search(r"^(?:[^\S\n]|[>+\-])*node\s+\d+\s+(cpus|size):", text, re.MULTILINE):
         score, pos = 0.95, hw.start()
-    elif show and re.search(r"^[\s>+\-]*(physcpubind|nodebind|membind):", text, re.MULTILINE) and \
+    elif show and re.search(r"^(?:[^\S\n]|[>+\-])*(physcpubind|nodebind|membind):", text, re.MULTILINE) and \
             re.search(r"(cpubind|membind):", text):
         score, pos = 0.9, show.start()
     elif _NO_NUMA.search(text):

@@ -74,10 +74,10 @@ _DASHES = re.compile(r"^[-\s]+$")
 _TOKEN_WARN = re.compile(r"^Token \S+ not in hash table\.?$")
 _STAT_ROWS = ("numa_hit", "numa_miss", "numa_foreign", "interleave_hit", "local_node", "other_node")
 
-_STAT_MARK = re.compile(r"^\W*numa_hit\s+\d", re.MULTILINE | re.IGNORECASE)
-_PER_NODE_MARK = re.compile(r"^\W*Per-node (process|system) memory usage|^\W*Per-node numastat info", re.MULTILINE)
-_COLS_MARK = re.compile(r"^[\s>+\-]*(PID\s+)?(Node\s*\d+\s+)+Total\s*$", re.MULTILINE | re.IGNORECASE)
-_NUMACTL_MARK = re.compile(r"^[\s>+\-]*(available:\s*\d+\s+nodes?\s*\(|physcpubind:|policy:)", re.MULTILINE)
+_STAT_MARK = re.compile(r"^[^\w\n]*numa_hit\s+\d", re.MULTILINE | re.IGNORECASE)
+_PER_NODE_MARK = re.compile(r"^[^\w\n]*Per-node (process|system) memory usage|^[^\w\n]*Per-node numastat info", re.MULTILINE)
+_COLS_MARK = re.compile(r"^(?:[^\S\n]|[>+\-])*(PID\s+)?(Node\s*\d+\s+)+Total\s*$", re.MULTILINE | re.IGNORECASE)
+_NUMACTL_MARK = re.compile(r"^(?:[^\S\n]|[>+\-])*(available:\s*\d+\s+nodes?\s*\(|physcpubind:|policy:)", re.MULTILINE)
 
 
 def _detect(text: str) -> float:

@@ -103,7 +103,7 @@ _REASONS = ("gpl-only-symbol", "kernel-source-missing", "kernel-packages-missing
 _KERNEL_PKG = re.compile(r"Unable to find a match: (?:kernel-headers|kernel-devel)-(\S+?)(?:\.x86_64|\.aarch64)?(?:\s|$)|"
                          r"Unable to locate package linux-(?:headers|modules)-(\S+)|Could not resolve Linux kernel version")
 _DTK = re.compile(r"broken Driver Toolkit (?:image )?detected", re.IGNORECASE)
-_NODE_KERNEL = re.compile(r"^\s*-?\s*Node kernel:\s+(\S+)")
+_NODE_KERNEL = re.compile(r"^\s*(?:-\s*)?Node kernel:\s+(\S+)")
 MAX_LINE = 4000
 MAX_LINES = 400000
 MAX_WRAP = 40

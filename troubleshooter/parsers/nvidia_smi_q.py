@@ -480,25 +480,25 @@ def _detect(text: str) -> float:
     if _BANNER.search(text):
         return 0.95
     if re.search(r"^GPU [0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d\s*$", text, re.MULTILINE) and re.search(
-            r"^\s+Product Name\s+:", text, re.MULTILINE):
+            r"^[^\S\n]+Product Name\s+:", text, re.MULTILINE):
         return 0.85
-    if re.search(r"^\s*Clocks (?:Event|Throttle) Reasons?\s*$", text, re.MULTILINE) and len(re.findall(
-            r"^\s*(?:Idle|GPU Idle|SW Power Cap|HW Slowdown|Sync Boost|SW Thermal Slowdown)\s*: (?:Not )?Active\s*$",
+    if re.search(r"^[^\S\n]*Clocks (?:Event|Throttle) Reasons?\s*$", text, re.MULTILINE) and len(re.findall(
+            r"^[^\S\n]*(?:Idle|GPU Idle|SW Power Cap|HW Slowdown|Sync Boost|SW Thermal Slowdown)\s*: (?:Not )?Active\s*$",
             text[:65536], re.MULTILINE)) >= 2:
         return 0.8  # a grep'd fragment: nvidia-smi -q | grep -A8 'Clocks Throttle'
-    if re.search(r"^\s*Fabric\s*\n\s+State\s+: [\w /]+\n\s+Status\s+: ", text[:65536], re.MULTILINE):
+    if re.search(r"^[^\S\n]*Fabric\s*\n\s+State\s+: [\w /]+\n\s+Status\s+: ", text[:65536], re.MULTILINE):
         return 0.75  # nvidia-smi -q | grep -A2 Fabric: the NVSwitch fabric registration per GPU
-    if re.search(r"^\s*vGPU Software Licensed Product\s*\n(?:\s+.*\n)?\s+License Status\s+: ", text[:65536], re.MULTILINE):
+    if re.search(r"^[^\S\n]*vGPU Software Licensed Product\s*\n(?:\s+.*\n)?\s+License Status\s+: ", text[:65536], re.MULTILINE):
         return 0.75  # nvidia-smi -q | grep -A2 'vGPU Software Licensed Product': a vGPU guest's license
-    if re.search(r"^\s*GPU Reset Status\s*\n\s+Reset Required\s+: \S", text[:65536], re.MULTILINE) or re.search(
-            r"^\s*GPU Recovery Action\s+: \S", text[:65536], re.MULTILINE):
+    if re.search(r"^[^\S\n]*GPU Reset Status\s*\n\s+Reset Required\s+: \S", text[:65536], re.MULTILINE) or re.search(
+            r"^[^\S\n]*GPU Recovery Action\s+: \S", text[:65536], re.MULTILINE):
         return 0.75  # the driver's word on recovering a GPU after an error, quoted alone
-    if re.search(r"^\s*Remapped Rows\s*\n(?:\s+.*\n){0,3}?\s+Uncorrectable Error\s+: \d+", text[:65536], re.MULTILINE):
+    if re.search(r"^[^\S\n]*Remapped Rows\s*\n(?:\s+.*\n){0,3}?\s+Uncorrectable Error\s+: \d+", text[:65536], re.MULTILINE):
         return 0.75  # nvidia-smi -q -d ROW_REMAPPER (or a grep of it): a GPU's memory rows remapped after errors
     return 0.0
 
 
-_COMPUTE_MODE = re.compile(r"^\s*Compute Mode\s*:\s*(\w+)\s*$", re.MULTILINE)
+_COMPUTE_MODE = re.compile(r"^[^\S\n]*Compute Mode\s*:\s*(\w+)\s*$", re.MULTILINE)
 
 
 @parser(

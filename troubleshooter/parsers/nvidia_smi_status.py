@@ -85,7 +85,7 @@ _ERRORS = [
     # the library from two releases: a stale symlink or a half-done upgrade)
     (re.compile(r"Failed to initialize NVML: Function Not Found"), "nvml-function-not-found"),
     (re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"), "no-driver"),
-    (re.compile(r"^\s*No devices were found\s*$", re.MULTILINE), "no-devices"),
+    (re.compile(r"^[^\S\n]*No devices were found\s*$", re.MULTILINE), "no-devices"),
     (re.compile(r"Failed to initialize NVML: Insufficient Permissions"), "no-permission"),
     # the shell finding no nvidia-smi at all ("bash: nvidia-smi: command not found", dash's "sh: 1: nvidia-smi: not
     # found"): in a container, the runtime put no driver utilities in it; on a host, no driver package is installed
@@ -93,19 +93,19 @@ _ERRORS = [
 ]
 # a reset or a MIG mode change refused while a client (nvidia-persistenced, nvidia_drm, DCGM, a process) holds the GPU
 _BLOCKED = re.compile(r"MIG mode is in pending (?:enable|disable) state for GPU ([0-9A-Fa-f:.]+):\s*In use by another client"
-                      r"|^\s*GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]) is currently in use by another process"
-                      r"|^\s*GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]): In use by another client"
+                      r"|^[^\S\n]*GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]) is currently in use by another process"
+                      r"|^[^\S\n]*GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]): In use by another client"
                       # the MIG manager (and mig-parted) tearing down instances a process still holds
                       r"|error destroying ((?:Compute|GPU) instance for profile '[^']{1,40}'): In use by another client",
                       re.MULTILINE)
-_NVML_LIB = re.compile(r"^\s*NVML library version:\s*(\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
-_NVRM = re.compile(r"^\s*NVRM version:\s*NVIDIA .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)\b", re.MULTILINE)
+_NVML_LIB = re.compile(r"^[^\S\n]*NVML library version:\s*(\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
+_NVRM = re.compile(r"^[^\S\n]*NVRM version:\s*NVIDIA .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)\b", re.MULTILINE)
 # a UUID as printed, or elided by whoever pasted it ("GPU-...", "GPU-xxxx", "<redacted>")
 _UUID = r"(GPU-[0-9a-fA-F-]+|GPU-[0-9a-fA-F-]*(?:\.\.\.|…|[xX*]+)|<[\w -]{1,20}>)"
-_LIST = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: " + _UUID + r"\)\s*$", re.MULTILINE)
+_LIST = re.compile(r"^[^\S\n]*GPU (\d+): (.+?) \(UUID: " + _UUID + r"\)\s*$", re.MULTILINE)
 # one task's line of a multi-task listing: srun --label's "0: ", or the task's own "PROC_ID=0 " / "PROCID=2: " (the
 # line may be quoted whole, as an echo of it was)
-_TASK = r"""^\s*["']?(?:(?P<label>\d{1,5}):\s+|(?:SLURM_)?(?:PROC_?ID|RANK|TASK_?ID|LOCALID)=(?P<var>\d{1,6}):?\s+)?"""
+_TASK = r"""^[^\S\n]*["']?(?:(?P<label>\d{1,5}):\s+|(?:SLURM_)?(?:PROC_?ID|RANK|TASK_?ID|LOCALID)=(?P<var>\d{1,6}):?\s+)?"""
 _TASK_GPU = re.compile(_TASK + r"""GPU (\d+): (.+?) \(UUID: """ + _UUID + r"""\)["']?\s*$""", re.MULTILINE)
 _FULL_UUID = re.compile(r"GPU-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
 _TASK_NONE = re.compile(_TASK + r"""No devices found\.?["']?\s*$""", re.MULTILINE)
@@ -126,7 +126,7 @@ def _detect(text: str) -> float:
         return 0.9
     if _NVRM.search(head) and len(head.strip().split("\n")) <= 4:
         return 0.8  # cat /proc/driver/nvidia/version
-    if _LIST.search(head) and "Driver Version" not in head and not re.search(r"^\s+Link \d+\s*:", head, re.MULTILINE):
+    if _LIST.search(head) and "Driver Version" not in head and not re.search(r"^[^\S\n]+Link \d+\s*:", head, re.MULTILINE):
         return 0.85  # (nvidia-smi nvlink -s prints the same GPU lines, each followed by its links)
     if any(m.group("label") or m.group("var") for rx in (_TASK_GPU, _TASK_NONE) for m in rx.finditer(head)):
         return 0.9  # tasks' listings, each line with its task's label

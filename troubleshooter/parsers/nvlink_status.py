@@ -60,8 +60,8 @@ _GROUP_ZERO = re.compile(r"^(?:No errors|[A-Za-z][A-Za-z/ ]*: 0)$", re.IGNORECAS
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    gpus = len(re.findall(r"^\s*GPU \d+: .*\(UUID: [^)]*\)\s*$", head, re.MULTILINE))
-    links = len(re.findall(r"^\s*(?:Link \d+: (?:[\d.]+ GB/s|<inactive>|[A-Za-z][A-Za-z0-9 ]*: \d+)|"
+    gpus = len(re.findall(r"^[^\S\n]*GPU \d+: .*\(UUID: [^)]*\)\s*$", head, re.MULTILINE))
+    links = len(re.findall(r"^[^\S\n]*(?:Link \d+: (?:[\d.]+ GB/s|<inactive>|[A-Za-z][A-Za-z0-9 ]*: \d+)|"
                            r"Links \d[\d ,\-]*: (?:No errors|[A-Za-z][A-Za-z/ ]*: 0))\s*$", head, re.MULTILINE | re.IGNORECASE))
     if gpus and links:
         return 0.95

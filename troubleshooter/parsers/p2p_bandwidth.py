@@ -72,7 +72,7 @@ def _detect(text: str) -> float:
     titles = len(re.findall(r"P2P=(?:Enabled|Disabled)\s+(?:Bandwidth|Latency)", head))
     if titles >= 2 or "p2pBandwidthLatencyTest" in head and titles:
         return 0.95
-    if titles or re.search(r"^\s*P2P Connectivity Matrix\s*$", head, re.MULTILINE) or re.search(
+    if titles or re.search(r"^[^\S\n]*P2P Connectivity Matrix\s*$", head, re.MULTILINE) or re.search(
             r"^Device=\d+ CAN(?:NOT)? Access Peer Device=\d+", head, re.MULTILINE):
         return 0.8
     if "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]" in head or re.search(

@@ -128,7 +128,7 @@ def records(text: str, first_key: str) -> list[list[tuple[int, str]]]:
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if re.search(r"^\s*JobId=\d+\S* JobName=", head, re.M):
+    if re.search(r"^[^\S\n]*JobId=\d+\S* JobName=", head, re.M):
         return 0.95 if re.search(r"JobState=", head) else 0.7
     return 0.0
 

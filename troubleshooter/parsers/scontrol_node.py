@@ -50,7 +50,7 @@ FACTS = [
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if re.search(r"^\s*NodeName=\S+ ", head, re.M) and re.search(r"\b(CPUTot|RealMemory|CoresPerSocket)=", head):
+    if re.search(r"^[^\S\n]*NodeName=\S+ ", head, re.M) and re.search(r"\b(CPUTot|RealMemory|CoresPerSocket)=", head):
         return 0.95
     return 0.0
 

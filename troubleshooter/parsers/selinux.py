@@ -58,7 +58,7 @@ def _detect(text: str) -> float:
     head = text[:262144]
     if _AVC.search(head) or re.search(r"SELinux is preventing \S+ from ", head):
         return 0.95
-    if re.search(r"^\s*Source Context\s{2,}\S+:\S+", head, re.MULTILINE) and "Target Context" in head:
+    if re.search(r"^[^\S\n]*Source Context\s{2,}\S+:\S+", head, re.MULTILINE) and "Target Context" in head:
         return 0.9
     return 0.0
 

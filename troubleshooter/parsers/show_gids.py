@@ -43,8 +43,8 @@ GID_FACTS = [
 
 FACTS = list(GID_FACTS)
 
-_HEADER = re.compile(r"^\s*DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV\s*$", re.MULTILINE)
-_FOUND = re.compile(r"^\s*n_gids_found\s*=\s*(\d+)\s*$", re.MULTILINE)
+_HEADER = re.compile(r"^[^\S\n]*DEV\s+PORT\s+INDEX\s+GID\s+IPv4\s+VER\s+DEV\s*$", re.MULTILINE)
+_FOUND = re.compile(r"^[^\S\n]*n_gids_found\s*=\s*(\d+)\s*$", re.MULTILINE)
 _VER = re.compile(r"^v\d$")
 _IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 

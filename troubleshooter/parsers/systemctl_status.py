@@ -97,8 +97,8 @@ _NODE = re.compile(r"^(?:<[^<>]{1,40}>|\d{1,3}(?:\.\d{1,3}){3}|[0-9a-fA-F]*:[0-9
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    units = len(re.findall(r"^\s*Active:\s*(?:active|inactive|failed|activating|deactivating|reloading)\b", head, re.M))
-    if units and re.search(r"^\s*Loaded:\s*(?:loaded|not-found|masked)\b", head, re.M):
+    units = len(re.findall(r"^[^\S\n]*Active:\s*(?:active|inactive|failed|activating|deactivating|reloading)\b", head, re.M))
+    if units and re.search(r"^[^\S\n]*Loaded:\s*(?:loaded|not-found|masked)\b", head, re.M):
         return 0.9
     if _NOT_FOUND.search(head) or re.search(r"\bnv-fabricmanager\[\d+\]:", head):
         return 0.6

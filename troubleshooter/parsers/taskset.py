@@ -32,7 +32,7 @@ FACTS = [
 
 _LINE = re.compile(r"pid (\d+)'s (?:current|new) affinity (list|mask): ?([0-9a-fA-F,\-x]*)")
 # the same question answered by a site's helper (OLCF's numa_api example: "core affinity for PID 884147: 1 2 3")
-_CORES = re.compile(r"^\s*core affinity for PID (\d+): ?((?:\d+ ?)*)$", re.MULTILINE)
+_CORES = re.compile(r"^[^\S\n]*core affinity for PID (\d+): ?((?:\d+ ?)*)$", re.MULTILINE)
 
 
 def _detect(text: str) -> float:

@@ -38,7 +38,7 @@ _PLACED = re.compile(r"^\s*MPI (\d+) - OMP (\d+) - HWT (\d+)(?: - Node (\S+))?")
 
 def _detect(text: str) -> float:
     head = text[:131072]
-    if _WARNINGS.search(" ".join(head.split())) or re.search(r"^\s*MPI \d+ - OMP \d+ - HWT \d+", head, re.MULTILINE):
+    if _WARNINGS.search(" ".join(head.split())) or re.search(r"^[^\S\n]*MPI \d+ - OMP \d+ - HWT \d+", head, re.MULTILINE):
         return 0.85
     return 0.0
 

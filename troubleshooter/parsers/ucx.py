@@ -67,12 +67,12 @@ _INFO = re.compile(r"^\s*#\s+(?P<key>Memory domain|Transport|Device|Component):\
 _SHM = re.compile(r"mm_iface failed to allocate receive FIFO|Not enough memory to write total of \d+ bytes\. Please check "
                   r"that /dev/shm")
 # UCX's crash report: "Caught signal 11 (Segmentation fault: ...)" and its "==== backtrace (tid: N) ====" block
-_CAUGHT = re.compile(r"Caught signal 11 \(Segmentation fault|^\s*>?\s*==== backtrace\b")
+_CAUGHT = re.compile(r"Caught signal 11 \(Segmentation fault|^\s*(?:>\s*)?==== backtrace\b")
 # UCS's handler: "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)"
 _SIGNAL = re.compile(r"Caught signal (\d{1,2}) \(([A-Za-z][A-Za-z ]{2,40})(?::|\))")
 # backtrace frames: "4  libuct_ib.so.0(uct_rc_mlx5_ep_am_short+0x25b) [0x7f..]" or "> 1 0x000000000003ea99 ucp_dt_pack()  dt.c:120"
-_FRAME_LIB = re.compile(r"^\s*>?\s*\d{1,3}\s+(\S+?)\((\w*)(?:\+0x[0-9a-fA-F]+)?\)\s+\[0x[0-9a-fA-F]+\]")
-_FRAME_SYM = re.compile(r"^\s*>?\s*\d{1,3}\s+0x[0-9a-fA-F]+\s+(\w+)\(\)")
+_FRAME_LIB = re.compile(r"^\s*(?:>\s*)?\d{1,3}\s+(\S+?)\((\w*)(?:\+0x[0-9a-fA-F]+)?\)\s+\[0x[0-9a-fA-F]+\]")
+_FRAME_SYM = re.compile(r"^\s*(?:>\s*)?\d{1,3}\s+0x[0-9a-fA-F]+\s+(\w+)\(\)")
 # UCX (ucp_context.c): "transports 'cuda_ipc','cuda_copy' are not available, please use one or more of: mm, posix,
 # self, shm, sm, sysv, tcp"; NIXL's ucx_utils.cpp: "VRAM memory is detected as host by UCX." and "N NVIDIA GPU(s) were
 # detected, but UCX CUDA support was not found!"
@@ -88,19 +88,19 @@ _UNOPENED = re.compile(r"^\s*#\s+<\s*failed to open (?:interface|memory domain)\
 
 
 # '[1608298882.555115] [b2294:54275:0]          ib_md.c:1678 UCX  ERROR ...': UCX's own prefix (ucs/debug/log.c)
-_OWN_LINE = re.compile(r"(?m)^\s*\[\d{9,}\.\d+\]\s+\[[\w.-]+:\d+:\d+\]\s+\w+\.c:\d+\s+UCX\s+[A-Z]+\b")
+_OWN_LINE = re.compile(r"(?m)^[^\S\n]*\[\d{9,}\.\d+\]\s+\[[\w.-]+:\d+:\d+\]\s+\w+\.c:\d+\s+UCX\s+[A-Z]+\b")
 
 
 def _detect(text: str) -> float:
     head = text[:262144]
     n = len(re.findall(r"\bUCX\s+(?:FATAL|ERROR|WARN|DIAG|INFO|DEBUG)\b", head))
     n += len(_OMPI.findall(head))
-    info = len(re.findall(r"^\s*#\s+(?:Memory domain|Transport|Device):", head, re.MULTILINE))
+    info = len(re.findall(r"^[^\S\n]*#\s+(?:Memory domain|Transport|Device):", head, re.MULTILINE))
     if n >= 2 or (n and info) or info >= 4:
         return 0.9
     if n == 1 and _OWN_LINE.search(head):  # one line in UCX's own layout: its epoch stamp is not the kernel's uptime
         return 0.9
-    if _SIGNAL.search(head) and re.search(r"^\s*>?\s*==== backtrace\b", head, re.MULTILINE):
+    if _SIGNAL.search(head) and re.search(r"^[^\S\n]*>?\s*==== backtrace\b", head, re.MULTILINE):
         return 0.6  # UCX's crash report of a process that loaded it (its frames may be another library's)
     if "Configured with" in head and any(
             _UCX_OPTION.search(m.group(1)) for m in map(_CONFIGURED.match, head.split("\n", 200)[:200]) if m):

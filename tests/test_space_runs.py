@@ -83,6 +83,13 @@ BLANK_RUNS = {
     "whitespace-only lines": " \n" * 20000,
     "a run of tabs at a line's start": "\t" * 20000,
     "a run of tabs before a quote mark": "\t" * 20000 + "> ",
+    # and runs of the characters rules and numbers are made of: a dashed rule then a word split three ways in
+    # nvidia-smi-q's banner test (800 dashes took 0.8 CPU-s, cubic), a digit run retried \d+ from each of its
+    # digits in unanchored searches (openmpi's and step-times' detectors, 3 CPU-s each on 20,000; nvidia-container-cli's
+    # script-name pattern on its whitespace-free copy of the text, 2 CPU-s)
+    "a dashed rule and a word": "-" * 20000 + " ",
+    "a run of '#'": "#" * 20000 + " ",
+    "a run of digits": "0" * 20000 + " ",
 }
 
 

@@ -37,12 +37,12 @@ FACTS = [
 ]
 
 # what a paste puts before a line: a Markdown quote, an indent, a '#' of a comment or of a root prompt's echo
-_LEAD = r"^[\s>#]*"
+_LEAD = r"^[\s>#]*+"
 # (the name up to the first '|', stripped in code: a lazy name before \s*\| retried a run of spaces at each place)
 _LINE = re.compile(_LEAD + r"\[(\d{1,3})\]\s([^|\n]*)\|\s*(\?\?|-?\d+)\s*(?:°|'|º)?C,(.*?)\|\s*(\?\?|\d+)\s*/\s*(\?\?|\d+)"
                    r"\s*MB\b(.*)$")
-_PCT = re.compile(r"(\?\?|\d+)\s*%")
-_POWER = re.compile(r"(\?\?|\d+)\s*(?:/\s*(\?\?|\d+))?\s*W\b")
+_PCT = re.compile(r"(\?\?|(?<!\d)\d+)\s*%")
+_POWER = re.compile(r"(\?\?|(?<!\d)\d+)\s*(?:/\s*(\?\?|\d+)\s*)?W\b")
 _PROC = re.compile(r"(?:^|\s)((?:[^\s():/]+)?(?::[^\s()/]+)?(?:/\d+)?)\((\?|\d+)M\)")
 _HEADER = re.compile(_LEAD + r"(\S+)\s+(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3}\s+\d+ [\d:]{8} \d{4}(?:\s+(\d+\.\d+(?:\.\d+)?))?\s*$")
 

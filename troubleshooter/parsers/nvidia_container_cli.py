@@ -113,7 +113,7 @@ _NO_NVIDIA_RUNTIME = re.compile(r"(?:Unknownruntimespecified|unknownorinvalidrun
 # found", charliecloud#939; bash: "SCRIPT: line 204: nvidia-container-cli: command not found"). The line number is the
 # script's: someone typing the command into an interactive shell is asking, not a wrapper failing
 _TOOLKIT_ABSENT = re.compile(r'exec:\\?"nvidia-container-(?:runtime-hook|runtime|toolkit)\\?":executablefilenotfoundin\$PATH'
-                             r'|[\w./-]+:(?:line)?\d+:(?:[\w./-]+:)?nvidia-container-cli:(?:command)?notfound')
+                             r'|(?<![\w./-])[\w./-]+:(?:line)?\d+:(?:[\w./-]+:)?nvidia-container-cli:(?:command)?notfound')
 # the container started without the driver's utilities: runc could not find nvidia-smi in it ('exec: "nvidia-smi":
 # executable file not found in $PATH'); through the NVIDIA runtime, the image asked for no GPU (no NVIDIA_VISIBLE_DEVICES)
 # or the hook found no nvidia-smi on the host to mount

@@ -431,7 +431,16 @@ _ANCHOR_SECTIONS = _REASON_SECTIONS | {"fabric", "vgpu software licensed product
 _FRAGMENT_SECTIONS = _ANCHOR_SECTIONS | {"performance state", "clocks", "max clocks", "power readings",
                                          "gpu power readings", "temperature"}
 _PROMPT = re.compile(r"^\S*[$#]\s")
-_BANNER_LINE = re.compile(r"^(?:=+|-+|#+)\s*[\w .:/()-]*\s*(?:=+|-+|#+)$")
+_BANNER_MIDDLE = re.compile(r"[\w .:/()-]*")
+
+
+def _banner_line(s: str) -> bool:
+    """A script's "=== SECTION ===" echo: a run of '=', '-' or '#' at each end, words between. The same lines as
+    ``^(?:=+|-+|#+)\\s*[\\w .:/()-]*\\s*(?:=+|-+|#+)$`` without its three-way split of a run of dashes (800 dashes
+    and a word took 0.8 CPU-s, cubic): each end's run is taken whole, which the middle never needs."""
+    if len(s) < 2 or s[0] not in "=-#" or s[-1] not in "=-#":
+        return False
+    return _BANNER_MIDDLE.fullmatch(s[1:-1].lstrip(s[0]).rstrip(s[-1]).strip()) is not None
 # a line of the report with its key padded to the value column ("Fan Speed          : ..."), at the margin where a
 # person quoted a few lines of it: kept out of the GPUs unless it is a section read here, and no reason to refuse
 _PADDED_KEY = re.compile(r"^[A-Z][\w ./()-]{0,40}?\S {2,}: \S")
@@ -449,7 +458,7 @@ def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
             body.append(ln)
             continue
         s = ln.strip()
-        if not s or s in ("--", "...", "…") or _PROMPT.match(ln) or _BANNER_LINE.match(s):
+        if not s or s in ("--", "...", "…") or _PROMPT.match(ln) or _banner_line(s):
             continue  # grep's separator, an elision, the command, a script's "=== SECTION ===" echo
         if s.split(":", 1)[0].strip().lower() not in _FRAGMENT_SECTIONS and not _PADDED_KEY.match(ln):
             return []  # an unindented line that is neither a line of the report nor grep's separator

@@ -124,7 +124,7 @@ _CUDA_HOOK = re.compile(r"CUDA Hook Library: Failed to find symbol \S+?, .*?: un
 # the show_help aggregation (Open MPI 1.x-4.x, PRRTE): "[host:pid] 3 more processes have sent help message
 # help-mpi-btl-openib-cpc-base.txt / no cpcs for port" (or "1 more process has sent ..."): which help text the other
 # ranks printed, file / topic; a wrap inside it is joined
-_HELP_AGG = re.compile(r"\d+ more process(?:es have| has) sent help message\s+(help-[\w.-]+?(?:\.txt)?)\s*/\s*+([^\n\[]*[^\s\[])\s*$",
+_HELP_AGG = re.compile(r"(?<!\d)\d+ more process(?:es have| has) sent help message\s+(help-[\w.-]+?(?:\.txt)?)\s*/\s*+([^\n\[]*[^\s\[])\s*$",
                        re.MULTILINE)
 # the runtime's own error log (orte/mca/errmgr: "ORTE_ERROR_LOG: MESSAGE in file F at line N", Open MPI 1.x-4.x; PMIx's
 # and OPAL's "PMIX ERROR: CODE in file F at line N"), a wrap between the message and "file" joined; and ORTE's

@@ -53,7 +53,7 @@ _OFED = re.compile(r"^\s*((?:MLNX_OFED_LINUX|OFED-internal|MLNX_EN)-\d+\.\d+-[\w
 # libnccl, 2.9.9-1+cuda11.3: the version and release as dpkg prints them together)
 _RPM = re.compile(rf"^\s*({_NAME}?)-(\d[\w.+~^]*)-([\w.+~^]*?)\.(?:x86_64|aarch64|noarch|i686|ppc64le|s390x)\s*$")
 _HEADER = re.compile(r"^\s*(?:\$\s.*|Package\s+Version\b.*|#\s*Name\s+Version\s+Build\s+Channel|"
-                     r"-{3,}[ -]*|#.*|\|\|?/?\s*Name\s+Version.*|\+{2,}.*|Desired=.*|Versions of relevant libraries:?|"
+                     r"-{3,}+[ -]*+|#.*|\|\|?/?\s*Name\s+Version.*|\+{2,}.*|Desired=.*|Versions of relevant libraries:?|"
                      r"=+|\[conda\] Could not collect|\[pip3\] Could not collect)\s*$")
 
 

@@ -112,7 +112,7 @@ _NOT_BUILT = re.compile(r"We were configured to autodetect nvml functionality, b
 _LIB_MISSING = re.compile(r"We were configured with nvml functionality, but that lib wasn't found on the system")
 _PLUGIN = re.compile(r"(?:Couldn't find the specified plugin name for|cannot find \w+ plugin for|cannot create \w+ "
                      r"context for|Couldn't load specified plugin name for) ([\w]+/[\w.-]+?)(?::| looking|\s*$)")
-_DETECTED = re.compile(r"(?:gpu/\w+: _get_system_gpu_list_\w+: )?(\d+) GPU system device\(s\) detected")
+_DETECTED = re.compile(r"(?:gpu/\w+: _get_system_gpu_list_\w+: )?(?<!\d)(\d+) GPU system device\(s\) detected")
 _GRES_LINE = re.compile(r"^Gres Name=gpu Type=\S+ Count=(\d+)\b")
 _FILE_MISSING = re.compile(r"(?:can't stat gres\.conf file|Waiting for gres\.conf file) (\S+?)(?::|\s*$)")
 # a GRES/GPU message worth keeping as printed

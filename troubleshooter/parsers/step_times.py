@@ -95,7 +95,7 @@ def _detect(text: str) -> float:
         return 0.9
     if _NEMO.search(text):
         return 0.85
-    if re.search(r"\d+/\d+\s*\[\d+:\d+<[^\]]*(?:it/s|s/it)", text):
+    if re.search(r"(?<!\d)\d+/\d+\s*\[\d+:\d+<[^\]]*(?:it/s|s/it)", text):
         return 0.6
     return 0.0
 

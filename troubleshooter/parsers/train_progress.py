@@ -41,7 +41,7 @@ FACTS = [
 
 _LOSS = re.compile(r"\b(?:\w*loss|ppl|perplexity|acc(?:uracy)?)\b\s*[:=]?\s*-?\d", re.IGNORECASE)
 _ITER = re.compile(r"\b(?:epoch|iter(?:ation)?|step|updates?)\b|\[\d+\]\s*\[\d+/\d+\]|\b\d+\s*/\s*\d+\b", re.IGNORECASE)
-_THROUGHPUT = re.compile(r"([0-9][0-9,]*(?:\.\d+)?)\s*((?:src |tgt )?(?:tok(?:en)?s?|samples?|seqs?|sequences|img|images|it)/s(?:ec)?)\b",
+_THROUGHPUT = re.compile(r"(?<![0-9,])([0-9][0-9,]*(?:\.\d+)?)\s*((?:src |tgt )?(?:tok(?:en)?s?|samples?|seqs?|sequences|img|images|it)/s(?:ec)?)\b",
                          re.IGNORECASE)
 _DATA = re.compile(r"\b(?:Data|data_time|data)\b\s*[:=]?\s*([0-9.]+)\s*(?:s\s*)?(?:\(\s*([0-9.]+)\s*(?:s\s*)?\))?")
 _ITER_T = re.compile(r"\b(?:Net|Time|batch_time|iter_time|Batch)\b\s*[:=]?\s*([0-9.]+)\s*(?:s\s*)?(?:\(\s*([0-9.]+)\s*(?:s\s*)?\))?")

@@ -86,9 +86,6 @@ _NCCL_VERSION = re.compile(r"^\s*[#>]?\s*NCCL version\s+(\S+)")
 _NCCL_BUILT = re.compile(r"NCCL Tests compiled with NCCL\s+(\d+\.\d+)")
 _NTHREAD = re.compile(r"nThread:?\s+(\d+)\s+nGpus:?\s+(\d+)\s+minBytes:?\s+(\d+)\s+maxBytes:?\s+(\d+)")
 _RANK = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*\S|)\s*$")
-# _RANK without its tail: group 3 stripped is the same on a line without a newline (a lazy ``(.*?)\s*$``
-# retried at every character was half of a rank line's cost)
-_RANK_FAST = re.compile(r"Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+(\S+)\s+device\s+\d+\s+\[[^\]]*\]\s+(.*)")
 _HEADER = re.compile(r"\bsize\s+count\s+type\b.*\bbusbw\b")
 _OOB = re.compile(r"Out of bounds values\s*:\s*(\d+)\s*(OK|FAILED)?", re.IGNORECASE)
 _AVG = re.compile(r"Avg bus bandwidth\s*:\s*([-+0-9.eE]+|nan|-nan)")
@@ -411,7 +408,7 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
             if not ranks_or_rows_seen:
                 banners_at_start += 1
             continue
-        m = ((_RANK_FAST if "\n" not in body else _RANK).search(body)) if "Rank" in body else None
+        m = _RANK.search(body) if "Rank" in body else None
         if m and not s[0].isdigit():
             ranks_or_rows_seen = True
             run = runs[-1] if not runs[-1].closed else new_run_if_closed()

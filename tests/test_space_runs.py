@@ -108,3 +108,44 @@ def test_a_run_of_blank_lines_or_leading_blanks_is_linear(shape: str, tmp_path: 
     parsers.scores(text)
     took = time.process_time() - t0 + _read(path)
     assert took < 4.0, f"{shape}: {took:.1f} CPU-s"
+
+
+# Runs of one short token, each next to the words a pattern waits for. An unanchored search that starts a [\w.-]+ or
+# [^:\s]* run at each character of a long run, or a lazy .*? from each repeat of its own literal, is quadratic in the
+# run: UCX's line pattern on a long dotted path before "UCX" (0.85 CPU-s at 4,000 repeats), ibstat's "ibpanic: ...
+# stat of IB device" on repeated "ibpanic: " (3 CPU-s, in the detectors and the read), nvidia-smi-topo's device
+# names on a header with a long word, the traceback detector's nccl\w+Error on a run of "nccl". Each shape sits after
+# a real capture of the kind that reads it, so that its parser and detector reach the line. (slurm-conf's key=value
+# pattern and nvidia-installer's compile-error pattern had the same shape; both parsers cut lines before them.)
+REPEATS = 20000
+REPEATED_TOKENS = {
+    "a dotted path before UCX": ("ucx/", "[cn01:4071:0] " + "a." * REPEATS + " UCX x"),
+    "ibpanic repeated": ("ibstat/", "ibpanic: " * REPEATS),
+    "a long word in a topology header": (  # alone: the parser reads the first header it finds
+        "", "\tGPU0\tNIC0\t" + "NIC" * REPEATS + "\tCPU Affinity\tNUMA Affinity\n GPU0\t X \tSYS\t0-1\t0"),
+    "nccl repeated in a traceback": ("python-traceback/", "RuntimeError: " + "nccl" * REPEATS + " x"),
+}
+
+
+def _capture(folder: str) -> str:
+    if not folder:
+        return ""
+    first = sorted(p for p in (DATA / folder).iterdir() if p.is_file())[0]
+    return "\n".join(ln for ln in first.read_text().split("\n") if not ln.startswith("#%"))
+
+
+@pytest.mark.parametrize("shape", sorted(REPEATED_TOKENS))
+def test_a_run_of_one_token_is_linear(shape: str, tmp_path: Path) -> None:
+    folder, run = REPEATED_TOKENS[shape]
+    text = _capture(folder) + "\n" + run + "\n"
+    path = tmp_path / "paste.txt"
+    path.write_text(text)
+    t0 = time.process_time()
+    for kind in parsers.kinds():
+        try:
+            parsers.get(kind).func(text)
+        except parsers.ParseError:
+            pass
+    parsers.scores(text)
+    took = time.process_time() - t0 + _read(path)
+    assert took < 4.0, f"{shape}: {took:.1f} CPU-s"

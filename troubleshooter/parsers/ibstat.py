@@ -56,7 +56,7 @@ COMMON_FACTS = [
 FACTS = list(COMMON_FACTS) + [
     ("ib.ibstat_failed_devices", "list", "", "devices ibstat gave up on ('ibpanic: ... stat of IB device 'mlx5_an0' failed'): an RDMA device name with no InfiniBand port behind it here, such as Azure's accelerated-networking Ethernet VF mlx5_an0"),
 ]
-_IBPANIC = re.compile(r"ibpanic: .*?stat of IB device '([^']+)' failed")
+_IBPANIC = re.compile(r"ibpanic: (?:(?!ibpanic: ).)*?stat of IB device '([^']+)' failed")
 
 _STATE_WORDS = {
     "DOWN": "Down",

@@ -63,7 +63,7 @@ _INSTALLER_ERROR = re.compile(r"\bERROR: (.*\S)")
 _DKMS_ERROR = re.compile(r"\bError! (.*\S)")
 _DKMS_BUILD_FAILED = re.compile(r"Error! Bad return status for module build on kernel:\s*(\S+)")
 _GPL = re.compile(r"GPL-incompatible module (nvidia[\w-]*)\.ko uses GPL-only symbol ['‘’`]([^'‘’`\s]+)['‘’`]")
-_COMPILE_ERROR = re.compile(r"(?:nvidia|NVIDIA-Linux)[^:\s]*\.[ch]:\d+(?::\d+)?: (?:fatal )?error: ")
+_COMPILE_ERROR = re.compile(r"(?<![^:\s])(?>[^:\s]*?(?:nvidia|NVIDIA-Linux))[^:\s]*\.[ch]:\d+(?::\d+)?: (?:fatal )?error: ")
 _MAKE_NV = re.compile(r"(?:NV_EXCLUDE_BUILD_MODULES|NV_KERNEL_MODULES)=.*\(bad exit status: \d+\)")
 _DKMS_NV_FAILED = re.compile(r"(?:DKMS module '?nvidia[\w-]*-\d[\w.]*'? failed to build|Building DKMS module:? '?nvidia"
                              r"[\w.-]*'?.*FAILED|dkms autoinstall on \S+ failed for nvidia)", re.IGNORECASE)

@@ -48,7 +48,7 @@ FACTS = [
 ]
 
 _LABELS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
-_DEVICE = re.compile(r"GPU\d+|NIC\d+|[A-Za-z][A-Za-z0-9]*_(?:[A-Za-z]+_)?\d+")
+_DEVICE = re.compile(r"GPU\d+|NIC\d+|[A-Za-z][A-Za-z0-9]{0,63}_(?:[A-Za-z]+_)?\d+")
 # No word boundary: a paste that lost its tabs fuses cells ("SYSSYS", "PXBSYS").
 _LINK = re.compile(r"\s*(X|NV\d+|NVB|SYS|SOC|NODE|PHB|PXB|PIX)")
 _LEGEND = re.compile(r"^\s*(NIC\d+)\s*:\s*(\S+)\s*$")

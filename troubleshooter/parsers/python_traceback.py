@@ -68,7 +68,7 @@ _EXC = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|W
                   r"(?::\s*(.*))?$")
 
 
-_GPU_ERR = re.compile(r"(?i)cuda error|cudaError\w+|cuda failure|cuda runtime error|NCCL error|nccl\w+Error")
+_GPU_ERR = re.compile(r"(?i)cuda error|cudaError\w+|cuda failure|cuda runtime error|NCCL error|(?<!\w)(?>\w*?nccl)\w+Error")
 
 
 def _detect(text: str) -> float:

@@ -91,7 +91,7 @@ _ROOT_CMD = re.compile(r"^#\s+(?:sudo|srun|ssh|ls|echo|nvidia-smi|scontrol|syste
 # the file is not there to show: "cat: /etc/slurm/cgroup.conf: No such file or directory"
 _NOT_SHOWN = re.compile(r"^\s*(?:/\S*/)?(?:sudo: )?(?:cat|less|more|bat|head|tail|grep|egrep|zgrep): .*?: "
                         r"(?:No such file or directory|Permission denied|Is a directory)\s*$")
-_PAIR = re.compile(r"([A-Za-z][\w]*)\s*=\s*(\"[^\"]*\"|\S*)")
+_PAIR = re.compile(r"(?<!\w)[^\WA-Za-z]*+([A-Za-z]\w*)\s*=\s*(\"[^\"]*\"|\S*)")
 _RANGE = re.compile(r"\[([0-9,\-]+)\]")
 
 

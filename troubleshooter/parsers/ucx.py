@@ -57,7 +57,7 @@ FACTS = [
 ]
 
 # [1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR message
-_LINE = re.compile(r"(?:\[(?P<host>[\w.\-]+):\d+(?::\d+)?\]\s+)?(?:(?P<loc>[\w.\-]+\.\w+:\d+)\s+)?UCX\s+"
+_LINE = re.compile(r"(?:\[(?P<host>[\w.\-]+):\d+(?::\d+)?\]\s+)?(?:(?<![\w.\-])(?P<loc>[\w.\-]+\.\w+:\d+)\s+)?UCX\s+"
                    r"(?P<lvl>FATAL|ERROR|WARN|DIAG|INFO|DEBUG|TRACE)\s+(?P<msg>.*\S|)\s*$")
 # [cn0022:4071024] pml_ucx.c:309  Error: Failed to create UCP worker
 _OMPI = re.compile(r"\[(?P<host>[\w.\-]+):\d+\]\s+(?P<loc>(?:pml|osc|spml|btl|common)_ucx\w*\.c:\d+)\s+Error:\s*(?P<msg>.*\S|)\s*$")

@@ -124,6 +124,10 @@ REPEATED_TOKENS = {
     "a long word in a topology header": (  # alone: the parser reads the first header it finds
         "", "\tGPU0\tNIC0\t" + "NIC" * REPEATS + "\tCPU Affinity\tNUMA Affinity\n GPU0\t X \tSYS\t0-1\t0"),
     "nccl repeated in a traceback": ("python-traceback/", "RuntimeError: " + "nccl" * REPEATS + " x"),
+    # alone: the known-harmless messages' detector ran [\w-]* from each word of a hyphenated run looking for "PCIe"
+    # (10 CPU-s), nvidia-installer's module-name pattern from each "nvidia" (22 CPU-s)
+    "a long hyphenated run": ("", "a-" * REPEATS),
+    "nvidia- repeated": ("", "nvidia-" * REPEATS),
 }
 
 
@@ -149,3 +153,15 @@ def test_a_run_of_one_token_is_linear(shape: str, tmp_path: Path) -> None:
     parsers.scores(text)
     took = time.process_time() - t0 + _read(path)
     assert took < 4.0, f"{shape}: {took:.1f} CPU-s"
+
+
+def test_a_long_power_cell_in_the_gpu_table_is_linear() -> None:
+    """nvidia-smi's table: the power cell read as draw / cap from each of its characters (4.7 CPU-s at 20,000)."""
+    text = (DATA / "nvidia-smi" / "a40x10-driver550-table-and-q-idle-p8-sw-power-cap-active-dram-ce-remapped.txt").read_text()
+    line = next(ln for ln in text.split("\n") if "W /  300W" in ln)
+    text = text.replace(line, line.replace("23W /  300W", "W" * REPEATS), 1)
+    t0 = time.process_time()
+    facts = parsers.get("nvidia-smi").func(text)
+    took = time.process_time() - t0
+    assert took < 1.0, f"{took:.1f} CPU-s"
+    assert facts["gpu.devices"][0]["power_w"] is None  # a cell with no draw / cap in it gives none

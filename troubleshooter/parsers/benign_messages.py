@@ -41,7 +41,7 @@ _KNOWN: list[tuple[re.Pattern[str], str]] = [
      "(a single-node NVSwitch system, an idle node with no ComputeDomain) no IMEX daemon runs and DCGM reports it not "
      "ready (DCGM's health code 122, DCGM_FR_IMEX_UNHEALTHY), as expected (NVIDIA/NVSentinel#1471, NVIDIA/aicr#2641, "
      "aws/eks-node-monitoring-agent#63); only a job that spans nodes over NVLink needs it running"),
-    (re.compile(r"\b\w[\w-]*PCIe with unhealthy fabric state: .*state=Not Supported"),
+    (re.compile(r"\b\w[\w-]{0,63}PCIe with unhealthy fabric state: .*state=Not Supported"),
      "a PCIe GPU has no NVSwitch fabric: 'Not Supported' is the only state it can report, not a fault "
      "(leptonai/gpud#1147)"),
 ]

@@ -163,8 +163,9 @@ def parse(text: str) -> dict[str, Any]:
     last_failure = last_success = -1
     status_version = ""
     kernel_pkg = ""
-    nvidia_dkms = bool(re.search(r"/var/lib/dkms/nvidia|dkms (?:build|install) (?:-m )?nvidia|nvidia[\w-]*\.ko|"
-                                 r"NV_EXCLUDE_BUILD_MODULES|NV_KERNEL_MODULES", text))
+    # (a module name: its [\w-] run from the first "nvidia" in it, once per run, however many it holds)
+    nvidia_dkms = bool(re.search(r"/var/lib/dkms/nvidia|dkms (?:build|install) (?:-m )?nvidia|"
+                                 r"(?<![\w-])(?>[\w-]*?nvidia)[\w-]*+\.ko|NV_EXCLUDE_BUILD_MODULES|NV_KERNEL_MODULES", text))
     for i, ln in enumerate(lines):
         s = _STEP.search(ln)
         if s:

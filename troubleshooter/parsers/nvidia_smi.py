@@ -71,7 +71,7 @@ def _unit_number(token: str, unit: str) -> float | int | None:
 
 
 def _power(cell: str) -> tuple[float | None, float | None]:
-    m = re.search(r"(\S+?)\s*/\s*(\S+)", cell)
+    m = re.search(r"(?<!\S)(\S+?)\s*/\s*(\S+)", cell)
     if not m:
         return None, None
     draw, cap = _unit_number(m.group(1), "W"), _unit_number(m.group(2), "W")

@@ -18,6 +18,22 @@ def test_eight_ib_write_bw_passes_and_a_cut_sudo_line():
                                    "message": "IB write bandwidth test IB_WRITE_BW passed for IB=mlx5_ib3, IB BW=399.71 Gbps"}
     assert f["nhc.passed_checks"] == ["check_ib_bw_gdr"] and f["nhc.failed_checks"] == []
     assert f["nhc.fault_codes"] == [] and "nhc.exit_code" not in f
+    # the cut "sudo: unable to resolve host 750a289a40c3: Name or s" after the last verdict is sudo's, not the
+    # rest of that verdict's message
+    assert f["nhc.results"][-1]["message"] == "IB write bandwidth test IB_WRITE_BW passed for IB=mlx5_ib5, IB BW=399.61 Gbps"
+
+
+def test_a_long_rewrapped_message_is_read_in_linear_time():
+    # the fault code was searched for in the whole message once per continuation line: 31 CPU-s for 8,000 lines
+    import time
+    text = ("ERROR:  nhc:  Health check failed:  check_ecc: GPU id 3: SRAM Uncorrectable ECC\n"
+            + "error count detected, (0,1).\n" * 20000 + "FaultCode: NHC2019\n")
+    t0 = time.process_time()
+    f = parsers.run("nhc", text)
+    assert time.process_time() - t0 < 1.0
+    assert f["nhc.fault_codes"] == ["NHC2019"]
+    assert f["nhc.messages"][0].startswith("GPU id 3: SRAM Uncorrectable ECC error count detected, (0,1). error count")
+    assert f["nhc.messages"][0].endswith("(0,1)")
 
 
 def test_ecc_failure_rewrapped_by_the_notes_is_joined():

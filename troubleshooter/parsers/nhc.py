@@ -52,6 +52,10 @@ _CHECK = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*)$")
 # a line of NHC's own (a level word, with or without the timestamp) or a Markdown fence: never the continuation of
 # a wrapped message
 _OWN_LINE = re.compile(r"^\s*(?:" + _TS + r"(?:DEBUG|INFO|WARNING|ERROR|SUCCESS|NOTICE)\b:?|```|~~~)")
+# a diagnostic a shell, sudo or a launcher printed between NHC's lines ("sudo: unable to resolve host 750a289a40c3: Name
+# or service not known" before each check in AzNHC's runs): never a wrapped message's continuation
+_OTHER_PROGRAM = re.compile(r"^\s*+-?(?:sudo|su|bash|sh|zsh|ssh|pdsh|clush|srun|sbatch|salloc|mpirun|timeout|nohup|env)"
+                            r"(?:\[\d+\])?: ")
 _FAULT = re.compile(r"\bFaultCode:\s*(\w+)")
 _NCCL = re.compile(r"NCCL (all ?reduce|all ?gather|reduce ?scatter|alltoall)\b.*?expected\s*>=?\s*([\d.]+)\s*GB/s,\s*"
                    r"but measured\s*([\d.]+)\s*GB/s", re.IGNORECASE)
@@ -78,6 +82,8 @@ def parse(text: str) -> dict[str, Any]:
     results: list[dict[str, Any]] = []
     exit_code: int | None = None
     open_result: dict[str, Any] | None = None
+    parts: list[str] = []  # the open result's message, line by line: joined once, not once per line
+    joined: list[tuple[dict[str, Any], list[str]]] = []
     for line in text.split("\n"):
         m = _VERDICT.match(line)
         if m:
@@ -85,18 +91,33 @@ def parse(text: str) -> dict[str, Any]:
             check, message = (c.group(1), c.group(2)) if c else ("nhc", m.group(3))  # NHC's own: a timeout, a signal
             open_result = {"check": check, "passed": m.group(2) == "passed", "message": message.strip()}
             results.append(open_result)
+            parts = [open_result["message"]]
+            joined.append((open_result, parts))
+            window, before, size, tail, start = parts[0], 0, len(parts[0]), parts[0][-11:], 0
         elif (e := _EXIT.match(line)) is not None:
             exit_code, open_result = int(e.group(1)), None
             continue
-        elif open_result is not None and line.strip() and "fault_code" not in open_result and not _OWN_LINE.match(line):
-            open_result["message"] = f"{open_result['message']} {line.strip()}"  # re-wrapped by a ticket
+        elif open_result is not None and line.strip() and "fault_code" not in open_result and not _OWN_LINE.match(line) \
+                and not _OTHER_PROGRAM.match(line):
+            # re-wrapped by a ticket. The fault code was not in the message so far: a new one ends in this line
+            # and starts at most len("FaultCode:") before it, so only that much of the message is searched again,
+            # with the character before it for \b (the whole message once per line was quadratic in such lines)
+            more = line.strip()
+            before, window, start = size - len(tail), f"{tail} {more}", 1 if len(tail) == 11 else 0
+            parts.append(more)
+            size, tail = size + 1 + len(more), window[-11:]
         else:
             open_result = None
             continue
-        f = _FAULT.search(open_result["message"])
+        f = _FAULT.search(window, start)
         if f:
+            message = " ".join(parts)
             open_result["fault_code"] = f.group(1)
-            open_result["message"] = open_result["message"][: f.start()].rstrip(" .")
+            open_result["message"] = message[: before + f.start()].rstrip(" .")
+            parts.clear()
+    for result, words in joined:
+        if words:
+            result["message"] = " ".join(words)
     if not results and exit_code is None:
         raise ParseError("no 'nhc:  Health check passed/failed:' line: this is not NHC output")
     facts: dict[str, Any] = {

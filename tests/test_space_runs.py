@@ -13,13 +13,17 @@ tests/test_hardening.py holds the same check at 1 MB behind each parser's own pr
 from __future__ import annotations
 
 import re
+import shlex
 import time
 from pathlib import Path
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 
 from troubleshooter import parsers
 from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError
+from troubleshooter.parsers.base import SHELL_LIMIT, shell_words
 
 DATA = Path(__file__).parent / "data"
 CAPTURES = sorted(p for p in DATA.rglob("*") if p.is_file() and "secrets" not in p.parts)
@@ -165,3 +169,34 @@ def test_a_long_power_cell_in_the_gpu_table_is_linear() -> None:
     took = time.process_time() - t0
     assert took < 1.0, f"{took:.1f} CPU-s"
     assert facts["gpu.devices"][0]["power_w"] is None  # a cell with no draw / cap in it gives none
+
+
+# shlex builds each word a character at a time: quadratic in one long word. Every pasted line split as shell words
+# (prompts, launch lines, grep commands) goes through parsers.base.shell_words, which gives shlex's words.
+_SHELL_ALPHABET = " \t\r\n\x0b\xa0ab=-#'\"\\$|"
+
+
+@hypothesis.settings(max_examples=3000, deadline=None)
+@hypothesis.given(st.text(alphabet=_SHELL_ALPHABET, max_size=24), st.booleans())
+def test_shell_words_are_shlex_words(line: str, comments: bool) -> None:
+    try:
+        expected: object = shlex.split(line, comments=comments)
+    except ValueError:
+        expected = ValueError
+    try:
+        got: object = shell_words(line, comments=comments)
+    except ValueError:
+        got = ValueError
+    assert got == expected
+
+
+def test_a_long_prompt_line_is_linear(tmp_path: Path) -> None:
+    """A 180 KB word where a prompt is (1.3 CPU-s in shlex; a megabyte took minutes)."""
+    text = (DATA / "bandwidth-test" / "cuda-demo-t4-v100-two-runs.txt").read_text()
+    line = next(ln for ln in text.split("\n") if ln.startswith("ecs-user@"))
+    path = tmp_path / "paste.txt"
+    path.write_text(text.replace(line, "ecs-user@iZ2ze59179jmm5xn1azmt" * 30000 + line[30:], 1))
+    assert _read(path) < 4.0
+    assert shell_words("a 'b c'" + " d" * 5) == ["a", "b c", "d", "d", "d", "d", "d"]
+    with pytest.raises(ValueError):
+        shell_words("'" + "x" * (SHELL_LIMIT + 1) + "'")

@@ -22,6 +22,7 @@ import shlex
 
 from troubleshooter.parsers import _bind
 from troubleshooter.parsers._prompt import prompt
+from troubleshooter.parsers.base import shell_words
 
 # ---------------------------------------------------------------------------- cleaning
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -208,7 +209,7 @@ def tool_of(command: str) -> str | None:
     """The parser kind for a command line, looking past wrappers (sudo, srun ..., docker exec NAME ...)."""
     cmd = command.split("|")[0]
     try:
-        words = shlex.split(cmd, posix=True)
+        words = shell_words(cmd)
     except ValueError:
         words = cmd.split()
     if not words:
@@ -274,7 +275,7 @@ def leading_assignments(command: str) -> tuple[list[str], str]:
     if not _LEADING_ASSIGN.match(command):
         return [], command
     try:
-        words = shlex.split(command.split("|")[0])
+        words = shell_words(command.split("|")[0])
     except ValueError:
         return [], command
     assigns = []
@@ -336,7 +337,7 @@ def launcher_env(command: str) -> list[str]:
     (['NCCL_SOCKET_IFNAME=ib0'], ['NCCL_P2P_DISABLE=1'])
     """
     try:
-        words = shlex.split(command.split("|")[0])
+        words = shell_words(command.split("|")[0])
     except ValueError:
         return []
     out: list[str] = []
@@ -559,7 +560,7 @@ def grepped_config_names(command: str) -> list[str]:
         return []
     tail = command.split("grep", 1)[1]
     try:
-        words = shlex.split(tail)
+        words = shell_words(tail)
     except ValueError:
         return []
     pats = [w for w in words if not w.startswith("-") and "CONFIG_" in w]

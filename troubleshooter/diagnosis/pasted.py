@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shlex
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -29,6 +28,7 @@ from troubleshooter.diagnosis import intake
 from troubleshooter.diagnosis.engine import FactSource, Walk
 from troubleshooter.model.facts import Fact, FactSet, Unknown
 from troubleshooter.diagnosis.listings import listings_differ, nvml_dropped
+from troubleshooter.parsers.base import shell_words
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 TARGET_ALIASES = {"container", "target", "job", ""}
@@ -327,7 +327,7 @@ def grepped_words(command: str, tool: str) -> list[str]:
     if not bar or tool not in head.split() or "grep" not in tail:
         return []
     try:
-        words = shlex.split(tail)
+        words = shell_words(tail)
     except ValueError:
         return []
     if "grep" not in words:

@@ -16,9 +16,9 @@ program's, not numactl's or taskset's; the line itself says the CPU and memory b
 
 from __future__ import annotations
 
-import shlex
 
 from troubleshooter.parsers import _srun
+from troubleshooter.parsers.base import shell_words
 
 # numactl's options that take a value (man numactl), by every name, and the binding each sets
 _NUMACTL_VALUED = {
@@ -88,7 +88,7 @@ def launch(command: str) -> tuple[dict[str, str], int] | None:
     sudo/env/time and ``VAR=value`` words); None otherwise. The binding's keys: cpunodebind, membind, physcpubind,
     preferred, interleave, localalloc, cpumask; values as written."""
     try:
-        words = shlex.split(command.split("|")[0])
+        words = shell_words(command.split("|")[0])
     except ValueError:
         words = command.split()
     return launch_words(words)

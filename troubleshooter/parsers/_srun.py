@@ -4,7 +4,8 @@ read an srun line: srun, and nvidia-smi-status for the listings an srun printed)
 from __future__ import annotations
 
 import re
-import shlex
+
+from troubleshooter.parsers.base import shell_words
 
 #: srun options that take their value as the next word (the first other word is the command srun runs)
 VALUED = frozenset({"-p", "--partition", "-N", "--nodes", "-n", "--ntasks", "--tasks", "--ntasks-per-node",
@@ -39,7 +40,7 @@ def options(command: str) -> tuple[dict[str, str], list[str]] | None:
     """(srun's options: name -> value, '' for a flag; the variables set for the step: NAME=value before srun and in
     --export) of a command line that runs srun (after variables, sudo, time, env), or None when it does not."""
     try:
-        words = shlex.split(command)
+        words = shell_words(command)
     except ValueError:
         return None
     names = [w.rsplit("/", 1)[-1] for w in words]

@@ -19,9 +19,8 @@ What matters for training speed: C-state limits (``intel_idle.max_cstate=``, ``p
 from __future__ import annotations
 
 import re
-import shlex
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, parser, require_text, shell_words
 
 FACTS = [
     ("kernel.cmdline", "string", "", "the kernel command line as booted"),
@@ -76,8 +75,7 @@ def parse(text: str) -> dict[str, object]:
             raise ParseError("no kernel parameters found (expected name=value words as in /proc/cmdline)")
         line = candidates[-1]
     try:
-        # shlex is pure Python (seconds on a megabyte); a real command line is at most a few KiB
-        words = shlex.split(line) if len(line) <= 65536 else line.split()
+        words = shell_words(line)  # (a quoted one over base.SHELL_LIMIT is refused: split on blanks)
     except ValueError:
         words = line.split()
     params: dict[str, object] = {}

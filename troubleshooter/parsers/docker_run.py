@@ -28,10 +28,9 @@ container's environment (given as ``env.var.*``; the environment is not known in
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, parser, require_text, shell_words
 
 FACTS = [
     ("docker.runs", "number", "count", "docker/podman run lines in the text (the facts describe the last one)"),
@@ -110,7 +109,7 @@ def _words(rest: str) -> list[str]:
     unbalanced closing quote and what follows it are dropped."""
     for _ in range(8):
         try:
-            return shlex.split(rest)
+            return shell_words(rest)
         except ValueError:
             cut = max(rest.rfind('"'), rest.rfind("'"))
             if cut <= 0:

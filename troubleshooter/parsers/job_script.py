@@ -21,10 +21,9 @@ module, is missing).
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, parser, require_text, shell_words
 
 FACTS = [
     ("script.exports", "list", "", "names the script exports (commented-out lines not included), in order"),
@@ -62,7 +61,7 @@ def _value(raw: str) -> str | None:
     if not raw:
         return ""
     try:
-        words = shlex.split(raw, comments=True)
+        words = shell_words(raw, comments=True)
     except ValueError:
         return None
     if len(words) != 1:

@@ -42,10 +42,11 @@ _DSO = re.compile(r"Could not load dynamic library '([\w.+-]+\.so[\w.]*)'; dlerr
 # GNU ld at build time: a library another one needs is not on the link path (libraries named by -l, or
 # DT_NEEDED of a linked .so; "/usr/bin/x86_64-linux-gnu-ld: warning: libcusparse.so.10.0, needed by
 # .../libtorch_cuda.so, not found (try using -rpath or -rpath-link)", "../x86_64-conda-linux-gnu/bin/ld: cannot
-# find -lcudart: No such file or directory")
-_LINK_NEEDED = re.compile(r"(?:^|[\s`])\S*\bld(?:\.\w+)?: warning: ([\w.+-]+\.so[\w.]*), needed by \S+, not found "
+# find -lcudart: No such file or directory"). Quoted in backticks too: \S* from the blank before takes the backtick
+# (a backtick as a start of its own retried \S* from each of a run of them, quadratic in the run).
+_LINK_NEEDED = re.compile(r"(?:^|\s)\S*\bld(?:\.\w+)?: warning: ([\w.+-]+\.so[\w.]*), needed by \S+, not found "
                           r"\(try using -rpath or -rpath-link\)")
-_LINK_L = re.compile(r"(?:^|[\s`])\S*\bld(?:\.\w+)?: cannot find -l([\w+-][\w.+-]*?)(?::|\s|`|$)")
+_LINK_L = re.compile(r"(?:^|\s)\S*\bld(?:\.\w+)?: cannot find -l([\w+-][\w.+-]*?)(?::|\s|`|$)")
 _GPU_STACK = re.compile(r"^lib(?:gdrapi|cupti|uc[pstm]|uct_\w+|nccl|nccl-net\S*|nccl_net\S*|cudart|cublas\w*|cudnn\w*|cufft\w*|curand|"
                         r"cusparse\w*|cusolver\w*|nvrtc\w*|nvToolsExt|nvJitLink|ibverbs|mlx5|mlx4|rdmacm|efa|fabric|nvshmem\w*|"
                         r"hcoll|sharp\w*|nvidia-peermem)\b")

@@ -21,11 +21,10 @@ srun line to srun). Options are read up to the program; the program's own option
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any
 
 from troubleshooter.parsers._srun import command_line, skip_before
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, parser, require_text, shell_words
 
 FACTS = [
     ("mpi.launch.np", "number", "count", "ranks the mpirun/mpiexec line starts (-np, -n, -c)"),
@@ -52,7 +51,7 @@ def _words(text: str) -> list[str] | None:
     if len(line) > 100_000:
         return None
     try:
-        return shlex.split(line.split("|")[0])
+        return shell_words(line.split("|")[0])
     except ValueError:
         return None
 

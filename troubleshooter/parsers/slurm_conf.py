@@ -34,11 +34,10 @@ False
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any
 
 from troubleshooter.parsers._prompt import prompt
-from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text
+from troubleshooter.parsers.base import ParseError, add_clipped, parser, require_text, shell_words
 
 _CONSTRAINS = (("ConstrainDevices", "slurm.cgroup.constrain_devices"), ("ConstrainCores", "slurm.cgroup.constrain_cores"),
                ("ConstrainRAMSpace", "slurm.cgroup.constrain_ram_space"),
@@ -115,7 +114,7 @@ def _grep_pattern(line: str) -> re.Pattern[str] | None:
     """What ``grep [-i] PATTERN FILE`` on this prompt line looks for (so that a setting it would have printed and
     did not is known to be unset); None when the line cannot be read that way."""
     try:
-        words = shlex.split(line[line.index("grep"):])
+        words = shell_words(line[line.index("grep"):])
     except ValueError:
         return None
     opts = [w for w in words[1:] if w.startswith("-")]

@@ -22,11 +22,10 @@ own, so another package's list lacks it whatever is installed).
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any
 
 from troubleshooter.parsers._prompt import prompt
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import ParseError, parser, require_text, shell_words
 
 FACTS = [
     ("slurm.plugins.listed", "list", "", "the Slurm plugins the listing shows (file names without .so: gpu_generic, "
@@ -51,7 +50,7 @@ def _grep_matches_nvml(command: str) -> bool | None:
     if not bar:
         return None
     try:
-        words = shlex.split(tail)
+        words = shell_words(tail)
     except ValueError:
         return False
     if not words or words[0] not in ("grep", "egrep"):

@@ -132,6 +132,10 @@ REPEATED_TOKENS = {
     # (10 CPU-s), nvidia-installer's module-name pattern from each "nvidia" (22 CPU-s)
     "a long hyphenated run": ("", "a-" * REPEATS),
     "nvidia- repeated": ("", "nvidia-" * REPEATS),
+    # bpftool's program list: the flags word tried at each length under the name's \S+ (18 CPU-s at 6,000 "multi")
+    "a long flags word in bpftool's list": ("cgroup/", "    284      cgroup_device   " + "multi" * REPEATS + "  sd_devices"),
+    # a fence of backticks: the loader's ld patterns started at each of them (15 CPU-s at 9,000)
+    "a long fence": ("", "`" * REPEATS),
 }
 
 

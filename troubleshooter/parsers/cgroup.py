@@ -40,7 +40,8 @@ FACTS = [
 _SHOW = re.compile(r"bpftool\s+(?:-\w+\s+)*cgroup\s+(?:show|list)\s+(\S+)")
 _TREE_PATH = re.compile(r"^\s*(/sys/fs/cgroup\S*)\s*$")
 _HEADER = re.compile(r"^\s*(?:CgroupPath\s*$|ID\s+AttachType\s+AttachFlags\s+Name\s*$)")
-_PROG = re.compile(r"^\s*(\d+)\s+(cgroup_\w+|sock_ops|sk_\w+)\s+(multi|override|\S*?)\s*(?:(\S+)\s*)?$")
+# (the flags are the first of two words, or none: taken whole, not tried at each length under the name's \S+)
+_PROG = re.compile(r"^\s*(\d+)\s+(cgroup_\w+|sock_ops|sk_\w+)\s++(multi|override|(?=\S++\s+\S)\S++|)\s*(?:(\S+)\s*)?$")
 _PROC_V2 = re.compile(r"^\s*0::(/\S*)\s*$")
 _RUNTIME = re.compile(r"(?:^|/)(?:docker|containerd|podman|crio|cri-o)[\w@.-]*\.service(?:/|$)")
 MAX_PROGS = 256

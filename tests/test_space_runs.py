@@ -204,3 +204,13 @@ def test_a_long_prompt_line_is_linear(tmp_path: Path) -> None:
     assert shell_words("a 'b c'" + " d" * 5) == ["a", "b c", "d", "d", "d", "d", "d"]
     with pytest.raises(ValueError):
         shell_words("'" + "x" * (SHELL_LIMIT + 1) + "'")
+
+
+def test_a_driver_name_repeated_in_a_kernel_log_line_is_linear() -> None:
+    """The kernel log's IOMMU patterns ran \\S* from each repeat of "arm-smmu" in one word (10 CPU-s at 3,000)."""
+    text = (DATA / "dmesg" / "grace-smmuv3-cmdqv-companion-found-vcmdq-alloc-failed-fallback-lkml.txt").read_text()
+    text = text.replace("    arm-smmu-v3: found companion", "    " + "arm-smmu-v3:" * REPEATS + " found companion", 1)
+    t0 = time.process_time()
+    facts = parsers.get("dmesg").func(text)
+    assert time.process_time() - t0 < 1.0
+    assert facts["dmesg.cmdqv_fallback"] is True

@@ -165,10 +165,13 @@ _BDF = re.compile(r"\b([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b")
 _DMAR_DEV = re.compile(r"Request device \[([0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\]")
 _IOMMU_FAULT = re.compile(
     r"IO_PAGE_FAULT|DMAR: DRHD: handling fault|DMAR: \[(?:DMA (?:Read|Write)|INTR-REMAP)|"
-    r"arm-smmu(?:-v3)?\S*(?: \S+)?: event 0x[0-9a-f]+ received|Unhandled context fault")
+    r"(?<!\S)(?>\S*?arm-smmu)\S*(?: \S+)?: event 0x[0-9a-f]+ received|Unhandled context fault")
 _IOMMU_ON = re.compile(
     r"DMAR: IOMMU enabled|DMAR: Intel\(R\) Virtualization Technology for Directed I/O|AMD-Vi: Found IOMMU|"
-    r"AMD-Vi: Interrupt remapping enabled|AMD-Vi: .*enabled|arm-smmu-v3.*: ias \d+-bit, oas \d+-bit")
+    r"AMD-Vi: Interrupt remapping enabled|AMD-Vi: (?:(?!AMD-Vi: ).)*enabled|"
+    r"arm-smmu-v3(?:(?!arm-smmu-v3).)*: ias \d+-bit, oas \d+-bit")
+# (each run, or each stretch between two of its own names, is scanned once: .* and \S* from every repeat of the name
+# in one line were quadratic in them; whether a line matches is the same)
 # ("iommu: Default domain type: Translated" is printed even where no IOMMU exists: not proof of one.)
 _IOMMU_OFF = re.compile(r"DMAR: IOMMU disabled|AMD-Vi: AMD IOMMUv2 functionality not available|iommu=off")
 _DEFAULT_DOMAIN = re.compile(r"iommu: Default domain type: (\w+)")

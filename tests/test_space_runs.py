@@ -134,6 +134,9 @@ REPEATED_TOKENS = {
     "nvidia- repeated": ("", "nvidia-" * REPEATS),
     # bpftool's program list: the flags word tried at each length under the name's \S+ (18 CPU-s at 6,000 "multi")
     "a long flags word in bpftool's list": ("cgroup/", "    284      cgroup_device   " + "multi" * REPEATS + "  sd_devices"),
+    # NCCL's net plugin failure: .* from each "NET/Plugin" to the line's end (0.7 CPU-s at 6,000, a minute at 60,000)
+    "NET/Plugin repeated in an NCCL log": (
+        "nccl-debug/", "node1:2662:2857 [0] NCCL INFO " + "NET/Plugin:" * REPEATS + " No plugin found (libnccl-net.so)"),
     # a fence of backticks: the loader's ld patterns started at each of them (15 CPU-s at 9,000)
     "a long fence": ("", "`" * REPEATS),
 }

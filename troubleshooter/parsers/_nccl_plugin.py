@@ -9,8 +9,8 @@ _PLUGIN_ABSENT = re.compile(r"No plugin found|Could not find: libnccl-net|Using 
 _PLUGIN_LOAD_ERR = re.compile(r"(?:Plugin load|dlerror=|Failed to open libnccl-net|Unable to load libnccl-net)")
 _PLUGIN_FAIL = re.compile(
     r"plugin/net\.cc:\d+ -> \d+|Failed to initiali[sz]e (?:NET|net) plugin|"
-    r"NET/Plugin\s*(?::\s*)?(?:.*)failed to initiali[sz]e"
-)
+    r"NET/Plugin\s*(?::\s*)?(?:(?!NET/Plugin).)*failed to initiali[sz]e"
+)  # (from each "NET/Plugin" to the next, not to the line's end: .* from every repeat was quadratic in them)
 # aws-ofi-nccl found no Libfabric provider for its NICs: fi_getinfo's FI_ENODATA (1.7+), "Couldn't find any optimal
 # provider" (older), "No eligible providers were found" (the RDMA protocol's FI_ENODATA, 1.8+: src/nccl_ofi_rdma.cpp)
 _OFI_NO_PROVIDER = re.compile(r"fi_getinfo\(\) call failed: No data available|find any optimal provider|No eligible providers were found")

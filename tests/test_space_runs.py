@@ -137,6 +137,9 @@ REPEATED_TOKENS = {
     # NCCL's net plugin failure: .* from each "NET/Plugin" to the line's end (0.7 CPU-s at 6,000, a minute at 60,000)
     "NET/Plugin repeated in an NCCL log": (
         "nccl-debug/", "node1:2662:2857 [0] NCCL INFO " + "NET/Plugin:" * REPEATS + " No plugin found (libnccl-net.so)"),
+    # NVSHMEM's source locations: \S+? from each repeat of the source tree to the word's end (6 CPU-s at 3,000)
+    "an NVSHMEM source tree repeated": (
+        "nvshmem/", "/sgl-workspace/nvshmem/src/modules/" * REPEATS + "bootstrap_uid.cpp:90: non-zero status: -6"),
     # a fence of backticks: the loader's ld patterns started at each of them (15 CPU-s at 9,000)
     "a long fence": ("", "`" * REPEATS),
 }

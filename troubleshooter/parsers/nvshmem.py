@@ -33,9 +33,11 @@ FACTS = [
 # a source tree whose directory names NVSHMEM: a source build (/sgl-workspace/nvshmem/src/...) or NVIDIA's binary builds
 # of the pip wheels and the toolkit (/dvs/p4/build/sw/rel/gpgpu/toolkit/r12.8/main_nvshmem/src/...)
 _TREE = r"/[^/\s]*nvshmem[^/\s]*/src/"
-_LINE = re.compile(r"(?:^|\s)\S*?" + _TREE + r"(\S+?\.(?:cpp|cu|cc|c|h)):(?:\w+:)?(\d+):\s*(.*)$", re.MULTILINE)
-_SPLIT = re.compile(r"(?<!\s)\s+\S*?" + _TREE + r"\S+?:(?:\w+:)?\d+:\s*")
-_SITE = re.compile(_TREE + r"(\S+?\.(?:cpp|cu|cc|c|h)):")
+# (a path under src/ is at most 512 characters: from each of a word's repeats of the tree, an unbounded \S+? ran to
+# the word's end, quadratic in them)
+_LINE = re.compile(r"(?:^|\s)\S*?" + _TREE + r"(\S{1,512}?\.(?:cpp|cu|cc|c|h)):(?:\w+:)?(\d+):\s*(.*)$", re.MULTILINE)
+_SPLIT = re.compile(r"(?<!\s)\s+\S*?" + _TREE + r"\S{1,512}?:(?:\w+:)?\d+:\s*")
+_SITE = re.compile(_TREE + r"(\S{1,512}?\.(?:cpp|cu|cc|c|h)):")
 # NVSHMEM's CUDA IPC handle exchange with the PEs it takes for ones on its own machine, over a Unix-domain socket
 # (perror-style, no source location): "IPC failure: Sending data over socket failed: No such file or directory"
 _IPC = re.compile(r"IPC failure: (?:Sending|Receiving) data over socket failed: (.(?:.*\S)?)\s*$", re.MULTILINE)

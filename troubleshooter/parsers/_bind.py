@@ -16,7 +16,6 @@ program's, not numactl's or taskset's; the line itself says the CPU and memory b
 
 from __future__ import annotations
 
-
 from troubleshooter.parsers import _srun
 from troubleshooter.parsers.base import shell_words
 

@@ -114,9 +114,8 @@ def parse(text: str) -> dict[str, Any]:
             message = " ".join(parts)
             open_result["fault_code"] = f.group(1)
             open_result["message"] = message[: before + f.start()].rstrip(" .")
-            parts.clear()
     for result, words in joined:
-        if words:
+        if "fault_code" not in result:  # (one with a fault code has its message, cut before it, already)
             result["message"] = " ".join(words)
     if not results and exit_code is None:
         raise ParseError("no 'nhc:  Health check passed/failed:' line: this is not NHC output")

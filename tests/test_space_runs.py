@@ -21,6 +21,7 @@ import hypothesis
 import hypothesis.strategies as st
 import pytest
 
+from tests import corpus
 from troubleshooter import parsers
 from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError
 from troubleshooter.parsers.base import SHELL_LIMIT, shell_words
@@ -142,19 +143,19 @@ REPEATED_TOKENS = {
     # NCCL's net plugin failure: .* from each "NET/Plugin" to the line's end (0.7 CPU-s at 6,000, a minute at 60,000)
     "NET/Plugin repeated in an NCCL log": (
         "nccl-debug/", "node1:2662:2857 [0] NCCL INFO " + "NET/Plugin:" * REPEATS + " No plugin found (libnccl-net.so)"),
-    # NVSHMEM's source locations: \S+? from each repeat of the source tree to the word's end (6 CPU-s at 3,000)
+    # NVSHMEM's source locations: \S+? from each repeat of the source tree to the word's end (6 CPU-s at 3,000).
+    # Half the repeats: the tree is 35 characters, so 350 KB (2.5 CPU-s read every way at 700 KB, too near the bound
+    # for a loaded worker; 7.6 on the old code at this size)
     "an NVSHMEM source tree repeated": (
-        "nvshmem/", "/sgl-workspace/nvshmem/src/modules/" * REPEATS + "bootstrap_uid.cpp:90: non-zero status: -6"),
+        "nvshmem/", "/sgl-workspace/nvshmem/src/modules/" * (REPEATS // 2) + "bootstrap_uid.cpp:90: non-zero status: -6"),
     # a fence of backticks: the loader's ld patterns started at each of them (15 CPU-s at 9,000)
     "a long fence": ("", "`" * REPEATS),
 }
 
 
 def _capture(folder: str) -> str:
-    if not folder:
-        return ""
-    first = sorted(p for p in (DATA / folder).iterdir() if p.is_file())[0]
-    return "\n".join(ln for ln in first.read_text().split("\n") if not ln.startswith("#%"))
+    """The first capture in tests/data/FOLDER, header stripped; nothing for a shape read alone."""
+    return corpus.load(str(corpus.files(folder)[0].relative_to(DATA))) if folder else ""
 
 
 @pytest.mark.parametrize("shape", sorted(REPEATED_TOKENS))

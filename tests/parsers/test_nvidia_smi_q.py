@@ -373,3 +373,24 @@ def test_a_remapped_rows_section_quoted_alone():
     f = parsers.run("nvidia-smi-q", text)
     assert f["gpu.devices"][0]["remapped_rows"] == {"correctable": 0, "uncorrectable": 4, "pending": True, "failure": None}
     assert (f["gpu.remapped_rows_pending"], f["gpu.remapped_rows_failure"]) == (1, 0)
+
+
+@pytest.mark.parametrize("name, uncorrected, corrected", [
+    # at the margin of the quote, indented as in the report: SRAM Uncorrectable 1 (Aggregate's 5 is not volatile)
+    ("mleng-ecc-errors-section-alone-sram-uncorrectable.txt", 1, 0),
+    # the prompt, the poster's comment and ECC Mode above it; DRAM Uncorrectable 2, no SRAM Uncorrectable line
+    ("sirzzang-rtxpro6000-q-d-ecc-prompt-no-gpu-header-dram-uncorrectable.txt", 2, 0),
+])
+def test_an_ecc_errors_section_quoted_without_its_gpu_header(name, uncorrected, corrected):
+    text = load(f"nvidia-smi-q-fragments/{name}")
+    assert parsers.detect(text) == "nvidia-smi-q"
+    f = parsers.run("nvidia-smi-q", text)
+    (gpu,) = f["gpu.devices"]
+    assert (gpu["ecc_uncorrected_volatile"], gpu["ecc_corrected_volatile"]) == (uncorrected, corrected)
+    assert f["gpu.ecc_uncorrected_total"] == uncorrected
+    assert gpu["bus_id"] is None and "gpu.count" not in f  # which GPU, and how many the node has, are not shown
+
+
+def test_an_ecc_mode_section_alone_is_not_a_gpu():
+    with pytest.raises(ParseError):
+        parse("ECC Mode\n    Current                  : Enabled\n    Pending                  : Enabled\n")

@@ -427,9 +427,9 @@ def read(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
 _REASON_SECTIONS = frozenset({"clocks event reasons", "clocks throttle reasons", "clocks throttle reason"})
 # a quoted fragment counts as a GPU only with one of these (the sections that say something on their own)
 _ANCHOR_SECTIONS = _REASON_SECTIONS | {"fabric", "vgpu software licensed product", "gpu reset status",
-                                        "gpu recovery action", "remapped rows"}
+                                        "gpu recovery action", "remapped rows", "ecc errors"}
 _FRAGMENT_SECTIONS = _ANCHOR_SECTIONS | {"performance state", "clocks", "max clocks", "power readings",
-                                         "gpu power readings", "temperature"}
+                                         "gpu power readings", "temperature", "ecc mode"}
 _PROMPT = re.compile(r"^\S*[$#]\s")
 _BANNER_MIDDLE = re.compile(r"[\w .:/()-]*")
 
@@ -480,7 +480,8 @@ def _reason_fragments(lines: list[str]) -> list[dict[str, Any]]:
         gpu.children = group
         d = device(gpu, len(devices))
         if (d["clocks_event_reasons"] is not None or d["fabric"] is not None or d["vgpu_license"] is not None
-                or d["recovery_action"] is not None or d.get("remapped_rows") is not None):
+                or d["recovery_action"] is not None or d.get("remapped_rows") is not None
+                or d["ecc_uncorrected_volatile"] is not None or d["ecc_corrected_volatile"] is not None):
             devices.append(d)
     return devices
 
@@ -504,6 +505,9 @@ def _detect(text: str) -> float:
         return 0.75  # the driver's word on recovering a GPU after an error, quoted alone
     if re.search(r"^[^\S\n]*Remapped Rows\s*\n(?:\s+.*\n){0,3}?\s+Uncorrectable Error\s+: \d+", text[:65536], re.MULTILINE):
         return 0.75  # nvidia-smi -q -d ROW_REMAPPER (or a grep of it): a GPU's memory rows remapped after errors
+    if re.search(r"^[^\S\n]*ECC Errors\s*\n[^\S\n]+Volatile\s*\n(?:[^\S\n]+.*\n){0,3}?[^\S\n]+(?:[\w ]{0,40}"
+                 r"Correctable|[\w ]{0,40}Uncorrectable|Single Bit|Double Bit)\b", text[:65536], re.MULTILINE):
+        return 0.75  # nvidia-smi -q -d ECC quoted without its GPU header: one GPU's error counters
     return 0.0
 
 

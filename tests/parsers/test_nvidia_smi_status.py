@@ -170,3 +170,11 @@ def test_no_nvidia_smi_where_it_ran():
     assert parsers.run("nvidia-smi-status", "sh: 1: nvidia-smi: not found\n")["gpu.smi_error_kind"] == "not-installed"
     with pytest.raises(ParseError):
         parsers.run("nvidia-smi-status", "bash: nvcc: command not found\n")
+
+
+def test_a_listing_whose_uuid_the_poster_masked_in_its_groups():
+    # "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx": the GPU is listed; the masked UUID identifies nothing
+    text = load("nvidia-smi-status/sirzzang-eks-dcgm-exporter-list-uuid-masked-with-x.txt")
+    assert parsers.detect(text) == "nvidia-smi-status"
+    f = parsers.run("nvidia-smi-status", text)
+    assert (f["gpu.count"], f["gpu.names"]) == (1, ["NVIDIA A10G"])

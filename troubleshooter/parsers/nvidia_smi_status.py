@@ -100,8 +100,9 @@ _BLOCKED = re.compile(r"MIG mode is in pending (?:enable|disable) state for GPU 
                       re.MULTILINE)
 _NVML_LIB = re.compile(r"^[^\S\n]*NVML library version:\s*(\d+\.\d+(?:\.\d+)?)\s*$", re.MULTILINE)
 _NVRM = re.compile(r"^[^\S\n]*NVRM version:\s*NVIDIA .*?Kernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)\b", re.MULTILINE)
-# a UUID as printed, or elided by whoever pasted it ("GPU-...", "GPU-xxxx", "<redacted>")
-_UUID = r"(GPU-[0-9a-fA-F-]+|GPU-[0-9a-fA-F-]*(?:\.\.\.|…|[xX*]+)|<[\w -]{1,20}>)"
+# a UUID as printed, or elided by whoever pasted it ("GPU-...", "GPU-xxxx", "GPU-xxxxxxxx-xxxx-...-xxxxxxxxxxxx",
+# "<redacted>"): one character class, so a long run of it is read once
+_UUID = r"(GPU-[0-9a-fA-FxX*.…-]+|<[\w -]{1,20}>)"
 _LIST = re.compile(r"^[^\S\n]*GPU (\d+): (.+?) \(UUID: " + _UUID + r"\)\s*$", re.MULTILINE)
 # one task's line of a multi-task listing: srun --label's "0: ", or the task's own "PROC_ID=0 " / "PROCID=2: " (the
 # line may be quoted whole, as an echo of it was)

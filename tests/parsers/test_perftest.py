@@ -1,0 +1,126 @@
+"""perftest's bandwidth and latency tables (tests/data/perftest: real runs from public threads and docs)."""
+
+import pytest
+
+from tests.corpus import DATA, load
+from troubleshooter import parsers
+from troubleshooter.diagnosis.pasted import EvidenceFacts
+from troubleshooter.model import combine
+from troubleshooter.model.facts import Fact, FactSet
+from troubleshooter.parsers import ParseError
+
+GPUOP = "perftest/gpuoperator-docs-roce-write-bw-gbits-cuda-dmabuf-92g.txt"
+
+
+def test_a_roce_write_bandwidth_sweep_in_gbits():
+    text = load(GPUOP)
+    assert parsers.detect(text) == "perftest"
+    f = parsers.run("perftest", text)
+    assert (f["perftest.test"], f["perftest.kind"], f["perftest.device"], f["perftest.link_type"]) == (
+        "RDMA_Write BW", "bw", "mlx5_0", "Ethernet")
+    assert (f["perftest.transport"], f["perftest.connection"], f["perftest.qps"]) == ("IB", "RC", 1)
+    assert (f["perftest.mtu_bytes"], f["perftest.gid_index"], f["perftest.bidirectional"]) == (1024, 5, False)
+    assert len(f["perftest.rows"]) == 23
+    assert f["perftest.rows"][0] == {"size_bytes": 2, "iterations": 5000, "bw_peak_gbps": 0.11, "bw_avg_gbps": 0.11,
+                                     "msg_rate_mpps": 6.897101}
+    assert (f["perftest.bw_avg_gbps"], f["perftest.bw_avg_at_bytes"]) == (92.46, 16384)
+    assert "perftest.gpu_memory" not in f  # the doc's block starts at the settings: perftest's CUDA lines are not there
+
+
+@pytest.mark.parametrize("name, test, device, link, best, rows, runs, gpu", [
+    # InfiniBand, the older MB/sec (2^20 bytes a second): 4508.79 MB/sec is 37.82 Gb/s; server and client in one paste
+    ("felixfu-cx3-ib-write-bw-server-and-client-mbsec.txt", "RDMA_Write BW", "mlx4_0", "IB", 37.82, 1, 2, None),
+    ("ompi6888-ib-read-bw-server-mbsec.txt", "RDMA_Read BW", "mlx5_0", "IB", 98.92, 1, 1, None),
+    # the settings elided with "..." by the writer: the table alone, no device or test named
+    ("aksrdma-ib-read-bw-sweep-gbits-header-elided.txt", None, None, None, 197.48, 23, 1, None),
+    # --run_infinitely: the same size again and again, a peak of 0.00 (not measured)
+    ("dgxspark-roce-write-bw-run-infinitely.txt", "RDMA_Write BW", "roceP2p1s0f0", "Ethernet", 97.29, 6, 1, None),
+    ("perftest273-roce-write-bw-post-list-8b-duration.txt", "RDMA_Write Post List BW", "ib0", "Ethernet", 0.48, 1, 1, None),
+    # two hosts' runs, bidirectional: the figure counts both directions
+    ("pollara-roce-write-bw-bidirectional-q4-two-hosts.txt", "RDMA_Write Bidirectional BW", "ionic_1", "Ethernet", 779.21, 23, 2, None),
+    # GPU memory (perftest's CUDA lines, or --use_cuda on the command line): 10.5 Gb/s where host memory gave 92.56
+    ("netopdemos-roce-write-bw-gpu-memory-t4-10g.txt", "RDMA_Write BW", "mlx5_5", "Ethernet", 10.5, 1, 1, True),
+    ("netopdemos-roce-write-bw-host-memory-92g.txt", "RDMA_Write BW", "mlx5_4", "Ethernet", 92.56, 1, 1, None),
+    ("nvtools-roce-write-bw-cuda-dmabuf-q16-duration.txt", "RDMA_Write BW", "mlx5_1", "Ethernet", 181.46, 1, 1, True),
+    ("moc-roce-write-bw-cuda-q8-gpu-far-from-nic-105g.txt", "RDMA_Write BW", "mlx5_2", "Ethernet", 105.1, 23, 1, True),
+    # the header row and one row per case quoted, the average set in Markdown bold
+    ("perftest65-send-bw-rows-in-markdown-bold-mbsec.txt", None, None, None, 7.72, 1, 2, None),
+])
+def test_bandwidth_runs_as_posted(name, test, device, link, best, rows, runs, gpu):
+    text = load(f"perftest/{name}")
+    assert parsers.detect(text) == "perftest"
+    f = parsers.run("perftest", text)
+    assert (f.get("perftest.test"), f.get("perftest.device"), f.get("perftest.link_type")) == (test, device, link)
+    assert (f["perftest.kind"], f["perftest.bw_avg_gbps"], len(f["perftest.rows"]), len(f["perftest.runs"])) == (
+        "bw", best, rows, runs)
+    assert f.get("perftest.gpu_memory") == gpu
+
+
+def test_a_duration_run_measures_no_peak_and_a_dmabuf_buffer_is_told():
+    f = parsers.run("perftest", load("perftest/nvtools-roce-write-bw-cuda-dmabuf-q16-duration.txt"))
+    assert f["perftest.rows"] == [{"size_bytes": 65536, "iterations": 10384867, "bw_peak_gbps": None,
+                                   "bw_avg_gbps": 181.46, "msg_rate_mpps": 0.3461}]
+    assert (f["perftest.qps"], f["perftest.mtu_bytes"], f["perftest.gid_index"], f["perftest.dmabuf"]) == (16, 1024, 3, True)
+
+
+def test_the_runs_of_one_paste_each_keep_their_own_device():
+    f = parsers.run("perftest", load("perftest/pollara-roce-write-bw-bidirectional-q4-two-hosts.txt"))
+    assert [(r["device"], r["bidirectional"], r["bw_avg_gbps"]) for r in f["perftest.runs"]] == [
+        ("ionic_7", True, 779.21), ("ionic_1", True, 779.21)]
+    g = parsers.run("perftest", load("perftest/perftest65-send-bw-rows-in-markdown-bold-mbsec.txt"))
+    assert [r["bw_avg_gbps"] for r in g["perftest.runs"]] == [46.51, 7.72]  # 5544.28 and 920.13 MB/sec
+
+
+@pytest.mark.parametrize("name, test, rows, typical, avg, gpu", [
+    # server and client in one paste, the CPU-frequency warnings between the header and the row
+    ("felixfu-cx3-ib-write-lat-server-and-client.txt", "RDMA_Write Latency", 1, 0.98, 0.98, None),
+    ("moc-roce-read-lat-cuda-sweep.txt", "RDMA_Read Latency", 23, 5.96, 6.02, True),
+])
+def test_latency_runs(name, test, rows, typical, avg, gpu):
+    text = load(f"perftest/{name}")
+    assert parsers.detect(text) == "perftest"
+    f = parsers.run("perftest", text)
+    assert (f["perftest.test"], f["perftest.kind"], len(f["perftest.rows"])) == (test, "lat", rows)
+    assert (f["perftest.lat_typical_usec"], f.get("perftest.lat_avg_usec"), f.get("perftest.gpu_memory")) == (typical, avg, gpu)
+    assert "perftest.bw_avg_gbps" not in f
+
+
+def test_settings_with_no_table_are_no_measurement():
+    # an old ib_atomic_bw server block that ends at its addresses, as posted
+    text = load("perftest/pib4-ib-atomic-bw-server-settings-only.txt")
+    with pytest.raises(ParseError, match="no perftest result table"):
+        parsers.get("perftest").func(text)
+
+
+def test_a_run_that_stopped_before_its_table_is_the_verbs_error():
+    # ib_send_bw on a soft-iWARP device: its settings, then "Couldn't allocate MR": no measurement
+    text = load("verbs-errors/softiwarp23-ib-send-bw-couldnt-allocate-mr.txt")
+    with pytest.raises(ParseError, match="no perftest result table"):
+        parsers.get("perftest").func(text)
+    assert parsers.detect(text) == "verbs-errors"
+    ef = EvidenceFacts.from_specs([str(DATA / "verbs-errors/softiwarp23-ib-send-bw-couldnt-allocate-mr.txt")])
+    assert "verbs-errors" in [p.kind for p in ef.files if not p.error]
+
+
+def _facts(**values):
+    fs = FactSet()
+    for k, v in values.items():
+        fs.add(Fact(k.replace("__", "."), v, "", "test", "", 0.0))
+    return fs
+
+
+def test_the_best_average_against_the_rate_of_the_port_it_ran_on():
+    runs = parsers.run("perftest", load(GPUOP))["perftest.runs"]
+    ports = [{"device": "mlx5_0", "port": 1, "state": "Active", "rate_gbps": 100, "link_layer": "Ethernet"},
+             {"device": "mlx5_1", "port": 1, "state": "Active", "rate_gbps": 200, "link_layer": "InfiniBand"}]
+    fs = _facts(perftest__runs=runs, ib__ports=ports)
+    combine.apply(fs)
+    assert fs.get_value("rdma.perftest_vs_port") == ["mlx5_0 (RDMA_Write BW): 92.46 Gb/s of a 100 Gb/s port (92%)"]
+    assert fs.get_value("rdma.perftest_port_pct") == 92
+    # the same figure on a 400 Gb/s port is under a quarter of it; a device without a known port rate says nothing
+    fs = _facts(perftest__runs=runs, ib__ports=[dict(ports[0], rate_gbps=400)])
+    combine.apply(fs)
+    assert fs.get_value("rdma.perftest_port_pct") == 23
+    fs = _facts(perftest__runs=runs, ib__ports=ports[1:])
+    combine.apply(fs)
+    assert "rdma.perftest_vs_port" not in fs

@@ -160,6 +160,10 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("ip", ("addr", "address", "link", "-br", "-brief"), "ip-addr"),
     ("simpleP2P", (), "cuda-samples"),
     ("nvbandwidth", (), "nvbandwidth"),
+    # perftest's bandwidth and latency tests (a run that stopped before its table is read by detection instead)
+    *((f"ib_{verb}_{test}", (), "perftest") for verb in ("write", "read", "send", "atomic") for test in ("bw", "lat")),
+    ("raw_ethernet_bw", (), "perftest"),
+    ("raw_ethernet_lat", (), "perftest"),
     ("fi_info", (), "fi-info"),
     ("ls", ("/dev/nvidia",), "dev-nvidia"),
     ("dkms", (), "nvidia-installer"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from troubleshooter.model import gpu_shapes
+from troubleshooter.model import fabric_measure, gpu_shapes
 from troubleshooter.model.facts import Fact, FactSet, declare
 
 declare("derived", [
@@ -61,6 +61,10 @@ declare("derived", [
     ("gpu.processes_crowded_see_all", "bool", "", "with gpu.processes_crowded: the GPU left without work holds as many "
      "small contexts as the crowded GPU holds working processes (the same PIDs where the listing gives them), so each "
      "process sees every GPU and works on the first: ranks not given a GPU each"),
+    ("rdma.perftest_vs_port", "list", "", "each perftest bandwidth run against the rate of the port it ran on ('mlx5_0 (RDMA_Write BW): "
+     "92.5 Gb/s of a 100 Gb/s port (92%)'): a good run reaches roughly 90% or more; a bidirectional run counts both directions; "
+     "absent without the device's port rate (ibstat, ibstatus or sysfs on the same side)"),
+    ("rdma.perftest_port_pct", "number", "%", "the lowest of those percentages: perftest's best average bandwidth as a share of its port's rate"),
     ("rdma.enomem", "list", "", "messages saying an RDMA queue creation or memory registration failed with ENOMEM ('Cannot allocate memory'), from UCX, NCCL and the verbs tools; [] when their output was read and none says so"),
 ])
 
@@ -75,6 +79,7 @@ _OPEN_OR_UAR = re.compile(r"ibv_open_device|devx_alloc_uar")
 _ENOMEM = {"ucx.errors": _UCX_ENOMEM, "ucx.warnings": _UCX_ENOMEM, "nccl.warnings": _VERBS_ENOMEM,
            "rdma.verbs_errors": _VERBS_ENOMEM}
 READS["rdma.enomem"] = tuple(_ENOMEM)
+READS["rdma.perftest_vs_port"] = READS["rdma.perftest_port_pct"] = ("perftest.runs", "ib.ports")
 READS["nccl.hca_transport_outliers"] = ("nccl.hca_transports",)
 READS["nccl.roce_hcas"] = ("nccl.hca_transports",)
 READS["slurm.plugins.nvml_dropped"] = ("slurm.plugins.gpu_nvml", "slurm.plugins.package")
@@ -128,6 +133,7 @@ def apply(fs: FactSet) -> None:
     gpu_shapes.processes_crowded(fs)
     _peermem(fs)
     _rdma_enomem(fs)
+    fabric_measure.perftest_vs_port(fs)
     _limits_process(fs)
     avail = fs.get("cpu.deep_cstates_available")
     if avail is not None and avail.value is False and "cpu.deep_cstates_enabled" not in fs:

@@ -124,3 +124,11 @@ def test_the_best_average_against_the_rate_of_the_port_it_ran_on():
     fs = _facts(perftest__runs=runs, ib__ports=ports[1:])
     combine.apply(fs)
     assert "rdma.perftest_vs_port" not in fs
+
+
+def test_pasted_beside_ibstat_the_run_is_set_against_its_port():
+    # two public captures combined: ibstat of a ConnectX-6 Dx at Rate 100 (mlx5_0, Ethernet) and the docs' RoCE run
+    ef = EvidenceFacts.from_specs([str(DATA / "ibstat/ibstat-cx6dx-mt4125-ethernet-rate100-l2fwd-pcie-gen3.txt"),
+                                   str(DATA / GPUOP)])
+    assert ef.lookup("rdma.perftest_vs_port") == ["mlx5_0 (RDMA_Write BW): 92.46 Gb/s of a 100 Gb/s port (92%)"]
+    assert ef.lookup("rdma.perftest_port_pct") == 92

@@ -151,6 +151,11 @@ def logrus_entry(line: str) -> tuple[str, str] | None:
     return _LOGRUS_LEVELS.get(level, level), msg
 
 
+#: a line another program printed into a tool's output: a shell's, sudo's or a launcher's diagnostic ("sudo: unable to
+#: resolve host ...", "slurmstepd: error: couldn't chdir ...", "bash[12]: ...", "cat: /x: No such file"), never the
+#: continuation of a wrapped message or a multi-line value (env and nhc read around such lines)
+OTHER_PROGRAM = re.compile(r"^\s*+-?(?:slurmstepd(?:-[\w.-]+)?|srun|salloc|sbatch|pyxis|enroot|mpirun|sudo|su|bash|sh|zsh|"
+                           r"ssh|pdsh|clush|timeout|nohup|env|cat)(?:\[\d+\])?: ")
 _SHELL_QUOTING = re.compile(r"[\"'\\]")
 _SHELL_BLANKS = re.compile(r"[ \t\r\n]+")
 #: the longest line with quotes or backslashes split as shell words (a command line is a few KiB)

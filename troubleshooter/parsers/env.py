@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 
-from troubleshooter.parsers.base import ParseError, parser, strip_noise
+from troubleshooter.parsers.base import OTHER_PROGRAM, ParseError, parser, strip_noise
 
 # A name as `env` prints it. Exported bash functions appear as BASH_FUNC_name%%=() { ...
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*(?:%%)?"
@@ -51,8 +51,7 @@ _ASSIGN = re.compile(rf"^({_NAME})=(.*)$")
 _EXPORT = re.compile(rf"^(?:export|declare\s+-[a-zA-Z]*x[a-zA-Z]*)\s+({_NAME})(?:=(.*))?$")
 # Shell prompts pasted along with the output ("[user@host ~]$ env", "root@node:/# env | grep SLURM").
 _PROMPT = re.compile(r"^(\[[^\]]*\]|[\w.-]+@[\w.-]+(:\S*)?)\s*[$#]\s")
-# stderr of the launcher fused into a capture ("slurmstepd: error: couldn't chdir ...", "srun: error: ...").
-_NOISE = re.compile(r"^(slurmstepd(-[\w.-]+)?|srun|salloc|sbatch|pyxis|enroot|bash|sh|env|cat|sudo): ")
+# stderr of the launcher fused into a capture ("slurmstepd: error: couldn't chdir ...", "srun: error: ..."): OTHER_PROGRAM
 _SECRET = re.compile(r"(TOKEN|SECRET|PASSW(OR)?D|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL|AUTH)", re.I)
 _COMMON = ("PATH", "HOME", "USER", "SHELL", "PWD", "HOSTNAME", "LANG", "TERM", "LOGNAME", "SHLVL")
 
@@ -132,7 +131,7 @@ def _split_lines(text: str) -> tuple[list[tuple[str, str]], str]:
         if m:
             pairs.append([m.group(1), m.group(2)])
             continue
-        if not pairs or _PROMPT.match(line) or _NOISE.match(line):
+        if not pairs or _PROMPT.match(line) or OTHER_PROGRAM.match(line):
             continue  # text before the first variable, a pasted prompt, a launcher's stderr line
         if stripped or (i < len(lines) and not _ASSIGN.match(lines[i]) and lines[i].strip()):
             pairs[-1][1] += "\n" + line  # a multi-line value continues

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from troubleshooter.parsers.base import ParseError, parser, require_text
+from troubleshooter.parsers.base import OTHER_PROGRAM, ParseError, parser, require_text
 
 FACTS = [
     ("nhc.results", "list", "", "each verdict: {check, passed, message, fault_code (when printed)}, in order"),
@@ -53,9 +53,7 @@ _CHECK = re.compile(r"([A-Za-z_][\w-]*)\s*:\s*(.*)$")
 # a wrapped message
 _OWN_LINE = re.compile(r"^\s*(?:" + _TS + r"(?:DEBUG|INFO|WARNING|ERROR|SUCCESS|NOTICE)\b:?|```|~~~)")
 # a diagnostic a shell, sudo or a launcher printed between NHC's lines ("sudo: unable to resolve host 750a289a40c3: Name
-# or service not known" before each check in AzNHC's runs): never a wrapped message's continuation
-_OTHER_PROGRAM = re.compile(r"^\s*+-?(?:sudo|su|bash|sh|zsh|ssh|pdsh|clush|srun|sbatch|salloc|mpirun|timeout|nohup|env)"
-                            r"(?:\[\d+\])?: ")
+# or service not known" before each check in AzNHC's runs) is never a wrapped message's continuation: OTHER_PROGRAM
 _FAULT = re.compile(r"\bFaultCode:\s*(\w+)")
 _NCCL = re.compile(r"NCCL (all ?reduce|all ?gather|reduce ?scatter|alltoall)\b.*?expected\s*>=?\s*([\d.]+)\s*GB/s,\s*"
                    r"but measured\s*([\d.]+)\s*GB/s", re.IGNORECASE)
@@ -98,7 +96,7 @@ def parse(text: str) -> dict[str, Any]:
             exit_code, open_result = int(e.group(1)), None
             continue
         elif open_result is not None and line.strip() and "fault_code" not in open_result and not _OWN_LINE.match(line) \
-                and not _OTHER_PROGRAM.match(line):
+                and not OTHER_PROGRAM.match(line):
             # re-wrapped by a ticket. The fault code was not in the message so far: a new one ends in this line
             # and starts at most len("FaultCode:") before it, so only that much of the message is searched again,
             # with the character before it for \b (the whole message once per line was quadratic in such lines)

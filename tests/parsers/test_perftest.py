@@ -29,21 +29,23 @@ def test_a_roce_write_bandwidth_sweep_in_gbits():
 
 @pytest.mark.parametrize("name, test, device, link, best, rows, runs, gpu", [
     # InfiniBand, the older MB/sec (2^20 bytes a second): 4508.79 MB/sec is 37.82 Gb/s; server and client in one paste
-    ("felixfu-cx3-ib-write-bw-server-and-client-mbsec.txt", "RDMA_Write BW", "mlx4_0", "IB", 37.82, 1, 2, None),
-    ("ompi6888-ib-read-bw-server-mbsec.txt", "RDMA_Read BW", "mlx5_0", "IB", 98.92, 1, 1, None),
+    ("felixfu-cx3-ib-write-bw-server-and-client-mbsec.txt", "RDMA_Write BW", "mlx4_0", "IB", 37.82, 1, 2, False),
+    ("ompi6888-ib-read-bw-server-mbsec.txt", "RDMA_Read BW", "mlx5_0", "IB", 98.92, 1, 1, False),
     # the settings elided with "..." by the writer: the table alone, no device or test named
     ("aksrdma-ib-read-bw-sweep-gbits-header-elided.txt", None, None, None, 197.48, 23, 1, None),
     # --run_infinitely: the same size again and again, a peak of 0.00 (not measured)
-    ("dgxspark-roce-write-bw-run-infinitely.txt", "RDMA_Write BW", "roceP2p1s0f0", "Ethernet", 97.29, 6, 1, None),
+    ("dgxspark-roce-write-bw-run-infinitely.txt", "RDMA_Write BW", "roceP2p1s0f0", "Ethernet", 97.29, 6, 1, False),
     ("perftest273-roce-write-bw-post-list-8b-duration.txt", "RDMA_Write Post List BW", "ib0", "Ethernet", 0.48, 1, 1, None),
     # two hosts' runs, bidirectional: the figure counts both directions
-    ("pollara-roce-write-bw-bidirectional-q4-two-hosts.txt", "RDMA_Write Bidirectional BW", "ionic_1", "Ethernet", 779.21, 23, 2, None),
-    # GPU memory (perftest's CUDA lines, or --use_cuda on the command line): 10.5 Gb/s where host memory gave 92.56
+    ("pollara-roce-write-bw-bidirectional-q4-two-hosts.txt", "RDMA_Write Bidirectional BW", "ionic_1", "Ethernet", 779.21, 23, 2, False),
+    # GPU memory (perftest's CUDA lines, or --use_cuda on the command line): 10.5 Gb/s where host memory gave 92.56;
+    # host memory where the command line is shown without --use_cuda (False), not said where it is not (None)
     ("netopdemos-roce-write-bw-gpu-memory-t4-10g.txt", "RDMA_Write BW", "mlx5_5", "Ethernet", 10.5, 1, 1, True),
-    ("netopdemos-roce-write-bw-host-memory-92g.txt", "RDMA_Write BW", "mlx5_4", "Ethernet", 92.56, 1, 1, None),
+    ("netopdemos-roce-write-bw-host-memory-92g.txt", "RDMA_Write BW", "mlx5_4", "Ethernet", 92.56, 1, 1, False),
     ("nvtools-roce-write-bw-cuda-dmabuf-q16-duration.txt", "RDMA_Write BW", "mlx5_1", "Ethernet", 181.46, 1, 1, True),
     ("moc-roce-write-bw-cuda-q8-gpu-far-from-nic-105g.txt", "RDMA_Write BW", "mlx5_2", "Ethernet", 105.1, 23, 1, True),
-    # the header row and one row per case quoted, the average set in Markdown bold
+    # the header row and one row per case quoted, the average set in Markdown bold; both command lines above both
+    # tables, so the second table's command is not told
     ("perftest65-send-bw-rows-in-markdown-bold-mbsec.txt", None, None, None, 7.72, 1, 2, None),
 ])
 def test_bandwidth_runs_as_posted(name, test, device, link, best, rows, runs, gpu):
@@ -73,7 +75,7 @@ def test_the_runs_of_one_paste_each_keep_their_own_device():
 
 @pytest.mark.parametrize("name, test, rows, typical, avg, gpu", [
     # server and client in one paste, the CPU-frequency warnings between the header and the row
-    ("felixfu-cx3-ib-write-lat-server-and-client.txt", "RDMA_Write Latency", 1, 0.98, 0.98, None),
+    ("felixfu-cx3-ib-write-lat-server-and-client.txt", "RDMA_Write Latency", 1, 0.98, 0.98, False),
     ("moc-roce-read-lat-cuda-sweep.txt", "RDMA_Read Latency", 23, 5.96, 6.02, True),
 ])
 def test_latency_runs(name, test, rows, typical, avg, gpu):
@@ -132,3 +134,34 @@ def test_pasted_beside_ibstat_the_run_is_set_against_its_port():
                                    str(DATA / GPUOP)])
     assert ef.lookup("rdma.perftest_vs_port") == ["mlx5_0 (RDMA_Write BW): 92.46 Gb/s of a 100 Gb/s port (92%)"]
     assert ef.lookup("rdma.perftest_port_pct") == 92
+
+
+FAR, NEAR, HOST = ("perftest/moc-roce-write-bw-cuda-q8-gpu-far-from-nic-105g.txt",
+                   "perftest/moc-roce-write-bw-cuda-q8-gpu-near-nic-211g.txt",
+                   "perftest/moc-roce-write-bw-host-memory-q8-232g.txt")
+
+
+def test_a_run_from_gpu_memory_against_the_same_nics_other_run():
+    # one experiment's logs (tssala23/moc-training-scripts): mlx5_2 from host memory, from the GPU its config pairs
+    # with the NIC, and from a GPU away from it
+    assert parsers.run("perftest", load(HOST))["perftest.runs"][0]["gpu_memory"] is None  # not shown to be a GPU's
+    ef = EvidenceFacts.from_specs([str(DATA / FAR), str(DATA / HOST)])
+    assert ef.lookup("rdma.gdr_below_other_runs") == [
+        "mlx5_2: 105.1 Gb/s from GPU memory, 232.07 Gb/s in another run on the same device (45%)"]
+    ef = EvidenceFacts.from_specs([str(DATA / NEAR), str(DATA / HOST)])
+    assert ef.lookup("rdma.gdr_below_other_runs") == []  # 210.74 of 232.07: 91%
+    ef = EvidenceFacts.from_specs([str(DATA / FAR)])
+    assert ef.lookup("rdma.gdr_below_other_runs") != []  # nothing to set it against: unknown, not fine
+    assert "unknown" in str(ef.lookup("rdma.gdr_below_other_runs"))
+
+
+def test_the_slow_gpu_run_makes_the_far_gpu_possible_with_the_matrix_that_decides():
+    from troubleshooter.service.diagnose import diagnose
+
+    ef = EvidenceFacts.from_specs([str(DATA / FAR), str(DATA / HOST)])
+    walk, doc = diagnose("nccl-wrong-fabric", ef, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+    assert walk.conclusions == []  # possible: listed first with the command that decides, never found
+    first = walk.hypotheses[0]
+    assert (first.id, first.state) == ("gpu-nic-far", "suspected")
+    assert first.settle.startswith("nvidia-smi topo -m")
+    assert doc["headline"].startswith("No root cause decided: the outputs point at 1 possible cause")

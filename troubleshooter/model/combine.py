@@ -65,6 +65,9 @@ declare("derived", [
      "92.5 Gb/s of a 100 Gb/s port (92%)'): a good run reaches roughly 90% or more; a bidirectional run counts both directions; "
      "absent without the device's port rate (ibstat, ibstatus or sysfs on the same side)"),
     ("rdma.perftest_port_pct", "number", "%", "the lowest of those percentages: perftest's best average bandwidth as a share of its port's rate"),
+    ("rdma.gdr_below_other_runs", "list", "", "perftest devices whose run from GPU memory reached under 70% of another run on the same device "
+     "(host memory, or a GPU nearer the NIC): 'mlx5_2: 105.1 Gb/s from GPU memory, 232.07 Gb/s in another run on the same "
+     "device (45%)'; the GPU-to-NIC path crosses the CPU or goes up to the root complex; [] when compared and none is"),
     ("rdma.enomem", "list", "", "messages saying an RDMA queue creation or memory registration failed with ENOMEM ('Cannot allocate memory'), from UCX, NCCL and the verbs tools; [] when their output was read and none says so"),
 ])
 
@@ -80,6 +83,7 @@ _ENOMEM = {"ucx.errors": _UCX_ENOMEM, "ucx.warnings": _UCX_ENOMEM, "nccl.warning
            "rdma.verbs_errors": _VERBS_ENOMEM}
 READS["rdma.enomem"] = tuple(_ENOMEM)
 READS["rdma.perftest_vs_port"] = READS["rdma.perftest_port_pct"] = ("perftest.runs", "ib.ports")
+READS["rdma.gdr_below_other_runs"] = ("perftest.runs",)
 READS["nccl.hca_transport_outliers"] = ("nccl.hca_transports",)
 READS["nccl.roce_hcas"] = ("nccl.hca_transports",)
 READS["slurm.plugins.nvml_dropped"] = ("slurm.plugins.gpu_nvml", "slurm.plugins.package")
@@ -134,6 +138,7 @@ def apply(fs: FactSet) -> None:
     _peermem(fs)
     _rdma_enomem(fs)
     fabric_measure.perftest_vs_port(fs)
+    fabric_measure.gpu_memory_vs_other_runs(fs)
     _limits_process(fs)
     avail = fs.get("cpu.deep_cstates_available")
     if avail is not None and avail.value is False and "cpu.deep_cstates_enabled" not in fs:

@@ -1,6 +1,7 @@
-"""Derived facts that set a fabric measurement against what the port is rated for: perftest's best average
-bandwidth against the rate of the port it ran on (ibstat's, ibstatus' or sysfs' Rate for the same device). Their
-declarations and the facts they read are in :mod:`troubleshooter.model.combine`, which calls them."""
+"""Derived facts that set a fabric measurement against what the port can do: perftest's best average bandwidth
+against the rate of the port it ran on (ibstat's, ibstatus' or sysfs' Rate for the same device), and a run from GPU
+memory against the other runs on the same device. Their declarations and the facts they read are in
+:mod:`troubleshooter.model.combine`, which calls them."""
 
 from __future__ import annotations
 
@@ -31,3 +32,35 @@ def perftest_vs_port(fs: FactSet) -> None:
         src = "inferred: perftest's best average against the Rate its device's port shows"
         fs.add(Fact("rdma.perftest_vs_port", said, "", src, "", 0.0))
         fs.add(Fact("rdma.perftest_port_pct", min(pcts), "%", src, "", 0.0))
+
+
+#: a run from GPU memory below this share of the best other run on the same device is the GPU's path that is slow
+GDR_SHARE_MIN = 0.7
+
+
+def gpu_memory_vs_other_runs(fs: FactSet) -> None:
+    """GPUDirect RDMA moves data between the NIC and the GPU over PCIe: from a GPU on the NIC's PCIe switch it runs
+    close to the rate the same NIC reaches from host memory; from a GPU across the CPU interconnect, or with peer
+    traffic sent up to the root complex (ACS), it runs far below. A run's memory is GPU only where the paste shows it
+    (perftest's CUDA lines or --use_cuda); the run it is set against is host memory or a GPU nearer the NIC: either
+    way that NIC did better than from this GPU."""
+    runs = fs.get_value("perftest.runs")
+    if "rdma.gdr_below_other_runs" in fs or not isinstance(runs, list):
+        return
+    best: dict[tuple[str, bool, bool], float] = {}
+    for r in runs:
+        if isinstance(r, dict) and r.get("kind") == "bw" and isinstance(r.get("bw_avg_gbps"), (int, float)) and r.get("device"):
+            key = (str(r["device"]), bool(r.get("bidirectional")), r.get("gpu_memory") is True)
+            best[key] = max(best.get(key, 0.0), float(r["bw_avg_gbps"]))
+    said, judged = [], False
+    for (dev, bidir, gpu), bw in sorted(best.items()):
+        other = best.get((dev, bidir, False))
+        if not gpu or not other:
+            continue
+        judged = True
+        if bw < GDR_SHARE_MIN * other:
+            said.append(f"{dev}: {bw:g} Gb/s from GPU memory, {other:g} Gb/s in another run on the same device "
+                        f"({round(100 * bw / other)}%)")
+    if judged:
+        fs.add(Fact("rdma.gdr_below_other_runs", said, "", "inferred: perftest runs on one device, from GPU memory and "
+                    "from memory not shown to be a GPU's", "", 0.0))

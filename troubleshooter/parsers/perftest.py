@@ -52,14 +52,14 @@ FACTS = [
     ("perftest.mtu_bytes", "number", "B", "the MTU the last run used (Mtu : 4096[B])"),
     ("perftest.gid_index", "number", "", "the GID index the last run used (RoCE; 'GID index' / older 'Gid index')"),
     ("perftest.bidirectional", "bool", "", "the last run was a bidirectional bandwidth test (-b): its figure counts both directions"),
-    ("perftest.gpu_memory", "bool", "", "the run's buffers were in GPU memory (--use_cuda on its command line, or perftest's CUDA lines); absent when the paste shows neither (host memory, or those lines not pasted)"),
+    ("perftest.gpu_memory", "bool", "", "the run's buffers were in GPU memory (--use_cuda on its command line, or perftest's CUDA lines); false when its command line is shown without --use_cuda (host memory); absent when the paste shows neither"),
     ("perftest.dmabuf", "bool", "", "the GPU buffer was registered through DMA-BUF (--use_cuda_dmabuf, or perftest's 'using DMA-BUF' line), not the peer-memory module; absent when not shown"),
     ("perftest.rows", "list", "", "table rows of the last run: {size_bytes, iterations, bw_peak_gbps, bw_avg_gbps, msg_rate_mpps} or {size_bytes, iterations, t_min_usec, t_max_usec, t_typical_usec, t_avg_usec, t_stdev_usec, p99_usec, p999_usec}"),
     ("perftest.bw_avg_gbps", "number", "Gb/s", "the last bandwidth run's best average over its message sizes (a sweep's plateau), in Gb/s whatever unit it printed"),
     ("perftest.bw_avg_at_bytes", "number", "B", "the message size of that best average"),
     ("perftest.lat_typical_usec", "number", "us", "the last latency run's typical latency at its smallest message size"),
     ("perftest.lat_avg_usec", "number", "us", "the last latency run's average latency at its smallest message size"),
-    ("perftest.runs", "list", "", "every run of the paste in order: {test, kind, device, link_type, bidirectional, bw_avg_gbps, bw_avg_at_bytes, lat_typical_usec, rows}"),
+    ("perftest.runs", "list", "", "every run of the paste in order: {test, kind, device, link_type, bidirectional, gpu_memory (true, false: host memory by its command line, null: not shown), bw_avg_gbps, bw_avg_at_bytes, lat_typical_usec, rows}"),
 ]
 
 # one column of a result header, as perftest prints it (the unit in brackets kept for the bandwidth ones)
@@ -78,7 +78,7 @@ _CUDA = re.compile(r"^\s*(?:initializing CUDA|allocated GPU buffer|Picking GPU n
                    r"using DMA-BUF for GPU buffer|\[pid = \d+, dev = \d+\] device name = )")
 _DMABUF = re.compile(r"^\s*using DMA-BUF for GPU buffer")
 # the command line, where the paste has it: its --use_cuda options say where the buffers were
-_COMMAND = re.compile(r"(?:^|[\s/])(?:ib_(?:write|read|send|atomic)_(?:bw|lat)|raw_ethernet_(?:bw|lat))\s")
+_COMMAND = re.compile(r"(?:^|[\s/])(?:ib_(?:write|read|send|atomic)_(?:bw|lat)|raw_ethernet_(?:bw|lat))(?:\s|$)")
 _ROW_KEYS = {"#bytes": "size_bytes", "#iterations": "iterations", "#sl": "sl", "MsgRate[Mpps]": "msg_rate_mpps",
              "t_min[usec]": "t_min_usec", "t_max[usec]": "t_max_usec", "t_typical[usec]": "t_typical_usec",
              "t_avg[usec]": "t_avg_usec", "t_stdev[usec]": "t_stdev_usec", "99% percentile[usec]": "p99_usec",
@@ -118,7 +118,7 @@ def _row(cols: list[str], line: str) -> dict[str, Any] | None:
 
 
 def _new_run() -> dict[str, Any]:
-    return {"test": None, "settings": {}, "cols": [], "rows": [], "gpu": False, "dmabuf": False}
+    return {"test": None, "settings": {}, "cols": [], "rows": [], "gpu": False, "dmabuf": False, "command": False}
 
 
 def _summary(run: dict[str, Any]) -> dict[str, Any]:
@@ -127,6 +127,7 @@ def _summary(run: dict[str, Any]) -> dict[str, Any]:
     kind = "lat" if (test and test.endswith("Latency")) or any(c.startswith("t_") for c in run["cols"]) else "bw"
     out: dict[str, Any] = {"test": test, "kind": kind, "device": s.get("Device"), "link_type": s.get("Link type"),
                            "bidirectional": bool(test and "Bidirectional" in test) if kind == "bw" else None,
+                           "gpu_memory": True if run["gpu"] else (False if run["command"] else None),
                            "rows": run["rows"][:MAX_ROWS]}
     if kind == "bw":
         best = max((r for r in run["rows"] if isinstance(r.get("bw_avg_gbps"), float)),
@@ -171,12 +172,13 @@ def parse(text: str) -> dict[str, object]:
                 if len(run["rows"]) < MAX_ROWS:
                     run["rows"].append(row)
                 continue
-        if "--use_cuda" in line and _COMMAND.search(line):
-            if run["rows"]:
+        if ("ib_" in line or "raw_ethernet_" in line) and len(line) < 4096 and _COMMAND.search(line):
+            if run["rows"] or run["test"]:  # the next run's command line
                 runs.append(run)
                 run = _new_run()
-            run["gpu"] = True
-            run["dmabuf"] = run["dmabuf"] or "--use_cuda_dmabuf" in line
+            run["command"] = True  # its memory is what its options say: --use_cuda (or its siblings) or the host's
+            run["gpu"] = "--use_cuda" in line
+            run["dmabuf"] = "--use_cuda_dmabuf" in line
             continue
         if _CUDA.match(line):
             if run["rows"]:  # the next run's CUDA set-up, printed before its settings
@@ -213,8 +215,9 @@ def parse(text: str) -> dict[str, object]:
         raw = str(settings.get(key, "")).replace(strip, "") if strip else str(settings.get(key, ""))
         if raw.isdigit():
             facts[fact] = int(raw)
+    if s["gpu_memory"] is not None:
+        facts["perftest.gpu_memory"] = s["gpu_memory"]
     if last["gpu"]:
-        facts["perftest.gpu_memory"] = True
         if last["dmabuf"]:
             facts["perftest.dmabuf"] = True
     return facts

@@ -83,7 +83,9 @@ _ROW_KEYS = {"#bytes": "size_bytes", "#iterations": "iterations", "#sl": "sl", "
              "t_min[usec]": "t_min_usec", "t_max[usec]": "t_max_usec", "t_typical[usec]": "t_typical_usec",
              "t_avg[usec]": "t_avg_usec", "t_stdev[usec]": "t_stdev_usec", "99% percentile[usec]": "p99_usec",
              "99.9% percentile[usec]": "p999_usec", "tps average": "tps_avg"}
-MAX_ROWS = 2000
+MAX_ROWS = 2000  # table rows kept per run (a sweep has 23)
+MAX_RUNS = 1000  # runs kept in perftest.runs (the last ones; a loop over a node's HCAs is a handful)
+MAX_SETTINGS = 64  # settings kept per run (perftest prints about 15)
 
 
 def _detect(text: str) -> float:
@@ -187,7 +189,7 @@ def parse(text: str) -> dict[str, object]:
             run["gpu"] = True
             run["dmabuf"] = run["dmabuf"] or bool(_DMABUF.match(line))
             continue
-        if ":" in line and not run["cols"] and len(line) < 200:
+        if ":" in line and not run["cols"] and len(line) < 200 and len(run["settings"]) < MAX_SETTINGS:
             for m in _SETTING.finditer(line):
                 key = " ".join(m.group(1).split())
                 run["settings"].setdefault("GID index" if key == "Gid index" else key, m.group(2).strip())
@@ -198,7 +200,7 @@ def parse(text: str) -> dict[str, object]:
         raise ParseError("no perftest result table (' #bytes  #iterations  BW peak[...]' or ' #bytes #iterations  "
                          "t_min[usec] ...' and its rows): the run stopped before measuring, or the paste ends there")
     last = runs[-1] if runs[-1]["rows"] else measured[-1]
-    summaries = [_summary(r) for r in runs if r["rows"]]
+    summaries = [_summary(r) for r in measured[-MAX_RUNS:]]
     s = _summary(last)
     facts: dict[str, object] = {"perftest.kind": s["kind"], "perftest.rows": s["rows"], "perftest.runs": summaries}
     for key in ("test", "device", "link_type", "bw_avg_gbps", "bw_avg_at_bytes", "lat_typical_usec", "lat_avg_usec"):

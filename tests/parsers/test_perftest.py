@@ -165,3 +165,18 @@ def test_the_slow_gpu_run_makes_the_far_gpu_possible_with_the_matrix_that_decide
     assert (first.id, first.state) == ("gpu-nic-far", "suspected")
     assert first.settle.startswith("nvidia-smi topo -m")
     assert doc["headline"].startswith("No root cause decided: the outputs point at 1 possible cause")
+
+
+def test_the_comparisons_are_shown_in_their_steps_only_where_a_run_was_given():
+    from troubleshooter.service.diagnose import diagnose
+
+    def shown(specs):
+        walk, _ = diagnose("nccl-wrong-fabric", EvidenceFacts.from_specs(specs), answers={}, profile_id=None,
+                           target_desc={"kind": "evidence"})
+        return {k: v for s in walk.steps if s.node in ("ports", "affinity") for k, v in s.facts.items()}
+
+    facts = shown([str(DATA / FAR), str(DATA / HOST)])
+    assert "45%" in str(facts["rdma.gdr_below_other_runs"])
+    # no perftest attached (a live walk never has one): the step does not list it as unknown
+    facts = shown([str(DATA / "ibstat/ibstat-cx6dx-mt4125-ethernet-rate100-l2fwd-pcie-gen3.txt")])
+    assert "ib.rates_gbps" in facts and "rdma.perftest_vs_port" not in facts and "rdma.gdr_below_other_runs" not in facts

@@ -82,7 +82,7 @@ def lint(trees: dict[str, Tree] | None = None, directory: Path | None = None) ->
                     for k in conditions.profile_keys(br.get("when")):
                         if generic and k not in generic:
                             problems.append(f"{where(nid)}: unknown profile threshold {k!r}")
-                for name in node.get("show", []):
+                for name in node.get("show", []) + node.get("show_known", []):
                     f = name.split(":", 1)[-1]
                     if not factmod.is_known_name(f):
                         problems.append(f"{where(nid)}: shows unknown fact {f!r}")

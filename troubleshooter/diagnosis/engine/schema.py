@@ -73,6 +73,8 @@ TREE_SCHEMA: dict[str, Any] = {
                 "sides": {"type": "array", "items": {"enum": ["target", "host"]}},
                 "needs": {"type": "array", "items": {"enum": list(PROBE_NEEDS)}},
                 "show": {"type": "array", "items": {"type": "string"}},
+                # facts shown only when known: measurements a person attaches that no probe of the walk collects
+                "show_known": {"type": "array", "items": {"type": "string"}},
                 "signal": {"type": "string"},
                 "branches": {"type": "array", "items": _BRANCH},
                 "unknown": _BRANCH, "default": _BRANCH,

@@ -11,6 +11,7 @@ from troubleshooter.diagnosis import conditions
 from troubleshooter.diagnosis.engine.cache import load_trees
 from troubleshooter.diagnosis.engine.schema import Tree, TreeError
 from troubleshooter.diagnosis.engine.text import display, fill, plain_text, strip_links
+from troubleshooter.model.facts import Unknown
 
 # ---------------------------------------------------------------------------- walking
 @dataclasses.dataclass
@@ -374,6 +375,10 @@ class Walk:
         for name in node.get("show", []):
             side, _, fname = name.rpartition(":") if ":" in name else ("target", "", name)
             shown[name] = display(fname, self.lookup(fname, side or "target"))
+        for name in node.get("show_known", []):  # an attached measurement (perftest) where one was given
+            value = self.lookup(name, "target")
+            if not isinstance(value, Unknown):
+                shown[name] = display(name, value)
         because = self._text(chosen.get("because", ""))
         step = Step(tree.id, nid, "probe", node.get("title", nid), self._text(node.get("why", "")),
                     decision=chosen["next"], because=because, explain=explain, facts=shown, evidence=evidence,

@@ -408,3 +408,12 @@ def test_bare_command_lines_cut_a_block_only_where_a_tool_is_named() -> None:
     parts = intake.split_bare_commands(b)
     assert [(p.command, p.kind, p.line) for p in parts] == [("ibv_devinfo", "ibv-devinfo", 2), ("ibstatus", "ibstatus", 4)]
     assert intake.split_bare_commands(intake.Block("Cgroup Driver: cgroupfs\nNCCL_DEBUG=INFO\n", 1)) == []
+
+
+def test_open_mpis_timestamp_before_its_rank_tag_goes_with_it():
+    # orte/mca/iof/base: --timestamp-output puts ctime() before the tag ("%s[%s,%s]<%s>:"), or before "<stdout>:"
+    # alone without --tag-output
+    tagged = "Mon Feb 26 12:09:14 2018[1,0]<stderr>:MPI_Wtime granularity.\nMon Feb 26 12:09:38 2018[1,564]<stderr>:x y\n"
+    assert intake.clean(tagged) == "MPI_Wtime granularity.\nx y\n"
+    stamped = "Tue Mar  5 09:01:02 2019<stdout>:NCCL version 2.4.2\nTue Mar  5 09:01:02 2019<stdout>:b\n"
+    assert intake.clean(stamped) == "NCCL version 2.4.2\nb\n"

@@ -79,3 +79,17 @@ def test_the_build_line_of_ucx_info_v():
     # gcc -v prints a 'Configured with:' line too: not UCX's
     with pytest.raises(ParseError):
         parsers.run("ucx", "Configured with: ../src/configure -v --with-pkgversion='Ubuntu 11.4.0' --enable-languages=c,c++\n")
+
+
+def test_ucx_13s_fatal_qp_error_behind_open_mpis_timestamped_rank_tags():
+    # mpirun --tag-output --timestamp-output: "Mon Feb 26 12:09:14 2018[1,0]<stderr>:" before every line (the intake
+    # takes it off, as it takes "[1,0]<stderr>:" alone); UCX 1.3's "[host:pid:thread:tid] file.c:line  FATAL: ..."
+    from tests.corpus import DATA
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+    path = DATA / "ucx" / "ucx2346-ompi-timestamp-tag-output-ucx13-fatal-qp-retry-exceeded.txt"
+    ef = EvidenceFacts.from_specs([str(path)])
+    assert [(f.kind, f.error) for f in ef.files] == [("ucx", "")]
+    assert ef.lookup("ucx.errors") == [
+        "Error on QP 0x2e5d6 wqe[7]: Transport retry count exceeded (synd 0x15 vend 0x81) opcode RDMA_READ"]
+    assert (ef.lookup("ucx.error_sites"), ef.lookup("ucx.hosts")) == (["ib_mlx5_log.c"], ["jazz21"])

@@ -30,11 +30,13 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)[\w+-]*\s*$")
 # the HTML a ticket or an issue template wraps a log in, on lines of its own: <details>, <summary>Log</summary>, <pre>
 _HTML_WRAP = re.compile(r"^\s*(?:</?(?:details|pre|code|br|p)\s*/?>|<summary>.{0,200}</summary>|</?summary>)\s*$",
                         re.IGNORECASE)
-# launcher prefixes, one per line: Ray's "(worker1, rank=1, pid=27522, ip=10.105.0.4) ", Open MPI's [1,0]<stdout>:,
-# torchrun's "[rank4]:" (twice when a launcher wraps torchrun) and "[default0]:", srun -l's "0: "; pdsh's "host: "
-# is left alone
+# launcher prefixes, one per line: Ray's "(worker1, rank=1, pid=27522, ip=10.105.0.4) ", Open MPI's [1,0]<stdout>:
+# (with --timestamp-output the time ctime() prints before it, "Mon Feb 26 12:09:14 2018[1,0]<stderr>:", or before
+# "<stdout>:" alone without --tag-output: orte/mca/iof/base), torchrun's "[rank4]:" (twice when a launcher wraps
+# torchrun) and "[default0]:", srun -l's "0: "; pdsh's "host: " is left alone
 _RANK_PREFIXES = (re.compile(r"^\((?:[\w.-]+,? )?(?:\w+=[^,()\s]+(?:, )?)+\)\s"),
-                  re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:\s?"),
+                  re.compile(r"^(?:\[\d+,\d+\]|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}(?:\[\d+,\d+\])?)"
+                             r"<std(?:out|err|diag)>:\s?"),
                   re.compile(r"^\[(?:rank|default)\d+\]:\s?"), re.compile(r"^\[(?:rank|default)\d+\]:\s?"),
                   # (srun -l writes "0: " with its space; "86:00.0 ..." is lspci's bus address, not a rank)
                   re.compile(r"^\s{0,3}\d{1,5}: |^\s{0,3}\d{1,5}:$"))

@@ -60,6 +60,9 @@ FACTS = [
 _LINE = re.compile(r"(?:\[(?P<host>[\w.\-]+):\d+(?::\d+)?\]\s+)?(?:(?<![\w.\-])(?P<loc>[\w.\-]+\.\w+:\d+)\s+)?UCX\s+"
                    r"(?P<lvl>FATAL|ERROR|WARN|DIAG|INFO|DEBUG|TRACE)\s+(?P<msg>.*\S|)\s*$")
 # [cn0022:4071024] pml_ucx.c:309  Error: Failed to create UCP worker
+# UCX's fatal errors (ucs_log_fatal_error, ucs/debug/log.c): "[host:pid  :thread:tid] file.c:line  FATAL: message",
+# the pid left-justified in five columns, the thread a number (a name in newer releases); UCX 1.3's QP errors
+_FATAL = re.compile(r"\[(?P<host>[\w.\-]{1,128}):\d+ *:[\w.\-]{1,64}:\d+\]\s+(?P<loc>[\w.\-]{1,128}:\d+)\s+FATAL:\s+(?P<msg>.*\S)\s*$")
 _OMPI = re.compile(r"\[(?P<host>[\w.\-]+):\d+\]\s+(?P<loc>(?:pml|osc|spml|btl|common)_ucx\w*\.c:\d+)\s+Error:\s*(?P<msg>.*\S|)\s*$")
 _INFO = re.compile(r"^\s*#\s+(?P<key>Memory domain|Transport|Device|Component):\s*(?P<value>\S+)")
 # UCX's mm transport running out of shared memory (src/uct/sm/mm: mm_iface.c, mm_posix.c, mm_sysv.c), as printed
@@ -94,7 +97,7 @@ _OWN_LINE = re.compile(r"(?m)^[^\S\n]*\[\d{9,}\.\d+\]\s+\[[\w.-]+:\d+:\d+\]\s+\w
 def _detect(text: str) -> float:
     head = text[:262144]
     n = len(re.findall(r"\bUCX\s+(?:FATAL|ERROR|WARN|DIAG|INFO|DEBUG)\b", head))
-    n += len(_OMPI.findall(head))
+    n += len(_OMPI.findall(head)) + sum(1 for ln in head.split("\n") if "FATAL:" in ln and _FATAL.search(ln))
     info = len(re.findall(r"^[^\S\n]*#\s+(?:Memory domain|Transport|Device):", head, re.MULTILINE))
     if n >= 2 or (n and info) or info >= 4:
         return 0.9
@@ -178,6 +181,14 @@ def parse(text: str) -> dict[str, Any]:
                     if nt and "cuda" in nt.group(1) and "cuda" not in nt.group(2):
                         no_cuda = True
                 continue
+        if "FATAL:" in line and (fm := _FATAL.search(line)):
+            seen += 1
+            hosts.add(fm.group("host"))
+            add_clipped(errors, fm.group("msg"), MAX_MESSAGES, MAX_TEXT)
+            loc = fm.group("loc").rsplit(":", 1)[0]
+            if loc not in sites and len(sites) < MAX_MESSAGES:
+                sites.append(loc)
+            continue
         if "ucx" in line and "Error" in line:
             m = _OMPI.search(line)
             if m:

@@ -93,3 +93,18 @@ def test_ucx_13s_fatal_qp_error_behind_open_mpis_timestamped_rank_tags():
     assert ef.lookup("ucx.errors") == [
         "Error on QP 0x2e5d6 wqe[7]: Transport retry count exceeded (synd 0x15 vend 0x81) opcode RDMA_READ"]
     assert (ef.lookup("ucx.error_sites"), ef.lookup("ucx.hosts")) == (["ib_mlx5_log.c"], ["jazz21"])
+
+
+@pytest.mark.parametrize("name, version, without", [
+    # UCX 1.8's ucx_info -v: its version line, and the build line in lower case below it (no transport option in it:
+    # below UCX's own version line it is UCX's)
+    ("ucx5300-ucx-info-v-180-configured-with-lower-case.txt", "1.8.0", ["java"]),
+    # RHEL 8.2's package: the build line alone, in lower case, its options wrapped onto eight lines
+    ("ucx5611-ucx-info-v-rhel82-configured-with-wrapped.txt", None, ["gdrcopy", "rocm", "xpmem", "ugni", "java"]),
+])
+def test_ucx_info_v_of_releases_before_1_10(name, version, without):
+    text = load(f"ucx/{name}")
+    assert parsers.detect(text) == "ucx"
+    f = parsers.run("ucx", text)
+    assert (f.get("ucx.version"), f["ucx.configured_without"]) == (version, without)
+    assert f["ucx.errors"] == []

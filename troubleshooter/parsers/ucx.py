@@ -12,9 +12,11 @@ then ``ucx_info -d`` failing the same way; openucx/ucx#8229, tests/data/ucx)::
     #   < failed to open interface >
 
 A line is ``[time] [host:pid:tid] file.c:line UCX  LEVEL message`` (LEVEL: FATAL, ERROR, WARN, DIAG, INFO,
-DEBUG, TRACE); Open MPI's UCX components add ``[host:pid] pml_ucx.c:N  Error: message``. ``ucx_info -d``
-prints ``#``-commented memory domains, transports and devices, and ``< failed to open interface >`` under a
-transport it could not open.
+DEBUG, TRACE); Open MPI's UCX components add ``[host:pid] pml_ucx.c:N  Error: message``; UCX's fatal errors
+``[host:pid:thread:tid] file.c:line  FATAL: message``. ``ucx_info -d`` prints ``#``-commented memory domains,
+transports and devices, and ``< failed to open interface >`` under a transport it could not open; ``ucx_info -v``
+its release (``# Library version: 1.16.0``; before 1.10 ``# UCT version=1.8.0 revision c30b7da``) and its build
+line (``# Configured with:``, in lower case before 1.10, its options often wrapped onto the lines below).
 
 What it means for the job: RDMA pins memory; queue creation and memory registration failing with
 ``Cannot allocate memory`` (ENOMEM) is, nearly always, the locked-memory limit (``ulimit -l``, 64 KiB by
@@ -51,6 +53,7 @@ FACTS = [
     ("ucx.configured_without", "list", "", "transports and libraries ucx_info -v's 'Configured with:' line turns off "
      "(--without-verbs, --without-rc, --without-ud, --without-dc, --without-mlx5-dv, --without-cuda ...: 'verbs', 'rc', "
      "...), in order; a UCX built --without-verbs has no InfiniBand/RoCE transport at all"),
+    ("ucx.version", "string", "", "UCX's release as ucx_info -v prints it ('# Library version: 1.16.0', before 1.10 '# UCT version=1.8.0 revision ...')"),
     ("ucx.tls_in_log", "string", "", "UCX_TLS=VALUE as a program printed it in its log (a launcher or NIXL agent echoing "
      "its environment), the last one seen"),
     ("ucx.shm_alloc_failures", "list", "", "UCX's shared-memory transport (mm, posix over /dev/shm) failing to allocate its receive FIFO or buffers ('mm_iface failed to allocate receive FIFO', 'Not enough memory to write total of N bytes. Please check that /dev/shm ...'), with or without the UCX ERROR prefix, as printed"),
@@ -84,7 +87,9 @@ _NIXL_NO_CUDA = re.compile(r"VRAM memory is detected as host by UCX|UCX CUDA sup
 _TLS_ECHO = re.compile(r"(?<![\w-])UCX_TLS=([^\s,;'\"]*)")
 # ucx_info -v: "# Configured with: --disable-logging ... --without-verbs ..." (gcc -v prints a "Configured with:" line
 # too: only one with UCX's own transport options is UCX's)
-_CONFIGURED = re.compile(r"^[#\s]*Configured with:\s*(.*)$")
+_CONFIGURED = re.compile(r"^[#\s]*[Cc]onfigured with:\s*(.*)$")  # UCX before 1.10 prints it in lower case
+# ucx_info -v's version line: "# Library version: 1.16.0" (1.10 and later), "# UCT version=1.8.0 revision c30b7da"
+_VERSION = re.compile(r"^[^\S\n]*#[^\S\n]*(?:Library version:|UCT version=)[^\S\n]*(\d+\.\d+(?:\.\d+)?)", re.MULTILINE)
 _UCX_OPTION = re.compile(r"--with(?:out)?-(?:verbs|rc|ud|dc|mlx5-dv|knem|xpmem|gdrcopy|ib-hw-tm|rdmacm)\b")
 _WITHOUT = re.compile(r"--without-([\w-]+)")
 _UNOPENED = re.compile(r"^\s*#\s+<\s*failed to open (?:interface|memory domain)\s*>")
@@ -92,6 +97,20 @@ _UNOPENED = re.compile(r"^\s*#\s+<\s*failed to open (?:interface|memory domain)\
 
 # '[1608298882.555115] [b2294:54275:0]          ib_md.c:1678 UCX  ERROR ...': UCX's own prefix (ucs/debug/log.c)
 _OWN_LINE = re.compile(r"(?m)^[^\S\n]*\[\d{9,}\.\d+\]\s+\[[\w.-]+:\d+:\d+\]\s+\w+\.c:\d+\s+UCX\s+[A-Z]+\b")
+
+
+def _build_lines(lines: list[str]) -> list[str]:
+    """ucx_info -v's build line and the option lines wrapped below it: the options, one string per line."""
+    out: list[str] = []
+    for ln in lines:
+        m = _CONFIGURED.match(ln) if "onfigured with" in ln else None
+        if m:
+            out = [m.group(1)]
+        elif out and ln.lstrip().startswith("--"):
+            out.append(ln.strip())
+        elif out:
+            break
+    return out
 
 
 def _detect(text: str) -> float:
@@ -105,9 +124,11 @@ def _detect(text: str) -> float:
         return 0.9
     if _SIGNAL.search(head) and re.search(r"^[^\S\n]*>?\s*==== backtrace\b", head, re.MULTILINE):
         return 0.6  # UCX's crash report of a process that loaded it (its frames may be another library's)
-    if "Configured with" in head and any(
-            _UCX_OPTION.search(m.group(1)) for m in map(_CONFIGURED.match, head.split("\n", 200)[:200]) if m):
+    if "onfigured with" in head and _UCX_OPTION.search(" ".join(_build_lines(head.split("\n", 200)[:200]))):
         return 0.8  # ucx_info -v's build line
+    if "UCT version=" in head and _VERSION.search(head) or re.search(
+            r"^[^\S\n]*#[^\S\n]*Library version:[^\S\n]*\d[^\n]*\n[^\S\n]*#[^\S\n]*(?:Library path|API headers version):", head, re.MULTILINE):
+        return 0.8  # ucx_info -v's version lines
     if n == 1 or _SHM.search(head) or _NIXL_NO_CUDA.search(head) or (re.search(r"\b(?:ucp|uct)_\w+", head) and (
             _CAUGHT.search(head) or sum(1 for ln in head.split("\n")[:400] if _FRAME_LIB.match(ln) or _FRAME_SYM.match(ln)) >= 3)):
         return 0.6  # one line; UCX's shared-memory failure quoted without its prefix; UCX's crash backtrace
@@ -139,17 +160,26 @@ def parse(text: str) -> dict[str, Any]:
     no_cuda = False
     tls = None
     without: list[str] | None = None
-    for raw in text.split("\n"):
+    build: list[str] = []
+    version = None
+    for raw in text.split("\n") + [""]:
         line = raw.rstrip()
         if "UCX" in line and _NIXL_NO_CUDA.search(line):
             no_cuda = True
             seen += 1
-        if "UCX_TLS=" in line and (tm := _TLS_ECHO.search(line)):
-            tls = tm.group(1)
-        if "Configured with" in line and (cm := _CONFIGURED.match(line)) and _UCX_OPTION.search(cm.group(1)):
-            without = list(dict.fromkeys(_WITHOUT.findall(cm.group(1))))
+        if "version" in line and (vm := _VERSION.match(line)):
+            version = vm.group(1)
             seen += 1
             continue
+        if "UCX_TLS=" in line and (tm := _TLS_ECHO.search(line)):
+            tls = tm.group(1)
+        if "onfigured with" in line and _CONFIGURED.match(line) or (build and line.lstrip().startswith("--")):
+            build.append(line)  # the build line, and its options a terminal or a ticket wrapped onto lines below
+            continue
+        if build and (version or _UCX_OPTION.search(" ".join(_build_lines(build)))):  # below UCX's version line, or with its options
+            without, build = list(dict.fromkeys(_WITHOUT.findall(" ".join(_build_lines(build))))), []
+            seen += 1
+        build = []
         if not signal and "Caught signal" in line and (sg := _SIGNAL.search(line)):
             signal = sg.group(2).strip()
             seen += 1
@@ -232,6 +262,8 @@ def parse(text: str) -> dict[str, Any]:
         facts["ucx.tls_in_log"] = tls
     if without is not None:
         facts["ucx.configured_without"] = without
+    if version:
+        facts["ucx.version"] = version
     crash = [f for f in frames if not f.startswith(("libucs", "ucs_", "libpthread", "__restore_rt", "killpg"))]
     if signal:
         facts["ucx.crash_signal"] = signal

@@ -47,3 +47,18 @@ def test_bpftool_cgroup_is_routed_and_other_text_refused() -> None:
     assert intake.tool_of("sudo bpftool cgroup tree") == "cgroup"
     with pytest.raises(parsers.ParseError):
         parse("12:devices:/user.slice\n11:memory:/user.slice\n")  # cgroup v1's per-controller lines: not read here
+
+
+@pytest.mark.parametrize("name, allowed, rules", [
+    # the container that lost its GPU under kubelet's static CPU manager: the defaults, no major 195
+    ("mattshma150-devices-list-gpu-rules-dropped.txt", False, 12),
+    # a GPU container before a daemon-reload, behind a root prompt and its cat: c 195:255 rw, c 195:7 rw
+    ("nvct192-devices-list-before-daemon-reload-nvidia-rw.txt", True, 15),
+])
+def test_a_cgroup_v1_devices_list(name, allowed, rules):
+    text = load(f"cgroup/{name}")
+    assert parsers.detect(text) == "cgroup"
+    f = parsers.run("cgroup", text)
+    assert (f["cgroup.nvidia_devices_allowed"], len(f["cgroup.device_rules"])) == (allowed, rules)
+    assert f["cgroup.device_rules"][:2] == (["c 1:5 rwm", "c 1:3 rwm"] if not allowed else ["c 136:* rwm", "c 10:200 rwm"])
+    assert "cgroup.path" not in f and "cgroup.device_filters" not in f

@@ -181,7 +181,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
 _CAT_FILES = [("cgroup.conf", "slurm-conf"), ("gres.conf", "slurm-conf"), ("/proc/cmdline", "cmdline"), ("/proc/meminfo", "meminfo"), ("/proc/stat", "procstat"),
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),
               ("status", "proc-status"), ("config-", "kernel-config"), ("/boot/config", "kernel-config"),
-              ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq"), ("/limits", "limits"), ("config.gz", "kernel-config"),
+              ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq"), ("/limits", "limits"), ("devices.list", "cgroup"), ("config.gz", "kernel-config"),
               ("nvidia-installer.log", "nvidia-installer"), ("/var/lib/dkms/nvidia", "nvidia-installer")]
 # the driver's .run installer, run as ./NVIDIA-Linux-x86_64-535.183.01.run or sh NVIDIA-Linux-...run
 _NV_RUN = re.compile(r"^NVIDIA-Linux-[\w]+-[\d.]+[\w.-]*\.run$")

@@ -308,3 +308,21 @@ def test_an_xid_quoted_without_its_bus_is_still_an_xid():
     # a sentence about an Xid is not one
     with pytest.raises(ParseError):
         parse("Xid 79 means the GPU has fallen off the bus\n")
+
+
+def test_a_gpu_or_rdma_modules_message_without_a_timestamp_is_a_kernel_log():
+    # gdrdrv prints "gdrdrv:" before its messages (no space), as the NVIDIA and mlx5 modules print their own prefixes
+    text = load("dmesg/gdrcopy30-gdrdrv-p2p-get-pages-failed-no-timestamp.txt")
+    assert parsers.detect(text) == "dmesg"
+    f = parsers.run("dmesg", text)
+    assert (f["dmesg.lines"], f["dmesg.xid_codes"], f["dmesg.nvrm_lines"]) == (1, [], 0)
+
+
+@pytest.mark.parametrize("line", [
+    "nvidia-nvlink: Nvlink Core is being initialized, major device number 234",
+    "nvidia 0000:3b:00.0: enabling device (0000 -> 0003)",
+    "mlx5_core 0000:61:00.0: mlx5_cmd_check:795:(pid 53945): ALLOC_UAR(0x802) op_mod(0x0) failed",
+])
+def test_the_module_prefixes_that_mark_a_kernel_line(line):
+    assert parsers.get("dmesg").detect(line + "\n") >= 0.8
+    assert not parsers.get("dmesg").detect("gdrdrv is the kernel module of GDRCopy\n")

@@ -376,9 +376,10 @@ class Walk:
             side, _, fname = name.rpartition(":") if ":" in name else ("target", "", name)
             shown[name] = display(fname, self.lookup(fname, side or "target"))
         for name in node.get("show_known", []):  # an attached measurement (perftest) where one was given
-            value = self.lookup(name, "target")
+            side, _, fname = name.rpartition(":") if ":" in name else ("target", "", name)
+            value = self.lookup(fname, side or "target")
             if not isinstance(value, Unknown):
-                shown[name] = display(name, value)
+                shown[name] = display(fname, value)
         because = self._text(chosen.get("because", ""))
         step = Step(tree.id, nid, "probe", node.get("title", nid), self._text(node.get("why", "")),
                     decision=chosen["next"], because=because, explain=explain, facts=shown, evidence=evidence,

@@ -219,7 +219,7 @@ _HCA_CMD = re.compile(r"mlx5_cmd_(?:check|out_err):\d+:\(pid \d+\): (\w+)\(0x[0-
 _STRONG = re.compile(r"NVRM: |\bS?Xid \(|^(?:NVRM: )?Xid \d{1,3}: [A-Z]|IO_PAGE_FAULT|AMD-Vi: |DMAR: |arm-smmu|tegra241_cmdqv|callbacks suppressed|"
                      r"Kernel command line:|Linux version \d|\d\.[0-7]: (?:AER: |PCIe Bus Error: )|"
                      # the GPU and RDMA stack's kernel modules, by the prefix their messages carry (pr_fmt / dev_printk)
-                     r"^gdrdrv:|^(?:nvidia-nvlink|nvidia-uvm|nvidia-modeset|nvidia-peermem|nv_peer_mem|nvidia_peermem): |"
+                     r"^gdrdrv:|^(?:nvidia-nvlink|nvidia-uvm|nvidia-modeset): |"
                      r"^(?:nvidia|mlx5_core|mlx5_ib|pcieport) [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: ")
 # PCIe Advanced Error Reporting, as the kernel prints it: "<driver> <bdf>: AER: ..." / "<driver> <bdf>: PCIe Bus Error:
 # severity=Uncorrected (Fatal), ..." (newer kernels: "Uncorrectable (Fatal)"), "AER: device recovery failed"

@@ -119,8 +119,10 @@ def _row(cols: list[str], line: str) -> dict[str, Any] | None:
     return row
 
 
-def _new_run() -> dict[str, Any]:
-    return {"test": None, "settings": {}, "cols": [], "rows": [], "gpu": False, "dmabuf": False, "command": False}
+def _new_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A new run, appended to ``runs`` (the one before it ends there)."""
+    runs.append({"test": None, "settings": {}, "cols": [], "rows": [], "gpu": False, "dmabuf": False, "command": False})
+    return runs[-1]
 
 
 def _summary(run: dict[str, Any]) -> dict[str, Any]:
@@ -153,19 +155,17 @@ def _summary(run: dict[str, Any]) -> dict[str, Any]:
 def parse(text: str) -> dict[str, object]:
     text = require_text(text, "perftest output (ib_write_bw ...)")
     runs: list[dict[str, Any]] = []
-    run = _new_run()
+    run = _new_run(runs)
     for line in text.split("\n"):
         title = _TITLE.match(line) if "Test" in line else None
         if title:
             if run["test"] or run["rows"]:
-                runs.append(run)
-                run = _new_run()
+                run = _new_run(runs)
             run["test"] = title.group(1)
             continue
         if _HEADER.match(line):
             if run["rows"]:  # a second table without a new title (a loop whose settings were not pasted)
-                runs.append(run)
-                run = _new_run()
+                run = _new_run(runs)
             run["cols"] = _column_names(line)
             continue
         if run["cols"]:
@@ -176,16 +176,14 @@ def parse(text: str) -> dict[str, object]:
                 continue
         if ("ib_" in line or "raw_ethernet_" in line) and len(line) < 4096 and _COMMAND.search(line):
             if run["rows"] or run["test"]:  # the next run's command line
-                runs.append(run)
-                run = _new_run()
+                run = _new_run(runs)
             run["command"] = True  # its memory is what its options say: --use_cuda (or its siblings) or the host's
             run["gpu"] = "--use_cuda" in line
             run["dmabuf"] = "--use_cuda_dmabuf" in line
             continue
         if _CUDA.match(line):
             if run["rows"]:  # the next run's CUDA set-up, printed before its settings
-                runs.append(run)
-                run = _new_run()
+                run = _new_run(runs)
             run["gpu"] = True
             run["dmabuf"] = run["dmabuf"] or bool(_DMABUF.match(line))
             continue
@@ -193,15 +191,13 @@ def parse(text: str) -> dict[str, object]:
             for m in _SETTING.finditer(line):
                 key = " ".join(m.group(1).split())
                 run["settings"].setdefault("GID index" if key == "Gid index" else key, m.group(2).strip())
-    if run["test"] or run["rows"]:
-        runs.append(run)
     measured = [r for r in runs if r["rows"]]
     if not measured:
         raise ParseError("no perftest result table (' #bytes  #iterations  BW peak[...]' or ' #bytes #iterations  "
                          "t_min[usec] ...' and its rows): the run stopped before measuring, or the paste ends there")
-    last = runs[-1] if runs[-1]["rows"] else measured[-1]
+    last = measured[-1]  # the facts below are the last measured run's
     summaries = [_summary(r) for r in measured[-MAX_RUNS:]]
-    s = _summary(last)
+    s = summaries[-1]
     facts: dict[str, object] = {"perftest.kind": s["kind"], "perftest.rows": s["rows"], "perftest.runs": summaries}
     for key in ("test", "device", "link_type", "bw_avg_gbps", "bw_avg_at_bytes", "lat_typical_usec", "lat_avg_usec"):
         if s.get(key) is not None:
@@ -214,12 +210,11 @@ def parse(text: str) -> dict[str, object]:
             facts[fact] = settings[key]
     for key, fact, strip in (("Number of qps", "perftest.qps", ""), ("Mtu", "perftest.mtu_bytes", "[B]"),
                              ("GID index", "perftest.gid_index", "")):
-        raw = str(settings.get(key, "")).replace(strip, "") if strip else str(settings.get(key, ""))
+        raw = str(settings.get(key, "")).replace(strip, "")
         if raw.isdigit():
             facts[fact] = int(raw)
     if s["gpu_memory"] is not None:
         facts["perftest.gpu_memory"] = s["gpu_memory"]
-    if last["gpu"]:
-        if last["dmabuf"]:
-            facts["perftest.dmabuf"] = True
+    if last["dmabuf"]:  # (only ever set with the GPU's memory)
+        facts["perftest.dmabuf"] = True
     return facts

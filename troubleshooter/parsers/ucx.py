@@ -99,6 +99,14 @@ _UNOPENED = re.compile(r"^\s*#\s+<\s*failed to open (?:interface|memory domain)\
 _OWN_LINE = re.compile(r"(?m)^[^\S\n]*\[\d{9,}\.\d+\]\s+\[[\w.-]+:\d+:\d+\]\s+\w+\.c:\d+\s+UCX\s+[A-Z]+\b")
 
 
+def _error(errors: list[str], sites: list[str], msg: str, loc: str | None) -> None:
+    """An error message, and the UCX source file it came from ('ib_iface.c:1035' -> 'ib_iface.c') once."""
+    add_clipped(errors, msg, MAX_MESSAGES, MAX_TEXT)
+    site = loc.rsplit(":", 1)[0] if loc else None
+    if site and site not in sites and len(sites) < MAX_MESSAGES:
+        sites.append(site)
+
+
 def _build_lines(lines: list[str]) -> list[str]:
     """ucx_info -v's build line and the option lines wrapped below it: the options, one string per line."""
     out: list[str] = []
@@ -116,7 +124,9 @@ def _build_lines(lines: list[str]) -> list[str]:
 def _detect(text: str) -> float:
     head = text[:262144]
     n = len(re.findall(r"\bUCX\s+(?:FATAL|ERROR|WARN|DIAG|INFO|DEBUG)\b", head))
-    n += len(_OMPI.findall(head)) + sum(1 for ln in head.split("\n") if "FATAL:" in ln and _FATAL.search(ln))
+    n += len(_OMPI.findall(head))
+    if "FATAL:" in head:  # (most pastes have none: no split of the text for them)
+        n += sum(1 for ln in head.split("\n") if "FATAL:" in ln and _FATAL.search(ln))
     info = len(re.findall(r"^[^\S\n]*#\s+(?:Memory domain|Transport|Device):", head, re.MULTILINE))
     if n >= 2 or (n and info) or info >= 4:
         return 0.9
@@ -176,10 +186,12 @@ def parse(text: str) -> dict[str, Any]:
         if "onfigured with" in line and _CONFIGURED.match(line) or (build and line.lstrip().startswith("--")):
             build.append(line)  # the build line, and its options a terminal or a ticket wrapped onto lines below
             continue
-        if build and (version or _UCX_OPTION.search(" ".join(_build_lines(build)))):  # below UCX's version line, or with its options
-            without, build = list(dict.fromkeys(_WITHOUT.findall(" ".join(_build_lines(build))))), []
-            seen += 1
-        build = []
+        if build:
+            options = " ".join(_build_lines(build))
+            if version or _UCX_OPTION.search(options):  # below UCX's version line, or with its options
+                without = list(dict.fromkeys(_WITHOUT.findall(options)))
+                seen += 1
+            build = []
         if not signal and "Caught signal" in line and (sg := _SIGNAL.search(line)):
             signal = sg.group(2).strip()
             seen += 1
@@ -201,10 +213,7 @@ def parse(text: str) -> dict[str, Any]:
                     hosts.add(m.group("host"))
                 lvl = m.group("lvl")
                 if lvl in ("ERROR", "FATAL"):
-                    add_clipped(errors, m.group("msg"), MAX_MESSAGES, MAX_TEXT)
-                    loc = m.group("loc")
-                    if loc and loc.rsplit(":", 1)[0] not in sites and len(sites) < MAX_MESSAGES:
-                        sites.append(loc.rsplit(":", 1)[0])
+                    _error(errors, sites, m.group("msg"), m.group("loc"))
                 elif lvl == "WARN":
                     add_clipped(warnings, m.group("msg"), MAX_MESSAGES, MAX_TEXT)
                     nt = _NO_CUDA_TLS.search(m.group("msg"))
@@ -214,10 +223,7 @@ def parse(text: str) -> dict[str, Any]:
         if "FATAL:" in line and (fm := _FATAL.search(line)):
             seen += 1
             hosts.add(fm.group("host"))
-            add_clipped(errors, fm.group("msg"), MAX_MESSAGES, MAX_TEXT)
-            loc = fm.group("loc").rsplit(":", 1)[0]
-            if loc not in sites and len(sites) < MAX_MESSAGES:
-                sites.append(loc)
+            _error(errors, sites, fm.group("msg"), fm.group("loc"))
             continue
         if "ucx" in line and "Error" in line:
             m = _OMPI.search(line)

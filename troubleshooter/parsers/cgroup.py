@@ -49,6 +49,7 @@ _PROG = re.compile(r"^\s*(\d+)\s+(cgroup_\w+|sock_ops|sk_\w+)\s++(multi|override
 _PROC_V2 = re.compile(r"^\s*0::(/\S*)\s*$")
 # cgroup v1 devices.list: "TYPE MAJOR:MINOR ACCESS" (a: all, c: char, b: block; * for any; r, w, m)
 _DEV_RULE = re.compile(r"^\s*([abc]) (\*|\d{1,10}):(\*|\d{1,10}) ([rwm]{1,3})\s*$")
+_DEV_RULE_ANY = re.compile(r"^[^\S\n]*[abc] (?:\*|\d{1,10}):(?:\*|\d{1,10}) [rwm]{1,3}[^\S\n]*$", re.MULTILINE)
 _NVIDIA_MAJOR = "195"  # /dev/nvidia0.. and /dev/nvidiactl (Documentation/admin-guide/devices.txt); uvm's is dynamic
 _RUNTIME = re.compile(r"(?:^|/)(?:docker|containerd|podman|crio|cri-o)[\w@.-]*\.service(?:/|$)")
 MAX_PROGS = 256
@@ -56,10 +57,11 @@ MAX_PROGS = 256
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    lines = [ln for ln in head.split("\n") if ln.strip() and not ln.lstrip().startswith(("#", "$"))]
-    rules = sum(1 for ln in lines if _DEV_RULE.match(ln))
-    if rules >= 3 and rules >= 0.6 * len(lines):
-        return 0.8  # a cgroup v1 devices.list (its command line and a prompt aside)
+    if _DEV_RULE_ANY.search(head):  # (detection runs on every paste: the lines are counted only where one is a rule)
+        lines = [ln for ln in head.split("\n") if ln.strip() and not ln.lstrip().startswith(("#", "$"))]
+        rules = sum(1 for ln in lines if _DEV_RULE.match(ln))
+        if rules >= 3 and rules >= 0.6 * len(lines):
+            return 0.8  # a cgroup v1 devices.list (its command line and a prompt aside)
     if re.search(r"^[^\S\n]*ID\s+AttachType\s+AttachFlags\s+Name\s*$", head, re.MULTILINE):
         return 0.95
     if re.search(r"^[^\S\n]*0::/\S*\s*$", head, re.MULTILINE) and not re.search(r"^[^\S\n]*\d+:[a-z_,=]+:/", head, re.MULTILINE):

@@ -372,13 +372,11 @@ class Walk:
         if chosen is None:
             raise TreeError(f"{tree.path}:{tree.line(nid)}: probe {nid} has no branch for these facts and no default")
         shown = {}
-        for name in node.get("show", []):
-            side, _, fname = name.rpartition(":") if ":" in name else ("target", "", name)
-            shown[name] = display(fname, self.lookup(fname, side or "target"))
-        for name in node.get("show_known", []):  # an attached measurement (perftest) where one was given
+        always = node.get("show", [])
+        for name in always + node.get("show_known", []):  # show_known: an attached measurement, where one was given
             side, _, fname = name.rpartition(":") if ":" in name else ("target", "", name)
             value = self.lookup(fname, side or "target")
-            if not isinstance(value, Unknown):
+            if name in always or not isinstance(value, Unknown):
                 shown[name] = display(fname, value)
         because = self._text(chosen.get("because", ""))
         step = Step(tree.id, nid, "probe", node.get("title", nid), self._text(node.get("why", "")),

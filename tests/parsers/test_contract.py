@@ -111,7 +111,7 @@ EXPECTED_KIND = {"cpufreq": "cpufreq", "cpuidle": "cpuidle", "lscpu": "lscpu", "
                  "nvidia-container-cli/unknown-device-": "nvidia-container-cli",
                  "slurm-conf": "slurm-conf", "dev-nvidia": "dev-nvidia",
                  "slurm-log": "slurm-log", "slurm-plugins": "slurm-plugins", "configure-log": "configure-log",
-                 "bandwidth-test": "bandwidth-test", "cgroup": "cgroup", "loader": "loader"}
+                 "bandwidth-test": "bandwidth-test", "cgroup": "cgroup", "loader": "loader", "roce-qos": "roce-qos"}
 
 
 def _expected(path: Path) -> str | None:

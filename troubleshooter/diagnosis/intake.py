@@ -157,6 +157,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("mlxlink", (), "mlxlink"),
     ("mstlink", (), "mlxlink"),   # mstflint's name for mlxlink
     ("ethtool", (), "ethtool"),
+    ("mlnx_qos", (), "roce-qos"),
     ("dcgmi", ("diag",), "dcgm-diag"),
     ("kubectl", ("-o yaml", "-oyaml", "--output=yaml", "--output yaml", "-o=yaml"), "k8s-pod"),
     ("ip", ("addr", "address", "link", "-br", "-brief"), "ip-addr"),
@@ -182,6 +183,7 @@ _CAT_FILES = [("cgroup.conf", "slurm-conf"), ("gres.conf", "slurm-conf"), ("/pro
               ("/etc/nccl.conf", "nccl-conf"), ("nccl.conf", "nccl-conf"), ("topo", "nccl-topo"),
               ("status", "proc-status"), ("config-", "kernel-config"), ("/boot/config", "kernel-config"),
               ("cpuidle", "cpuidle"), ("cpufreq", "cpufreq"), ("/limits", "limits"), ("devices.list", "cgroup"), ("config.gz", "kernel-config"),
+              ("traffic_class", "roce-qos"),
               ("nvidia-installer.log", "nvidia-installer"), ("/var/lib/dkms/nvidia", "nvidia-installer")]
 # the driver's .run installer, run as ./NVIDIA-Linux-x86_64-535.183.01.run or sh NVIDIA-Linux-...run
 _NV_RUN = re.compile(r"^NVIDIA-Linux-[\w]+-[\d.]+[\w.-]*\.run$")

@@ -364,7 +364,7 @@ _HOST_WIDE = {"dmesg", "cmdline", "kernel-config", "kmod", "lspci", "cpufreq", "
 # Outputs that add up when one paste holds several (two nccl-tests runs, a log in pieces); a state listing
 # (ibstat, env) is a snapshot, and the last one shown stands
 _ACCUMULATE = {"nccl-tests", "nccl-debug", "dmesg", "cuda-errors", "steps", "nhc", "torch-distributed", "ucx", "bandwidth-test",
-               "thread-placement", "perftest"}
+               "thread-placement", "perftest", "roce-qos"}
 
 
 def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
@@ -431,7 +431,7 @@ _EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
 #: /proc/PID/limits the process whose limits they are; slurm-plugins which package it lists and through which grep;
 #: bandwidthTest the NUMA binding numactl or taskset gave it; bpftool cgroup show the cgroup whose programs it lists
 _READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "slurm-conf", "nvidia-smi-status", "limits", "slurm-plugins",
-                                 "bandwidth-test", "cgroup", "perftest"})
+                                 "bandwidth-test", "cgroup", "perftest", "roce-qos"})
 
 
 def _as_read(kind: str | None, b: intake.Block, text: str) -> str:
@@ -551,7 +551,7 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
 #: outputs that only speak of NCCL's network and the job's RDMA / socket setup: the wrong-fabric tree's evidence
 NCCL_FABRIC_KINDS = frozenset({"nccl-debug", "env", "ibstat", "ibstatus", "ib-sysfs", "ibv-devinfo", "rdma-link",
                                "ibdev2netdev", "show-gids", "ip-addr", "torch-distributed", "docker-run", "k8s-pod",
-                               "job-script", "ucx", "limits"})
+                               "job-script", "ucx", "limits", "roce-qos"})
 
 
 def infer_symptom(facts: EvidenceFacts) -> str | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from troubleshooter.model import fabric_measure, gpu_shapes
+from troubleshooter.model import fabric_measure, gpu_shapes, roce_qos
 from troubleshooter.model.facts import Fact, FactSet, declare
 
 declare("derived", [
@@ -82,6 +82,7 @@ _OPEN_OR_UAR = re.compile(r"ibv_open_device|devx_alloc_uar")
 _ENOMEM = {"ucx.errors": _UCX_ENOMEM, "ucx.warnings": _UCX_ENOMEM, "nccl.warnings": _VERBS_ENOMEM,
            "rdma.verbs_errors": _VERBS_ENOMEM}
 READS["rdma.enomem"] = tuple(_ENOMEM)
+READS.update(roce_qos.READS)
 READS["rdma.perftest_vs_port"] = READS["rdma.perftest_port_pct"] = ("perftest.runs", "ib.ports")
 READS["rdma.gdr_below_other_runs"] = ("perftest.runs",)
 READS["nccl.hca_transport_outliers"] = ("nccl.hca_transports",)
@@ -137,6 +138,8 @@ def apply(fs: FactSet) -> None:
     gpu_shapes.processes_crowded(fs)
     _peermem(fs)
     _rdma_enomem(fs)
+    roce_qos.retry_exceeded(fs)
+    roce_qos.rdma_priority(fs)
     fabric_measure.perftest_vs_port(fs)
     fabric_measure.gpu_memory_vs_other_runs(fs)
     _limits_process(fs)

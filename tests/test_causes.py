@@ -219,6 +219,10 @@ def test_retry_exceeded_on_roce_with_the_gid_index_chosen_points_at_the_path_not
     new = str(Path(__file__).parent / "data/nccl-debug/nccl1405-ib-plugin-completion-from-peer-status-12-vendor-err-129.txt")
     assert ("roce-mtu-mismatch", "likely") in _found([new, str(cmd)])
     assert "roce-mtu-mismatch" not in [c for c, _ in _found([new])]
+    # between the two, 'Got completion from peer ADDR<PORT> with error 12' (a real Azure node's log): the same
+    between = str(Path(__file__).parent / "data/nccl-debug/azure-2node-ib-not-colocated-completion-error-12.txt")
+    assert ("roce-mtu-mismatch", "likely") in _found([between, str(cmd)])
+    assert "roce-mtu-mismatch" not in [c for c, _ in _found([between])]
 
 
 def test_a_bare_verbs_enomem_line_is_evidence_for_the_memlock_limit(tmp_path) -> None:

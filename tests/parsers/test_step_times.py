@@ -39,6 +39,29 @@ def test_real_megatron_excerpt_two_regimes_is_bimodal():
     assert f["steps.stall_ms"] == pytest.approx(140197.9 - (87871.6 + 89075.2) / 2, abs=0.01)
 
 
+def test_megatron_deepspeed_prints_seconds():
+    # JUWELS Booster's benchmark (Megatron-LM patched to print seconds): five iterations at ~35 s
+    f = run(load("steps/jubench-megatron-deepspeed-iterations-seconds.txt"))
+    assert (f["steps.format"], f["steps.count"], f["steps.min_ms"], f["steps.max_ms"]) == ("megatron", 5, 34870.9, 35865.1)
+
+
+def test_the_runs_first_iteration_is_warm_up_even_in_a_short_excerpt():
+    # LUMI, 175B on 256 nodes: iteration 1 took 100.19 s, the next seven ~36.3 s. Not a bimodal run
+    f = run(load("steps/lumi-llm-scaling-megatron-deepspeed-iterations-seconds.txt"))
+    assert (f["steps.count"], f["steps.skipped_warmup"], f["steps.max_ms"]) == (7, 1, 36560.0)
+    assert "steps.shape" not in f  # seven steps left: too few for a shape
+    assert f["steps.slow_share_pct"] == 0.0
+
+
+def test_a_batch_size_ramp_is_not_a_slowdown():
+    # HF datablations: global batch size 128 up to iteration 5200, 256 from 5400; the step time doubles with it
+    f = run(load("steps/datablations-megatron-deepspeed-iterations-seconds.txt"))
+    assert f["steps.batch_size_changes"] == ["128 -> 256 at iteration 5400"]
+    assert (f["steps.other_batch_size"], f["steps.count"]) == (4, 4)
+    assert (f["steps.min_ms"], f["steps.max_ms"]) == (7410.0, 7970.0)
+    assert "steps.shape" not in f
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_generated_bimodal_stalls(seed):
     r = random.Random(seed)

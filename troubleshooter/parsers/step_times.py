@@ -7,7 +7,8 @@ Real sample (Megatron-LM, Mixtral 8x7B on 16 x H100, NVIDIA/Megatron-LM issue #7
 
 (one line per iteration in the real log). Formats read, the first that matches wins:
 
-1. Megatron-LM / NeMo (Megatron core): ``elapsed time per iteration (ms): 1234.5``.
+1. Megatron-LM / NeMo (Megatron core): ``elapsed time per iteration (ms): 1234.5``; Megatron-DeepSpeed's
+   ``elapsed time per iteration (s): 105.22`` (seconds).
 2. NeMo / Lightning metric: ``train_step_timing in s: 1.23`` or ``train_step_timing=1.23`` (seconds).
 3. PyTorch Lightning / tqdm progress lines: ``Epoch 0:  12%|...| 120/1000 [01:23<10:12, 1.44it/s, ...]``
    (``it/s`` -> 1000/x ms, ``s/it`` -> x*1000 ms); one value per distinct (epoch, step) pair, the last
@@ -25,8 +26,13 @@ What it means: case 2 of the domain notes saw a bimodal step time with 50-100 ms
 threads sharing cores with hypervisor housekeeping and missing NUMA binding: a steady median but a separated
 cluster of slow steps.
 
-Warm-up: with at least 20 steps, the first step is dropped (``steps.skipped_warmup`` = 1) when it is more than
-2x the median of the others (compilation, allocator warm-up); nothing else is dropped.
+Warm-up: with at least 20 steps, or when Megatron numbers it iteration 1 (the run's first), the first step is
+dropped (``steps.skipped_warmup`` = 1) when it is more than 2x the median of the others (compilation, allocator
+warm-up); nothing else is dropped.
+
+Batch-size ramp-up: a Megatron log whose iterations print different global batch sizes (``--rampup-batch-size``)
+is measured on the steps at the last size only (a step's time grows with its batch); the changes are listed
+(``steps.batch_size_changes``).
 
 Shape rule (``steps.shape``, needs at least 8 steps):
 
@@ -48,6 +54,7 @@ there are no slow steps.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from typing import Any
@@ -68,6 +75,10 @@ FACTS = [
     ("steps.stall_ms", "number", "ms", "median excess of the slow steps over the overall median"),
     ("steps.skipped_warmup", "number", "count", "warm-up steps dropped at the start (0 or 1)"),
     ("steps.format", "string", "", "which log format was read (megatron, nemo, lightning, step-lines, csv, numbers)"),
+    ("steps.batch_size_changes", "list", "", "where Megatron's global batch size changed between the iterations read "
+     "('128 -> 256 at iteration 5400', a batch-size ramp-up): only the steps at the last size are measured"),
+    ("steps.other_batch_size", "number", "count", "step times left out because they ran at another global batch size "
+     "than the last one (a step's time grows with its batch)"),
 ]
 
 MIN_SHAPE_STEPS = 8
@@ -79,7 +90,11 @@ LONG_TAIL_RATIO = 1.3
 SLOW_FACTOR = 1.2
 MAX_STEP_MS = 1e9  # ~11.6 days: anything larger is not a step time
 
-_MEGATRON = re.compile(r"elapsed time per iteration \(ms\):\s*([0-9.]+(?:[eE][+-]?\d+)?)")
+# Megatron-LM prints milliseconds; Megatron-DeepSpeed seconds ("elapsed time per iteration (s): 105.22")
+_MEGATRON = re.compile(r"elapsed time per iteration \((ms|s)\):\s*([0-9.]+(?:[eE][+-]?\d+)?)")
+# the record each time belongs to: " iteration   42780/ 115311 |" starts it; its batch size may sit on a re-wrapped line
+_ITERATION = re.compile(r"\biteration\s+(\d+)\s*/\s*\d+")
+_BATCH = re.compile(r"global batch size:\s*(\d+)")
 _NEMO = re.compile(r"train_step_timing(?: in s)?\s*[:=]\s*([0-9.]+(?:[eE][+-]?\d+)?)")
 _LIGHTNING = re.compile(r"(?:Epoch\s+(\d+).*?)?\b(\d+)/(\d+)\s*\[[^\]]*?([0-9.]+)\s*(it/s|s/it)")
 _STEPLINE = re.compile(r"\bstep\b\s*[:=#]?\s*(\d+)\b(.*)", re.IGNORECASE)
@@ -105,8 +120,25 @@ def _unitless(values: list[float]) -> list[float]:
     return [v * 1000.0 for v in values] if med < 20 else values
 
 
+def _megatron(text: str) -> list[tuple[float, int | None, int | None]]:
+    """Megatron's step times, each with the iteration number and the global batch size of its record (None where
+    the record does not print them)."""
+    starts = [(m.start(), int(m.group(1))) for m in _ITERATION.finditer(text)]
+    out = []
+    for m in _MEGATRON.finditer(text):
+        ms = float(m.group(2)) * (1000.0 if m.group(1) == "s" else 1.0)
+        i = bisect.bisect_right(starts, (m.start(), 1 << 62)) - 1
+        if i < 0:
+            out.append((ms, None, None))
+            continue
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
+        b = _BATCH.search(text, starts[i][0], end)
+        out.append((ms, starts[i][1], int(b.group(1)) if b else None))
+    return out
+
+
 def _extract(text: str) -> tuple[str, list[float]]:
-    vals = [float(m.group(1)) for m in _MEGATRON.finditer(text)]
+    vals = [v for v, _, _ in _megatron(text)]
     if vals:
         return "megatron", vals
     vals = [float(m.group(1)) * 1000.0 for m in _NEMO.finditer(text)]
@@ -150,7 +182,7 @@ def _extract(text: str) -> tuple[str, list[float]]:
             nums.append(float(v))
     if nums and other <= max(1, len(nums) // 20):
         return "numbers", _unitless(nums)
-    raise ParseError("no step times found (expected Megatron 'elapsed time per iteration (ms)', Lightning "
+    raise ParseError("no step times found (expected Megatron 'elapsed time per iteration (ms)' or '(s)', Lightning "
                      "progress lines, 'step N ... time X' lines, a CSV with a time column or one number per line)")
 
 
@@ -260,11 +292,24 @@ def shape_of(values: list[float]) -> dict[str, Any]:
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "a training log with step times")
     fmt, vals = _extract(text)
+    extra: dict[str, Any] = {}
+    first_iteration = False
+    if fmt == "megatron":
+        recs = [r for r in _megatron(text) if r[0] == r[0] and 0 <= r[0] <= MAX_STEP_MS]
+        sizes = [b for _, _, b in recs]
+        if len({b for b in sizes if b is not None}) > 1 and None not in sizes:
+            extra["steps.batch_size_changes"] = [f"{a[2]} -> {b[2]} at iteration {b[1]}" if b[1] is not None else
+                                                 f"{a[2]} -> {b[2]}" for a, b in zip(recs, recs[1:]) if a[2] != b[2]]
+            kept = [r for r in recs if r[2] == sizes[-1]]
+            extra["steps.other_batch_size"] = len(recs) - len(kept)
+            recs = kept
+        vals = [v for v, _, _ in recs]
+        first_iteration = bool(recs) and recs[0][1] == 1  # the run's first iteration (compilation, allocator warm-up)
     vals = [v for v in vals if v == v and 0 <= v <= MAX_STEP_MS]  # nan, negative and absurd values dropped
     if not vals:
         raise ParseError("step times found but none is a usable number")
     skipped = 0
-    if len(vals) >= 20 and vals[0] > 2 * _median(vals[1:]):
+    if (len(vals) >= 20 or first_iteration and len(vals) >= 2) and vals[0] > 2 * _median(vals[1:]):
         vals = vals[1:]
         skipped = 1
     xs = sorted(vals)
@@ -288,4 +333,5 @@ def parse(text: str) -> dict[str, Any]:
     if n < MIN_SHAPE_STEPS:
         shape.pop("steps.shape", None)
     facts.update(shape)
+    facts.update(extra)
     return facts

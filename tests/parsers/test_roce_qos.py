@@ -146,3 +146,15 @@ def test_no_pfc_at_all_and_unacknowledged_packets_find_the_cause():
     _, walk, _ = _walk([D + "magnate3-mlnx_qos-md-centos12-trust-dscp-nopfc-empty-tclass.txt"])
     assert walk.conclusions == []
     assert [h.state for h in walk.hypotheses if h.id == "roce-traffic-class-not-lossless"] == ["suspected"]
+
+
+def test_retry_timeouts_on_a_roce_only_job_point_at_the_qos_to_read():
+    # NCCL's RoCE-only HCA list (an 8-NIC RoCE node's log) beside 'Got completion from peer ... status=12' (nccl#1405's
+    # log): two real outputs. The QoS is not shown: possible, with the traffic class and mlnx_qos as what decides
+    _, walk, _ = _walk(["nccl-debug/roce-8nic-stale-aws-ofi-plugin-verbs-rxm-fallback-to-ib-nccl2.27.5.txt",
+                        "nccl-debug/nccl1405-ib-plugin-completion-from-peer-status-12-vendor-err-129.txt"])
+    hyp = {h.id: h for h in walk.hypotheses}
+    assert hyp["roce-traffic-class-not-lossless"].state == "suspected"
+    # the same timeouts where NCCL also lists an InfiniBand HCA (an Azure node): the packets may have been on that one
+    _, walk, _ = _walk(["nccl-debug/azure-2node-ib-not-colocated-completion-error-12.txt"])
+    assert "roce-traffic-class-not-lossless" not in [h.id for h in walk.hypotheses if h.state == "suspected"]

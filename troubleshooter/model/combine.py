@@ -139,6 +139,7 @@ def apply(fs: FactSet) -> None:
     _peermem(fs)
     _rdma_enomem(fs)
     roce_qos.retry_exceeded(fs)
+    roce_qos.non_roce_hcas(fs)
     roce_qos.rdma_priority(fs)
     fabric_measure.perftest_vs_port(fs)
     fabric_measure.gpu_memory_vs_other_runs(fs)

@@ -20,6 +20,8 @@ declare("derived", [
      "row were shown: 'tclass 236 (the driver's Global tclass) is DSCP 59: priority 5 on eth1, PFC on'"),
     ("roce.default_tc_off_lossless", "list", "", "the same for NCCL's default traffic class 0, where an environment "
      "listing shows NCCL_IB_TC unset and no Global tclass was read (one the driver forces would override it)"),
+    ("nccl.non_roce_hcas", "list", "", "the HCAs NCCL's NET/IB list marks other than RoCE (InfiniBand ones): [] when "
+     "every HCA it uses is RoCE, so an unacknowledged packet was on Ethernet"),
     ("rdma.retry_exceeded", "list", "", "messages saying a queue pair's work completion failed because its packets were "
      "never acknowledged (IBV_WC_RETRY_EXC_ERR, status 12: 'transport retry counter exceeded', NCCL's 'completion with "
      "error 12'), from NCCL, UCX and the verbs tools; [] when their output was read and none says so"),
@@ -31,12 +33,21 @@ READS: dict[str, tuple[str, ...]] = {
     "roce.rdma_placement": ("roce.qos_ports", "roce.global_tclass", "nccl.effective.NCCL_IB_TC"),
 }
 
-# NCCL: "Got completion from peer 10.2.0.5<33092> with error 12, opcode 0, len 0, vendor err 129" (older: "Got completion
-# with error 12"); verbs: IBV_WC_RETRY_EXC_ERR, "transport retry counter exceeded"; UCX: "Transport retry count exceeded"
-_RETRY = re.compile(r"(?i)completion\b.{0,80}?\bwith error 12\b|\bstatus[ =:]*12\b.{0,40}retry|transport retry "
-                    r"count(?:er)? exceeded|\bRETRY_EXC(?:_ERR)?\b")
+# NCCL: "Got completion with error 12", then "Got completion from peer 10.2.0.5<33092> with error 12, opcode 0 ...",
+# later "... with status=12 opcode=0" (12 is IBV_WC_RETRY_EXC_ERR); verbs: "transport retry counter exceeded"; UCX:
+# "Transport retry count exceeded"
+_RETRY = re.compile(r"(?i)completion\b.{0,80}?\bwith (?:error |status=)12\b|\bstatus[ =:]*12\b.{0,40}retry|transport "
+                    r"retry count(?:er)? exceeded|\bRETRY_EXC(?:_ERR)?\b")
 _RETRY_SOURCES = ("nccl.warnings", "ucx.errors", "rdma.verbs_errors")
 READS["rdma.retry_exceeded"] = _RETRY_SOURCES
+READS["nccl.non_roce_hcas"] = ("nccl.hca_transports",)
+
+
+def non_roce_hcas(fs: FactSet) -> None:
+    layers = fs.get_value("nccl.hca_transports")
+    if isinstance(layers, dict) and layers and "nccl.non_roce_hcas" not in fs:
+        fs.add(Fact("nccl.non_roce_hcas", sorted(h for h, t in layers.items() if not str(t).startswith("RoCE")), "",
+                    "inferred: NCCL's NET/IB list", "", 0.0))
 
 
 def retry_exceeded(fs: FactSet) -> None:

@@ -72,6 +72,24 @@ def test_scontrol_node_misdescribed_topology():
     assert "slurm.node.reason" not in f
 
 
+def test_scontrol_node_lines_grepd_under_the_command_that_names_the_node():
+    # the real record, through `scontrol show node dgx001 | grep -i tres` (the lines grep keeps, under its command)
+    lines = [ln for ln in load(NODE).split("\n") if "tres" in ln.lower()]
+    f = parsers.run("scontrol-node", "# scontrol show node dgx001 | grep -i tres\n" + "\n".join(lines) + "\n")
+    assert (f["slurm.node.name"], f["slurm.node.gpus"]) == ("dgx001", 8)
+    assert f["slurm.node.alloc_tres"] == {"cpu": 128, "gres/gpu": 8}
+    # without the command line, or with lines that are not the record's, they are nobody's record
+    with pytest.raises(ParseError):
+        parsers.run("scontrol-node", "\n".join(lines) + "\n")
+    with pytest.raises(ParseError):
+        parsers.run("scontrol-node", "$ scontrol show node dgx001 | grep -i tres\n" + "\n".join(lines) + "\nsomething else\n")
+    # two nodes' lines (a node list): the same key twice, refused
+    with pytest.raises(ParseError):
+        parsers.run("scontrol-node", "$ scontrol show node dgx[001-002] | grep CfgTRES\n" + lines[0] + "\n" + lines[0] + "\n")
+    with pytest.raises(ParseError):
+        parsers.run("scontrol-node", "$ scontrol show node dgx001 | grep CfgTRES\n" + lines[0] + "\n" + lines[0] + "\n")
+
+
 def test_scontrol_node_trailing_reason_with_spaces():
     f = parsers.run("scontrol-node", "NodeName=n1 CPUTot=8 State=DOWN+DRAIN\n   Reason=Kill task failed [root@2024-01-01T00:00:00]\n")
     assert f["slurm.node.reason"] == "Kill task failed [root@2024-01-01T00:00:00]"

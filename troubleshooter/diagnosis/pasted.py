@@ -431,7 +431,7 @@ _EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
 #: /proc/PID/limits the process whose limits they are; slurm-plugins which package it lists and through which grep;
 #: bandwidthTest the NUMA binding numactl or taskset gave it; bpftool cgroup show the cgroup whose programs it lists
 _READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "slurm-conf", "nvidia-smi-status", "limits", "slurm-plugins",
-                                 "bandwidth-test", "cgroup", "perftest", "roce-qos"})
+                                 "bandwidth-test", "cgroup", "perftest", "roce-qos", "scontrol-node"})
 
 
 def _as_read(kind: str | None, b: intake.Block, text: str) -> str:

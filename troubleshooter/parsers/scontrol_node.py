@@ -48,6 +48,29 @@ FACTS = [
 ]
 
 
+# a record grep'd out of "scontrol show node NAME | grep gres" keeps its Key=value lines and loses the NodeName= that
+# starts it: the command line, when shown, names the node
+_COMMAND = re.compile(r"^\s*[$#]\s*(?:sudo\s+)?scontrol\s+(?:-\w+\s+)*show\s+nodes?\s+([A-Za-z0-9][\w.-]*)(?=\s|$)", re.M)
+_NODE_KEY = re.compile(r"^\s*(?:CfgTRES|AllocTRES|Gres|GresUsed|State|Reason|CPUTot|CPUAlloc|RealMemory|Partitions|"
+                       r"Sockets|CoresPerSocket|ThreadsPerCore|FreeMem|AllocMem|CPULoad)=\S")
+
+
+def _grepped(text: str) -> list[list[tuple[int, str]]]:
+    """The lines under the command line that names the node, read as that node's record when they are its Key=value
+    lines (all of them: anything else is not a fragment of one record)."""
+    m = _COMMAND.search(text)
+    if not m:
+        return []
+    no = text.count("\n", 0, m.start()) + 1
+    body = [(no + i, ln) for i, ln in enumerate(text[m.end():].split("\n")[1:], 1) if ln.strip()]
+    if not body or not all(_NODE_KEY.match(ln) for _, ln in body):
+        return []
+    keys = [k for _, ln in body for k, _ in split_fields(ln)]
+    if len(keys) != len(set(keys)):
+        return []  # a key twice: several nodes' lines (a node list or a glob the pattern did not catch)
+    return [[(no, f"NodeName={m.group(1)}"), *body]]
+
+
 def _detect(text: str) -> float:
     head = text[:65536]
     if re.search(r"^[^\S\n]*NodeName=\S+ ", head, re.M) and re.search(r"\b(CPUTot|RealMemory|CoresPerSocket)=", head):
@@ -64,9 +87,10 @@ def _detect(text: str) -> float:
 )
 def parse(text: str) -> dict[str, object]:
     text = require_text(text, "scontrol show node output")
-    recs = records(text, "NodeName")
+    recs = records(text, "NodeName") or _grepped(text)
     if not recs:
-        raise ParseError("no 'NodeName=' record found (expected scontrol show node output)")
+        raise ParseError("no 'NodeName=' record found (expected scontrol show node output, or its lines grep'd under "
+                         "the command line that names the node)")
     fields: dict[str, str] = {}
     for _no, line in recs[0]:
         for k, v in split_fields(line):

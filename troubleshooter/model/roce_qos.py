@@ -30,7 +30,7 @@ declare("derived", [
 READS: dict[str, tuple[str, ...]] = {
     "roce.rdma_off_lossless": ("roce.qos_ports", "roce.global_tclass", "nccl.effective.NCCL_IB_TC"),
     "roce.default_tc_off_lossless": ("roce.qos_ports", "roce.global_tclass", "env.names"),
-    "roce.rdma_placement": ("roce.qos_ports", "roce.global_tclass", "nccl.effective.NCCL_IB_TC"),
+    "roce.rdma_placement": ("roce.qos_ports", "roce.global_tclass", "nccl.effective.NCCL_IB_TC", "env.names"),
 }
 
 # NCCL: "Got completion with error 12", then "Got completion from peer 10.2.0.5<33092> with error 12, opcode 0 ...",

@@ -68,6 +68,16 @@ def _detect(text: str) -> float:
     return 0.8 if _TCLASS.search(head) and re.search(r"(?m)^\s*(?:\S.*=\s*)?Global tclass=\d{1,3}\s*$", head) else 0.0
 
 
+def _starts_port(line: str, pfc_head: bool, cur: dict[str, Any] | None) -> bool:
+    """Whether the line begins another port's output: mlnx_qos' first line (DCBX mode), or a trust state or PFC table
+    that the port being read already has (a grep'd output that kept only those lines)."""
+    if _DCBX.match(line):
+        return True
+    if _TRUST.match(line):
+        return cur is None or cur["trust"] is not None
+    return pfc_head and (cur is None or cur["pfc"] is not None)
+
+
 @parser(
     "roce-qos",
     detect=_detect,
@@ -97,8 +107,7 @@ def parse(text: str) -> dict[str, Any]:
             tclasses.append({"device": device, "tclass": int(m.group(1))})
             continue
         pfc_head = "PFC configuration:" in line
-        if _DCBX.match(line) or (_TRUST.match(line) or pfc_head) and (
-                cur is None or cur["trust"] and not pfc_head or pfc_head and cur["pfc"] is not None):
+        if _starts_port(line, pfc_head, cur):
             cur = {"iface": iface, "trust": None, "pfc": None, "dcbx": None}
             ports.append(cur)
             iface, in_map, in_pfc = None, False, False

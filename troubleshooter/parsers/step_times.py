@@ -138,9 +138,8 @@ def _megatron(text: str) -> list[tuple[float, int | None, int | None]]:
 
 
 def _extract(text: str) -> tuple[str, list[float]]:
-    vals = [v for v, _, _ in _megatron(text)]
-    if vals:
-        return "megatron", vals
+    """The step times of the first format that matches (Megatron's are read by :func:`_megatron`, with their
+    iterations and batch sizes)."""
     vals = [float(m.group(1)) * 1000.0 for m in _NEMO.finditer(text)]
     if vals:
         return "nemo", vals
@@ -291,11 +290,12 @@ def shape_of(values: list[float]) -> dict[str, Any]:
 )
 def parse(text: str) -> dict[str, Any]:
     text = require_text(text, "a training log with step times")
-    fmt, vals = _extract(text)
     extra: dict[str, Any] = {}
     first_iteration = False
-    if fmt == "megatron":
-        recs = [r for r in _megatron(text) if r[0] == r[0] and 0 <= r[0] <= MAX_STEP_MS]
+    recs = _megatron(text)
+    if recs:
+        fmt = "megatron"
+        recs = [r for r in recs if r[0] == r[0] and 0 <= r[0] <= MAX_STEP_MS]
         sizes = [b for _, _, b in recs]
         if len({b for b in sizes if b is not None}) > 1 and None not in sizes:
             extra["steps.batch_size_changes"] = [f"{a[2]} -> {b[2]} at iteration {b[1]}" if b[1] is not None else
@@ -305,6 +305,8 @@ def parse(text: str) -> dict[str, Any]:
             recs = kept
         vals = [v for v, _, _ in recs]
         first_iteration = bool(recs) and recs[0][1] == 1  # the run's first iteration (compilation, allocator warm-up)
+    else:
+        fmt, vals = _extract(text)
     vals = [v for v in vals if v == v and 0 <= v <= MAX_STEP_MS]  # nan, negative and absurd values dropped
     if not vals:
         raise ParseError("step times found but none is a usable number")

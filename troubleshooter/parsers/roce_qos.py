@@ -62,10 +62,11 @@ _TCLASS = re.compile(r"\bGlobal tclass=(\d{1,3})\b")
 
 def _detect(text: str) -> float:
     head = text[:65536]
-    if re.search(r"(?m)^\s*Priority trust state:\s*(?:pcp|dscp)\s*$", head) or (
-            "PFC configuration:" in head and re.search(r"(?m)(?:^|\s)enabled\s+[01](?:\s+[01]){7}\s*$", head)):
+    if re.search(r"(?m)^[^\S\n]*Priority trust state:[^\S\n]*(?:pcp|dscp)[^\S\n]*$", head) or (
+            "PFC configuration:" in head and re.search(r"(?m)(?:^|[^\S\n])enabled(?:[^\S\n]+[01]){8}[^\S\n]*$", head)):
         return 0.9
-    return 0.8 if _TCLASS.search(head) and re.search(r"(?m)^\s*(?:\S.*=\s*)?Global tclass=\d{1,3}\s*$", head) else 0.0
+    return 0.8 if _TCLASS.search(head) and re.search(r"(?m)^[^\S\n]*(?:\S[^\n]*=[^\S\n]*)?Global tclass=\d{1,3}[^\S\n]*$",
+                                                     head) else 0.0
 
 
 def _starts_port(line: str, pfc_head: bool, cur: dict[str, Any] | None) -> bool:

@@ -50,7 +50,8 @@ FACTS = [
 
 # a record grep'd out of "scontrol show node NAME | grep gres" keeps its Key=value lines and loses the NodeName= that
 # starts it: the command line, when shown, names the node
-_COMMAND = re.compile(r"^\s*[$#]\s*(?:sudo\s+)?scontrol\s+(?:-\w+\s+)*show\s+nodes?\s+([A-Za-z0-9][\w.-]*)(?=\s|$)", re.M)
+_COMMAND = re.compile(r"^[^\S\n]*[$#][^\S\n]*(?:sudo[^\S\n]+)?scontrol[^\S\n]+(?:-\w+[^\S\n]+)*show[^\S\n]+nodes?[^\S\n]+"
+                      r"([A-Za-z0-9][\w.-]*)(?=\s|$)", re.M)
 _NODE_KEY = re.compile(r"^\s*(?:CfgTRES|AllocTRES|Gres|GresUsed|State|Reason|CPUTot|CPUAlloc|RealMemory|Partitions|"
                        r"Sockets|CoresPerSocket|ThreadsPerCore|FreeMem|AllocMem|CPULoad)=\S")
 

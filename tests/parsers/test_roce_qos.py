@@ -135,13 +135,17 @@ def test_nccls_default_class_where_an_environment_listing_has_no_nccl_ib_tc_is_p
 
 
 def test_no_pfc_at_all_and_unacknowledged_packets_find_the_cause():
-    # a port with PFC on no priority (magnate3) beside NCCL's completion error 12 (an Azure node's log): two machines'
-    # outputs, the signature's two halves
-    ef, walk, _ = _walk([D + "magnate3-mlnx_qos-md-centos12-trust-dscp-nopfc-empty-tclass.txt",
-                         "nccl-debug/azure-2node-ib-not-colocated-completion-error-12.txt"])
+    # a port with PFC on no priority (magnate3) beside NCCL on RoCE HCAs only (an 8-NIC RoCE node's log) and NCCL's
+    # completion status 12 (nccl#1405's log): three real outputs of different machines, the signature's halves
+    nopfc = D + "magnate3-mlnx_qos-md-centos12-trust-dscp-nopfc-empty-tclass.txt"
+    ef, walk, _ = _walk([nopfc, "nccl-debug/roce-8nic-stale-aws-ofi-plugin-verbs-rxm-fallback-to-ib-nccl2.27.5.txt",
+                         "nccl-debug/nccl1405-ib-plugin-completion-from-peer-status-12-vendor-err-129.txt"])
     assert ef.lookup("roce.ports_without_pfc") == ["ens6"]
-    assert len(ef.lookup("rdma.retry_exceeded")) == 1
+    assert len(ef.lookup("rdma.retry_exceeded")) == 3
     assert "roce-traffic-class-not-lossless" in [c.cause for c in walk.conclusions]
+    # the same timeouts where NCCL also lists an InfiniBand HCA (an Azure node's log): they may have been on that one
+    _, walk, _ = _walk([nopfc, "nccl-debug/azure-2node-ib-not-colocated-completion-error-12.txt"])
+    assert "roce-traffic-class-not-lossless" not in [c.cause for c in walk.conclusions]
     # the port alone: lossy RoCE can be a design, so only possible
     _, walk, _ = _walk([D + "magnate3-mlnx_qos-md-centos12-trust-dscp-nopfc-empty-tclass.txt"])
     assert walk.conclusions == []

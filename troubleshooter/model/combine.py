@@ -375,18 +375,15 @@ def _rdma_enomem(fs: FactSet) -> None:
     """One fact for "RDMA could not get memory", read by memlock-limit and kernel-cma-rdma-enomem alike."""
     if "rdma.enomem" in fs:
         return
-    read = [name for name in _ENOMEM if name in fs]
+    read, hits = fs.messages_matching(_ENOMEM)
     if not read:
         return
-    values = {name: fs.get_value(name) for name in read}
     # (a DMA-BUF registration maps GPU memory: it is not counted against the locked-memory limit, so its ENOMEM is not
     # memlock's: NCCL asking for more than the GPU can map, vllm-project/vllm#19613's oversized NCCL_BUFFSIZE)
     # (opening the device or allocating its doorbell pages is neither a queue nor a registration: ENOMEM there is the
     # adapter's BAR out of UAR pages, hca-uar-space-exhausted, with many processes per adapter; the limit is not asked)
-    hits = [m for name, v in values.items() for m in (v if isinstance(v, list) else [v])
-            if isinstance(m, str) and _ENOMEM[name].search(m) and "reg_dmabuf_mr" not in m
-            and not _OPEN_OR_UAR.search(m)]
-    fs.add(Fact("rdma.enomem", list(dict.fromkeys(hits)), "", f"inferred from {', '.join(read)}", "", 0.0))
+    hits = [m for m in hits if "reg_dmabuf_mr" not in m and not _OPEN_OR_UAR.search(m)]
+    fs.add(Fact("rdma.enomem", hits, "", f"inferred from {', '.join(read)}", "", 0.0))
 
 
 def _scope(fs: FactSet) -> None:

@@ -219,5 +219,16 @@ class FactSet(Mapping[str, Fact]):
             return f"not in the output of {', '.join(producers)}"
         return "no source collected it"
 
+    def messages_matching(self, patterns: Mapping[str, re.Pattern[str]]) -> tuple[list[str], list[str]]:
+        """For facts holding messages (a list of them, or one): the names of those present, and their messages that
+        the name's pattern finds, in order and each once."""
+        read = [name for name in patterns if name in self._facts]
+        hits: list[str] = []
+        for name in read:
+            value = self._facts[name].value
+            hits += [m for m in (value if isinstance(value, list) else [value])
+                     if isinstance(m, str) and patterns[name].search(m)]
+        return read, list(dict.fromkeys(hits))
+
     def as_dict(self) -> dict[str, Any]:
         return {name: f.value for name, f in sorted(self._facts.items())}

@@ -53,14 +53,9 @@ def non_roce_hcas(fs: FactSet) -> None:
 def retry_exceeded(fs: FactSet) -> None:
     if "rdma.retry_exceeded" in fs:
         return
-    seen, said = False, []
-    for name in _RETRY_SOURCES:
-        msgs = fs.get_value(name)
-        if isinstance(msgs, list):
-            seen = True
-            said += [m for m in msgs if isinstance(m, str) and _RETRY.search(m) and m not in said]
-    if seen:
-        fs.add(Fact("rdma.retry_exceeded", said[:10], "", "inferred: NCCL, UCX and verbs messages of unacknowledged "
+    read, hits = fs.messages_matching({name: _RETRY for name in _RETRY_SOURCES})
+    if read:
+        fs.add(Fact("rdma.retry_exceeded", hits[:10], "", "inferred: NCCL, UCX and verbs messages of unacknowledged "
                     "queue-pair packets", "", 0.0))
 
 
@@ -84,7 +79,7 @@ def _placements(ports: list[Any], tclass: int, where: str) -> list[tuple[str, bo
 
 def rdma_priority(fs: FactSet) -> None:
     ports = fs.get_value("roce.qos_ports")
-    if not isinstance(ports, list) or "roce.rdma_off_lossless" in fs:
+    if not isinstance(ports, list) or "roce.rdma_placement" in fs:
         return
     forced = fs.get_value("roce.global_tclass")
     classes: list[tuple[int, str]] = []

@@ -78,6 +78,9 @@ def test_scontrol_node_lines_grepd_under_the_command_that_names_the_node():
     f = parsers.run("scontrol-node", "# scontrol show node dgx001 | grep -i tres\n" + "\n".join(lines) + "\n")
     assert (f["slurm.node.name"], f["slurm.node.gpus"]) == ("dgx001", 8)
     assert f["slurm.node.alloc_tres"] == {"cpu": 128, "gres/gpu": 8}
+    # after the prompts a transcript has (the shared prompt builder's: here a bracketed user@host one)
+    f = parsers.run("scontrol-node", "[admin@head ~]$ scontrol show node dgx001 | grep -i tres\n" + "\n".join(lines) + "\n")
+    assert f["slurm.node.name"] == "dgx001"
     # without the command line, or with lines that are not the record's, they are nobody's record
     with pytest.raises(ParseError):
         parsers.run("scontrol-node", "\n".join(lines) + "\n")

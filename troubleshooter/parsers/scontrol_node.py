@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from troubleshooter.parsers._prompt import prompt
 from troubleshooter.parsers.base import ParseError, parser, require_text
 from troubleshooter.parsers.scontrol_job import parse_tres, records, split_fields
 
@@ -49,9 +50,9 @@ FACTS = [
 
 
 # a record grep'd out of "scontrol show node NAME | grep gres" keeps its Key=value lines and loses the NodeName= that
-# starts it: the command line, when shown, names the node
-_COMMAND = re.compile(r"^[^\S\n]*[$#][^\S\n]*(?:sudo[^\S\n]+)?scontrol[^\S\n]+(?:-\w+[^\S\n]+)*show[^\S\n]+nodes?[^\S\n]+"
-                      r"([A-Za-z0-9][\w.-]*)(?=\s|$)", re.M)
+# starts it: the command line, when shown (after any prompt a transcript has), names the node
+_PROMPT = prompt("$#", "command")
+_COMMAND = re.compile(r"(?:sudo\s+)?scontrol\s+(?:-\w+\s+)*show\s+nodes?\s+([A-Za-z0-9][\w.-]*)(?=\s|$)")
 _NODE_KEY = re.compile(r"^\s*(?:CfgTRES|AllocTRES|Gres|GresUsed|State|Reason|CPUTot|CPUAlloc|RealMemory|Partitions|"
                        r"Sockets|CoresPerSocket|ThreadsPerCore|FreeMem|AllocMem|CPULoad)=\S")
 
@@ -59,11 +60,13 @@ _NODE_KEY = re.compile(r"^\s*(?:CfgTRES|AllocTRES|Gres|GresUsed|State|Reason|CPU
 def _grepped(text: str) -> list[list[tuple[int, str]]]:
     """The lines under the command line that names the node, read as that node's record when they are its Key=value
     lines (all of them: anything else is not a fragment of one record)."""
-    m = _COMMAND.search(text)
-    if not m:
+    lines = text.split("\n")
+    at = next(((i, c) for i, ln in enumerate(lines) if (p := _PROMPT.match(ln)) and (c := _COMMAND.match(p.group("cmd")))),
+              None)
+    if at is None:
         return []
-    no = text.count("\n", 0, m.start()) + 1
-    body = [(no + i, ln) for i, ln in enumerate(text[m.end():].split("\n")[1:], 1) if ln.strip()]
+    no, m = at[0] + 1, at[1]
+    body = [(no + i, ln) for i, ln in enumerate(lines[at[0] + 1:], 1) if ln.strip()]
     if not body or not all(_NODE_KEY.match(ln) for _, ln in body):
         return []
     keys = [k for _, ln in body for k, _ in split_fields(ln)]

@@ -66,19 +66,26 @@ def load_cases() -> list[Case]:
 
 def run_case(case: Case, *, with_symptom: bool) -> dict[str, Any]:
     from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError, infer_symptom
-    from troubleshooter.service.diagnose import diagnose
+    from troubleshooter.service.diagnose import diagnose, diagnose_nodes
 
     specs = [(f"{side}:{p}" if side != "target" else str(p)) for side, p in case.files]
     try:
         facts = EvidenceFacts.from_specs(specs)
     except PastedError as exc:
         return {"verdict": "unread", "found": [], "why": str(exc)}
-    symptoms = [case.symptom] if (with_symptom and case.symptom) else [infer_symptom(facts)]
+    given = case.symptom if (with_symptom and case.symptom) else None
+    # the same use cases as `troubleshooter diagnose --evidence` (service layer), not a copy of them: outputs
+    # named by two or more nodes are diagnosed node by node
+    many = diagnose_nodes(given, facts, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+    if many is not None:
+        runs = [(w, doc) for _, w, doc in many.runs]
+        symptoms = list(dict.fromkeys(doc["symptom"]["id"] for _, doc in runs))
+    else:
+        symptoms = [given or infer_symptom(facts)]
+        runs = [diagnose(symptoms[0], facts, answers={}, profile_id=None, target_desc={"kind": "evidence"})]
     found: list[str] = []
     notes = []
-    for sym in symptoms:
-        # the same use case as `troubleshooter diagnose --evidence` (service layer), not a copy of it
-        walk, doc = diagnose(sym, facts, answers={}, profile_id=None, target_desc={"kind": "evidence"})
+    for walk, doc in runs:
         notes += doc.get("assumed", [])
         for c in walk.conclusions:
             if c.cause not in found:

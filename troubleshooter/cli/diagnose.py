@@ -148,6 +148,56 @@ def emit(doc: dict[str, Any], args: argparse.Namespace) -> None:
         print_human(doc, em)
 
 
+def _diagnose_nodes(args: argparse.Namespace, facts, answers: dict[str, str]):
+    """The nodes use case (:func:`troubleshooter.service.diagnose.diagnose_nodes`): None for one machine."""
+    from troubleshooter.diagnosis.engine import MissingAnswer, TreeError
+    from troubleshooter.service.diagnose import DiagnoseError, diagnose_nodes
+
+    try:
+        return diagnose_nodes(args.symptom, facts, answers=answers, profile_id=args.profile,
+                              target_desc={"kind": "evidence"}, ask=_ask_tty,
+                              extra=None if args.symptom else {"symptom_inferred": True}, redact=not args.no_redact)
+    except (MissingAnswer, TreeError, DiagnoseError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _demote(md: str) -> str:
+    """A node's ticket inside the nodes' ticket: its headings one level down (never a '#' inside a code block)."""
+    out, fenced = [], False
+    for line in md.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        out.append("#" + line if line.startswith("#") and not fenced else line)
+    return "\n".join(out)
+
+
+def _emit_nodes(many, args: argparse.Namespace) -> None:
+    from troubleshooter.output import export
+
+    em = emitter(args)
+    if getattr(args, "json", False):
+        em.json(many.doc())
+        return
+    head = f"Pasted outputs of {len(many.runs)} nodes, each diagnosed as one machine"
+    each = [f"- {n}: {d.get('headline', '')}" + "".join(f"; {c['title']} ({c['cause']})" for c in d.get("conclusions", []))
+            for n, _, d in many.runs]
+    differ = ["How the nodes' outputs differ:"] + [f"- {ln}" for ln in many.lines] if many.lines else \
+        ["The nodes' outputs differ in nothing they both show."]
+    if getattr(args, "md", False):
+        parts = [f"# {head}", "\n".join(each), "\n".join(differ)]
+        parts += [f"## Node {n}\n\n" + _demote(export.to_markdown(em.clean(d))) for n, _, d in many.runs]
+        em.text("\n\n".join(parts) + "\n")
+        return
+    from rich.rule import Rule
+
+    em.line(head)
+    for line in each + differ:
+        em.line(line)
+    for n, _, d in many.runs:
+        em.rich(Rule(em.m(f"node {n}")))
+        print_human(d, em)
+
+
 def cmd_diagnose(args: argparse.Namespace) -> int:
     from troubleshooter.output import report
     from troubleshooter.diagnosis.engine import MissingAnswer, TreeError
@@ -165,6 +215,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
             raise CliError(str(exc)) from exc
         for line in facts.report_lines():
             emitter(args).line(line, err=True)
+        many = _diagnose_nodes(args, facts, answers)
+        if many is not None:  # outputs of several nodes: each diagnosed on its own, and compared
+            _emit_nodes(many, args)
+            return EXIT_FAIL if many.found else EXIT_OK
         symptom = args.symptom or infer_symptom(facts)
         if symptom is None:
             raise CliError("cannot tell the symptom from these files; pass --symptom (see `troubleshooter trees list`)")

@@ -91,3 +91,33 @@ def print_nodes(report, *, limit: int | None = 20, seconds: float | None = None,
         what = ", ".join(f"{k}={v[:40]}" for k, v in list(g.differs.items())[:4]) or "like the majority"
         more = f" (+{len(g.differs) - 4} more)" if len(g.differs) > 4 else ""
         con.print(f"  {i}. {len(g.nodes):4} node(s) {markup(compare.hostlist(g.nodes))}: {markup(what)}{more}")
+
+
+def _shown(v: Any) -> str:  # a compared value as the comparison document holds it
+    return "absent" if v is None else (v if isinstance(v, str) else _cell(v))
+
+
+def node_differences(comparison: dict[str, Any], limit: int = 12) -> list[str]:
+    """A node comparison's document (``NodeReport.as_dict``, redacted) in plain lines: the facts where a node
+    stands out from the majority, then those the nodes split on. A value kept as a digest (a whole record, every
+    port's fields) is left out: the facts read out of it say the same, shorter."""
+    lines: list[str] = []
+    left = 0
+    for fo in comparison.get("outliers", []):
+        typical = fo.get("median", fo.get("majority"))
+        vals = [typical] + [o.get("value") for o in fo.get("nodes", [])]
+        if len(lines) >= limit or any(isinstance(v, str) and v.startswith("sha1:") for v in vals):
+            left += 1
+            continue
+        odd = "; ".join(f"{o['node']}: {'absent' if o.get('absent') else _shown(o.get('value'))}" for o in fo["nodes"][:limit])
+        typical_s = "absent" if fo.get("majority_absent") else _shown(typical)
+        lines.append(f"{fo['fact']}: {typical_s} on {fo['typical_nodes']} node(s), but {odd}")
+    for sp in comparison.get("splits", []):
+        vals = [v.get("value") for v in sp.get("values", [])]
+        if len(lines) >= limit or any(isinstance(v, str) and v.startswith("sha1:") for v in vals):
+            left += 1
+            continue
+        lines.append(f"{sp['fact']}: " + "; ".join(f"{_shown(v.get('value'))} on {v['nodes']}" for v in sp["values"]))
+    if left:
+        lines.append(f"... and {left} more (--json lists every fact compared)")
+    return lines

@@ -14,7 +14,7 @@ from troubleshooter import settings
 from troubleshooter.diagnosis import causes as causes_mod
 from troubleshooter.diagnosis import engine as eng
 from troubleshooter.diagnosis import profiles
-from troubleshooter.output import export
+from troubleshooter.output import compare_text, export
 from troubleshooter.output.summary import noted_lines
 from troubleshooter.output.redact import Redactor
 
@@ -63,6 +63,50 @@ def diagnose(symptom: str | None, facts: eng.FactSource, *, answers: dict[str, s
                                extra={"context": context or [], **(extra or {})},
                                redactor=Redactor(settings.load().redact_extra, enabled=redact))
     return walk, doc
+
+
+@dataclasses.dataclass
+class NodesDiagnosis:
+    """Pasted outputs of several nodes: each node's walk and document (its outputs as the machine diagnosed),
+    and the node-vs-node comparison of what their outputs gave."""
+    runs: list[tuple[str, eng.Walk, dict[str, Any]]]
+    comparison: dict[str, Any]  # troubleshooter.diagnosis.compare.NodeReport.as_dict(), redacted
+    lines: list[str]  # the comparison, one line per fact the nodes differ on
+
+    @property
+    def found(self) -> bool:
+        return any(w.conclusions for _, w, _ in self.runs)
+
+    def doc(self) -> dict[str, Any]:
+        """One document: every node's diagnosis, then how the nodes differ (the emitter redacts it as a whole)."""
+        return {"kind": "nodes", "nodes": [{"node": n, **d} for n, _, d in self.runs],
+                "differences": self.lines, "comparison": self.comparison}
+
+
+def diagnose_nodes(symptom: str | None, facts: Any, *, answers: dict[str, str], profile_id: str | None,
+                   target_desc: dict[str, Any], ask: Callable[[eng.Question], str | None] | None = None,
+                   extra: dict[str, Any] | None = None, redact: bool = True) -> NodesDiagnosis | None:
+    """Pasted outputs named by node (two or more, none of the job's own side): each node diagnosed as one
+    machine, in natural order, with the same symptom (the one given, else the one each node's outputs suggest),
+    and the nodes compared. None when the outputs are one machine's (:func:`diagnose` them as they are)."""
+    from troubleshooter.diagnosis import pasted_nodes
+    from troubleshooter.diagnosis.pasted import infer_symptom
+
+    names = pasted_nodes.node_names(facts)
+    if not names:
+        return None
+    runs = []
+    for n in names:
+        one = pasted_nodes.for_node(facts, n)
+        label = f"node {n} ({len(names)} nodes pasted): " + ", ".join(
+            dict.fromkeys(f.display for f in one.files if f.side == "target"))
+        walk, doc = diagnose(symptom or infer_symptom(one), one, answers=answers, profile_id=profile_id,
+                             target_desc={**target_desc, "label": label}, ask=ask, extra=extra, redact=redact)
+        doc["evidence"] = one.evidence_table()
+        runs.append((n, walk, doc))
+    # redacted here, where it is made: a secret that differs between nodes is a value of a fact named like one
+    comparison = Redactor(settings.load().redact_extra, enabled=redact).obj(pasted_nodes.compare(facts, names).as_dict())
+    return NodesDiagnosis(runs, comparison, compare_text.node_differences(comparison))
 
 
 MAX_BRANCHES = 16  # walks explored at most when questions go unanswered

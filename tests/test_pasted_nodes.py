@@ -1,0 +1,99 @@
+"""Pasted outputs of several nodes: each node diagnosed as one machine, the nodes compared, nothing dropped.
+
+Until session 25, `diagnose --evidence n1:a n2:b` read both files and then diagnosed neither (no output was the
+target's): a port down on one of two nodes went "untested". The two ibstat captures below are real, of two
+different machines (an H20 node's ConnectX-7 ports, all Active at 400; a mixed ConnectX-6/ConnectX-4 Lx host
+with a port Down at rate 10), given here as two nodes of one job. The env listings with secrets are made up
+(planted secrets, so that a leak can be seen).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.clihelp import main
+from troubleshooter.diagnosis import pasted_nodes
+from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+DATA = Path(__file__).resolve().parent / "data"
+GOOD = DATA / "ibstat" / "ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt"
+DOWN = DATA / "ibstat" / "ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TROUBLESHOOTER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("TROUBLESHOOTER_CONFIG", str(tmp_path / "no-config.yaml"))
+
+
+def test_each_node_is_diagnosed_and_the_one_with_a_port_down_is_named(capsys) -> None:
+    rc, out, err = main(capsys, "diagnose", "--evidence", f"gpu10:{GOOD}", f"gpu9:{DOWN}", "--symptom",
+                        "one-slow-node", "--json")
+    assert rc == 1, err  # a root cause found on one node
+    doc = json.loads(out)
+    assert doc["kind"] == "nodes"
+    assert [n["node"] for n in doc["nodes"]] == ["gpu9", "gpu10"]  # natural order, not gpu10 first
+    causes = {n["node"]: [c["cause"] for c in n["conclusions"]] for n in doc["nodes"]}
+    assert causes == {"gpu9": ["fabric-port-down"], "gpu10": []}
+    assert 'ib.down_ports: ["mlx5_1:1"] on gpu9; [] on gpu10' in doc["differences"]
+    assert "ib.rates_gbps: [200] on gpu9; [400] on gpu10" in doc["differences"]
+    # each node's own evidence, its file as the machine diagnosed
+    assert list(doc["nodes"][0]["evidence"]) == ["target"]
+    assert DOWN.name in doc["nodes"][0]["evidence"]["target"]
+
+
+def test_the_terminal_leads_with_each_node_and_what_differs(capsys) -> None:
+    rc, out, _ = main(capsys, "diagnose", "--evidence", f"n1:{GOOD}", f"n2:{DOWN}", "--symptom", "one-slow-node")
+    assert rc == 1
+    head = out.split("\n")
+    assert head[0] == "Pasted outputs of 2 nodes, each diagnosed as one machine"
+    assert head[1].startswith("- n1: No root cause found")
+    assert head[2].startswith("- n2: 1 root cause found") and head[2].endswith("(fabric-port-down)")
+    assert "How the nodes' outputs differ:" in out and "node n2" in out
+
+
+def test_the_ticket_nests_each_node_under_its_heading(capsys) -> None:
+    rc, out, _ = main(capsys, "diagnose", "--evidence", f"n1:{GOOD}", f"n2:{DOWN}", "--symptom", "one-slow-node",
+                      "--md")
+    assert rc == 1
+    assert out.startswith("# Pasted outputs of 2 nodes")
+    headings = [ln for ln in out.split("\n") if ln.startswith("#")]
+    assert headings.count("# Pasted outputs of 2 nodes, each diagnosed as one machine") == 1
+    assert [h for h in headings if h.startswith("# ")] == [headings[0]]  # every node's own headings one level down
+    assert "## Node n1" in headings and "## Node n2" in headings
+    assert any(h.startswith("### Slow training") for h in headings)
+
+
+def test_a_secret_that_differs_between_nodes_leaves_through_no_output(capsys, tmp_path: Path) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("HOME=/root\nNCCL_IB_HCA=mlx5_0\nWANDB_API_KEY=0123456789abcdef0123456789abcdef01234567\n"
+                 "MY_PASSWORD=hunter2hunter2\n")
+    b.write_text("HOME=/root\nNCCL_IB_HCA=mlx5_1\nWANDB_API_KEY=fedcba9876543210fedcba9876543210fedcba98\n"
+                 "MY_PASSWORD=swordfish99\n")
+    for fmt in ("--json", "--md", None):
+        args = ["diagnose", "--evidence", f"n1:env={a}", f"n2:env={b}", "--symptom", "below-reference"]
+        rc, out, err = main(capsys, *(args + ([fmt] if fmt else [])))
+        assert rc in (0, 1), err
+        for secret in ("0123456789abcdef", "fedcba9876543210", "hunter2", "swordfish99"):
+            assert secret not in out and secret not in err, (fmt, secret)
+        assert "NCCL_IB_HCA: mlx5_0 on n1; mlx5_1 on n2" in out  # what is not a secret is still shown
+
+
+def test_one_node_beside_the_job_is_not_the_nodes_mode() -> None:
+    facts = EvidenceFacts.from_specs([f"n1:{GOOD}", str(DOWN)])
+    assert pasted_nodes.node_names(facts) == []  # the job's outputs and its node's: one machine, as before
+    facts = EvidenceFacts.from_specs([f"n1:{GOOD}"])
+    assert pasted_nodes.node_names(facts) == []
+
+
+def test_a_node_sees_its_own_outputs_and_the_hosts_not_the_other_nodes() -> None:
+    facts = EvidenceFacts.from_specs([f"n1:{GOOD}", f"n2:{DOWN}"])
+    assert pasted_nodes.node_names(facts) == ["n1", "n2"]
+    one = pasted_nodes.for_node(facts, "n1")
+    assert one.lookup("ib.down_ports") == []
+    two = pasted_nodes.for_node(facts, "n2")
+    assert two.lookup("ib.down_ports") == ["mlx5_1:1"]
+    assert {f.side for f in two.files} == {"target"}

@@ -178,14 +178,16 @@ def _emit_nodes(many, args: argparse.Namespace) -> None:
     if getattr(args, "json", False):
         em.json(many.doc())
         return
-    head = f"Pasted outputs of {len(many.runs)} nodes, each diagnosed as one machine"
+    head = f"Pasted outputs of {many.comparison.get('nodes', len(many.runs))} nodes, each diagnosed as one machine" + (
+        "" if len(many.runs) == many.comparison.get("nodes") else " (nodes whose outputs give the same facts, once)")
     each = [f"- {n}: {d.get('headline', '')}" + "".join(f"; {c['title']} ({c['cause']})" for c in d.get("conclusions", []))
             for n, _, d in many.runs]
     differ = ["How the nodes' outputs differ:"] + [f"- {ln}" for ln in many.lines] if many.lines else \
         ["The nodes' outputs differ in nothing they both show."]
     if getattr(args, "md", False):
         parts = [f"# {head}", "\n".join(each), "\n".join(differ)]
-        parts += [f"## Node {n}\n\n" + _demote(export.to_markdown(em.clean(d))) for n, _, d in many.runs]
+        parts += [f"## {'Nodes' if d.get('alike') else 'Node'} {n}\n\n" + _demote(export.to_markdown(em.clean(d)))
+                  for n, _, d in many.runs]
         em.text("\n\n".join(parts) + "\n")
         return
     from rich.rule import Rule
@@ -194,7 +196,7 @@ def _emit_nodes(many, args: argparse.Namespace) -> None:
     for line in each + differ:
         em.line(line)
     for n, _, d in many.runs:
-        em.rich(Rule(em.m(f"node {n}")))
+        em.rich(Rule(em.m(f"{'nodes' if d.get('alike') else 'node'} {n}")))
         print_human(d, em)
 
 

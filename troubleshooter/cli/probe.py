@@ -126,6 +126,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         big = path != "-" and Path(path).stat().st_size > STREAM_THRESHOLD
     except OSError:
         big = False
+    text: str | None = None
     try:
         if big:  # streamed when the kind can: any size, memory bounded (parsers.run_file)
             if kind == "auto":
@@ -142,7 +143,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
                 kind = parsers.detect(text)
             values = parsers.run(kind, text)
     except parsers.ParseError as exc:
-        raise CliError(f"{path if path != '-' else '<stdin>'}: {exc}") from exc
+        raise CliError(f"{path if path != '-' else '<stdin>'}: {exc}{_several_nodes(text)}") from exc
     if args.json:
         em.json({"kind": kind, "file": name, "facts": values})
     else:
@@ -157,6 +158,18 @@ def cmd_parse(args: argparse.Namespace) -> int:
             table.add_row(em.cell(k), em.cell(format_value(values[k], s.unit if s else "")))
         em.rich(table)
     return EXIT_OK
+
+
+def _several_nodes(text: str | None) -> str:
+    """What to do with a parallel shell's paste, which one parser cannot read (every node's lines in it)."""
+    from troubleshooter.diagnosis import hostsplit, intake
+
+    got = hostsplit.parts(intake.clean(text)) if text else []
+    nodes = [p.node for p in got if p.node]
+    if not nodes:
+        return ""
+    return (f" (it holds the outputs of {len(nodes)} node(s), {', '.join(nodes[:4])}{' ...' if len(nodes) > 4 else ''}, "
+            "as pdsh, clush or dshbak print them: `troubleshooter diagnose --evidence FILE` reads each node's)")
 
 
 # ------------------------------------------------------------------ small verbs

@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from troubleshooter.model import combine as derived
 from troubleshooter import parsers, sources
-from troubleshooter.diagnosis import intake
+from troubleshooter.diagnosis import hostsplit, intake
 from troubleshooter.diagnosis.engine import FactSource, Walk
 from troubleshooter.model.facts import Fact, FactSet, Unknown
 from troubleshooter.diagnosis.listings import listings_differ, nvml_dropped
@@ -389,7 +389,7 @@ def _unread(files: list[PastedFile]) -> bool:  # a block's files, every one an e
 def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind: dict[str, str]) -> list[PastedFile]:
     """One pasted file: cleaned, cut at its prompts, each block read by the tool its command names, else by
     detection; a block two tools' parsers both read (numactl -H and topo -m in one paste) gives both."""
-    blocks = _gather(intake.split(intake.clean(text)))
+    blocks = _gather(hostsplit.split(intake.clean(text)))  # per node for a pdsh or clush paste
     if not blocks:
         return [PastedFile(path, side, None, {}, "empty")]
     out: list[PastedFile] = []
@@ -445,7 +445,7 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
     if not b.command and all(intake.is_prompt(ln) for ln in b.text.split("\n") if ln.strip()):
         return  # only prompts of commands this does not read (cd, ls): no output to read
     where = f"line {b.line}: `{b.command[:60]}`" if b.command else (f"line {b.line}" if nblocks > 1 else "")
-    bside = "target" if b.side == "container" else ("host" if b.side == "host" else side)
+    bside = "target" if b.side == "container" else (b.side or side)  # 'host', or a node's name (pdsh's lines)
     k, how = kind, "named"
     if b.of_command:  # the command line's own variables or options: their kind whatever the file's
         k, how = b.kind, "command"

@@ -10,8 +10,9 @@ captured bundles runs on their facts: what one node has that the others do not.
 from __future__ import annotations
 
 import dataclasses
+import json
 
-from troubleshooter.diagnosis.compare.nodes import NodeComparator, NodeReport, _natural
+from troubleshooter.diagnosis.compare.nodes import NodeComparator, NodeReport, _natural, canonical
 from troubleshooter.diagnosis.pasted import EvidenceFacts
 from troubleshooter.model.facts import Fact
 
@@ -52,3 +53,20 @@ def compare(facts: EvidenceFacts, names: list[str]) -> NodeReport:
         comp.add(n, {name: f.value for name, f in fs.items()} if fs is not None else {})
     return comp.report()
 
+
+
+def alike(facts: EvidenceFacts, names: list[str], report: NodeReport) -> list[list[str]]:
+    """The nodes in groups whose outputs gave the same facts, in natural order: each group's diagnosis is the same
+    walk, made once (512 nodes of one pdsh paste are a few walks, not 512). Facts that name a node and nothing
+    more (the comparator's identity facts: port GUIDs, serials, that differ on every node) are left out of the
+    likeness unless a rule reads them."""
+    from troubleshooter.diagnosis.treetools import facts_read_by_rules
+
+    skip = set(report.identity) - facts_read_by_rules() if report.identity else set()
+    groups: dict[str, list[str]] = {}
+    for n in names:
+        fs = facts.factsets.get(n)
+        key = json.dumps({k: canonical(f.value) for k, f in (fs.items() if fs is not None else ()) if k not in skip},
+                         sort_keys=True, default=str)
+        groups.setdefault(key, []).append(n)
+    return list(groups.values())

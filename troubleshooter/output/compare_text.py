@@ -93,8 +93,10 @@ def print_nodes(report, *, limit: int | None = 20, seconds: float | None = None,
         con.print(f"  {i}. {len(g.nodes):4} node(s) {markup(compare.hostlist(g.nodes))}: {markup(what)}{more}")
 
 
-def _shown(v: Any) -> str:  # a compared value as the comparison document holds it
-    return "absent" if v is None else (v if isinstance(v, str) else _cell(v))
+def _shown(v: Any) -> str:  # a compared value as the comparison document holds it ("json:[...]": a list's text)
+    if isinstance(v, str):
+        return v[5:] if v.startswith("json:") else v
+    return "absent" if v is None else _cell(v)
 
 
 def node_differences(comparison: dict[str, Any], limit: int = 12) -> list[str]:

@@ -90,22 +90,29 @@ def diagnose_nodes(symptom: str | None, facts: Any, *, answers: dict[str, str], 
     machine, in natural order, with the same symptom (the one given, else the one each node's outputs suggest),
     and the nodes compared. None when the outputs are one machine's (:func:`diagnose` them as they are)."""
     from troubleshooter.diagnosis import pasted_nodes
+    from troubleshooter.diagnosis.compare import hostlist
     from troubleshooter.diagnosis.pasted import infer_symptom
 
     names = pasted_nodes.node_names(facts)
     if not names:
         return None
+    report = pasted_nodes.compare(facts, names)
     runs = []
-    for n in names:
+    for group in pasted_nodes.alike(facts, names, report):
+        n = group[0]  # nodes whose outputs gave the same facts: one walk, said of them all
         one = pasted_nodes.for_node(facts, n)
-        label = f"node {n} ({len(names)} nodes pasted): " + ", ".join(
+        who = f"node {n}" if len(group) == 1 else \
+            f"nodes {hostlist(group)} ({len(group)} whose outputs give the same facts; diagnosed as {n})"
+        label = f"{who}, of {len(names)} nodes pasted: " + ", ".join(
             dict.fromkeys(f.display for f in one.files if f.side == "target"))
         walk, doc = diagnose(symptom or infer_symptom(one), one, answers=answers, profile_id=profile_id,
                              target_desc={**target_desc, "label": label}, ask=ask, extra=extra, redact=redact)
         doc["evidence"] = one.evidence_table()
-        runs.append((n, walk, doc))
+        if len(group) > 1:
+            doc["alike"] = group
+        runs.append((n if len(group) == 1 else hostlist(group), walk, doc))
     # redacted here, where it is made: a secret that differs between nodes is a value of a fact named like one
-    comparison = Redactor(settings.load().redact_extra, enabled=redact).obj(pasted_nodes.compare(facts, names).as_dict())
+    comparison = Redactor(settings.load().redact_extra, enabled=redact).obj(report.as_dict())
     return NodesDiagnosis(runs, comparison, compare_text.node_differences(comparison))
 
 

@@ -1,0 +1,171 @@
+"""Parallel-shell pastes: one text holding several nodes' outputs, cut into each node's.
+
+An SRE asks every node at once (``pdsh -w gpu[01-16] ibstat``, ``clush -b -w ... nvidia-smi -L``) and pastes
+what came back. Two forms:
+
+- **prefixed**, as pdsh and clush print by default: every line of a node's output after ``HOST: `` (pdsh writes
+  ``"%s: %s"``), the nodes' lines interleaved as they arrived;
+- **gathered**, as ``dshbak`` and ``clush -b`` print: each node's output (or one output several nodes printed
+  alike) under a header of its own, the host list between two rules of dashes (``node[01-03]``, clush adding
+  ``(3)``, the node count).
+
+Each node's lines become blocks of their own, with the node's name as their side, so that every node is read and
+diagnosed as one machine (:mod:`troubleshooter.diagnosis.pasted_nodes`); the command the parallel shell ran on
+every node, when the paste shows it, is each node's command line. A text in neither form is cut at its prompts as
+before (:func:`troubleshooter.diagnosis.intake.split`).
+
+Without the pdsh or clush command line in the paste, ``name: text`` lines are taken for a node's only when they
+are nearly every line, come from two or more names that each start several lines, and every name reads like a
+node's (letters, digits, dots and dashes, with a digit: gpu07, x3006c0s1b1n0, ip-10-1-74-228); a network
+interface or device name (eth0, mlx5_0, nvme0n1) is not a node.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import re
+
+from troubleshooter.diagnosis import intake
+from troubleshooter.parsers.base import shell_words
+
+_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,62}[A-Za-z0-9])?"
+_PREFIXED = re.compile(rf"^({_NAME}):(?: (.*))?$")
+# a name that reads like a node's when no pdsh/clush line says so: with a digit, not an interface's or a device's
+_NODE_LIKE = re.compile(r"^(?=.*\d)[A-Za-z][A-Za-z0-9.-]*$")
+_NOT_NODE = re.compile(r"^(?:(?:eth|ib|en[ops]|eno|bond|team|vlan|docker|virbr|br|nvme|md|dm-|loop|nvidia|qib|cxi|efa|"
+                       r"rdma|port|cpu|core|numa|rank|tcp|udp)\d[\w.-]*|(?:mlx|hfi)\d\w*|veth\w*|lo|wl\w+|"
+                       r"[shv]d[a-z]{1,2}\d*)$", re.IGNORECASE)
+_RESERVED = frozenset({"host", "target", "container", "job"})
+_RULE = re.compile(r"^-{6,}$")
+# dshbak's header: the host list alone; clush -b's: the host list and the node count in brackets
+_GROUP = re.compile(r"^([A-Za-z0-9][A-Za-z0-9.,\[\]-]{0,300})(?: \((\d+)\))?$")
+_PSHELLS = frozenset({"pdsh", "clush"})
+# options of pdsh and clush that take a value in the next word when it is not attached (-w gpu[01-02])
+_TAKES_VALUE = frozenset({"-w", "-x", "-R", "-l", "-f", "-t", "-u", "-g", "-X", "-F", "-m", "-o", "-O", "-E",
+                          "--hostfile", "--nodes", "--exclude", "--group", "--user", "--fanout", "--options",
+                          "--option", "--connect_timeout", "--command_timeout"})
+NODE_SHARE = 0.8  # of the non-blank lines, without a pdsh/clush command line in the paste
+SHOWN_SHARE = 0.5  # with one
+
+
+@dataclasses.dataclass
+class Part:
+    node: str | None  # None: the lines around the nodes' (the prompt, the parallel shell's own messages)
+    lines: list[str]
+    numbers: list[int]  # each line's number in the paste (1-based)
+    command: str | None = None  # the command the parallel shell ran on the node, when the paste shows it
+
+
+def remote_command(line: str) -> str | None:
+    """The command pdsh or clush ran on every node, from its command line (after a prompt or bare); None when
+    the line is not a pdsh or clush command."""
+    if "pdsh" not in line and "clush" not in line:
+        return None
+    m = intake._prompt_match(line)
+    cmd = m.group("cmd") if m else line.strip().lstrip("#$% ")
+    try:
+        words = shell_words(cmd)
+    except ValueError:
+        return None
+    while words and (words[0] in ("sudo", "time", "command") or words[0].startswith("-") and words[:1] != ["--"]):
+        words = words[1:]
+    if not words or words[0].rsplit("/", 1)[-1] not in _PSHELLS:
+        return None
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w == "--":
+            i += 1
+            break
+        if not w.startswith("-"):
+            break
+        i += 2 if w in _TAKES_VALUE else 1
+    rest = words[i:]
+    if "|" in rest:  # pdsh ... | dshbak -c: what is piped after is the local gathering, not the remote command
+        rest = rest[:rest.index("|")]
+    return " ".join(rest) or None
+
+
+def _is_pshell_line(line: str) -> bool:
+    if "pdsh" not in line and "clush" not in line:
+        return False
+    m = intake._prompt_match(line)
+    first = (m.group("cmd") if m else line.lstrip("#$% ")).split()[:1]
+    return bool(first) and first[0].rsplit("/", 1)[-1] in _PSHELLS
+
+
+def parts(text: str) -> list[Part]:
+    """The paste cut per node ([] when it is not a parallel shell's output). A paste of several pdsh or clush runs
+    is cut at each one's command line first: each run's nodes, with the command it ran."""
+    lines = text.split("\n")
+    starts = [i for i, ln in enumerate(lines) if _is_pshell_line(ln)]
+    bounds = ([0] if not starts or starts[0] else []) + starts + [len(lines)]
+    out: list[Part] = []
+    for a, b in zip(bounds, bounds[1:]):
+        remote = remote_command(lines[a]) if a in starts else None
+        got = _gathered(lines, a, b) or _prefixed(lines, a, b, shown=a in starts)
+        if not got:
+            out.append(Part(None, lines[a:b], list(range(a + 1, b + 1))))
+            continue
+        out += [dataclasses.replace(p, command=remote) if p.node else p for p in got]
+    return out if any(p.node for p in out) else []
+
+
+def _gathered(lines: list[str], a: int, b: int) -> list[Part]:
+    heads = [i for i in range(a, b - 2)
+             if _RULE.match(lines[i]) and _GROUP.match(lines[i + 1]) and _RULE.match(lines[i + 2])]
+    if not heads:
+        return []
+    out = [Part(None, lines[a:heads[0]], list(range(a + 1, heads[0] + 1)))]
+    for j, h in enumerate(heads):
+        end = heads[j + 1] if j + 1 < len(heads) else b
+        name = _GROUP.match(lines[h + 1]).group(1)  # type: ignore[union-attr]
+        out.append(Part(name, lines[h + 3:end], list(range(h + 4, end + 1))))
+    return out
+
+
+def _prefixed(lines: list[str], a: int, b: int, shown: bool) -> list[Part]:
+    body = [ln for ln in lines[a:b] if ln.strip()]
+    hits = [m.group(1) for ln in lines[a:b] if (m := _PREFIXED.match(ln))]
+    count = collections.Counter(hits)
+    names = {n for n, c in count.items() if n.lower() not in _RESERVED and (
+        shown or (c >= 2 and _NODE_LIKE.match(n) and not _NOT_NODE.match(n)))}
+    covered = sum(count[n] for n in names)
+    if not names or covered < (SHOWN_SHARE if shown else NODE_SHARE) * len(body) or (not shown and len(names) < 2):
+        return []
+    around = Part(None, [], [])
+    per: dict[str, Part] = {}
+    for i in range(a, b):
+        m = _PREFIXED.match(lines[i])
+        if m and m.group(1) in names:
+            p = per.setdefault(m.group(1), Part(m.group(1), [], []))
+            p.lines.append(m.group(2) or "")
+            p.numbers.append(i + 1)
+        else:
+            around.lines.append(lines[i])
+            around.numbers.append(i + 1)
+    return [around] + sorted(per.values(), key=lambda p: p.numbers[0])
+
+
+def split(text: str) -> list[intake.Block]:
+    """:func:`intake.split`, per node for a parallel shell's paste: each node's blocks with its name as their side
+    and the remote command as their command line; the lines around them without the pdsh/clush lines."""
+    got = parts(text)
+    if not got:
+        return intake.split(text)
+    out: list[intake.Block] = []
+    for p in got:
+        if p.node is None:
+            keep = [(ln, n) for ln, n in zip(p.lines, p.numbers) if not _is_pshell_line(ln)]
+            if not any(ln.strip() for ln, _ in keep):
+                continue
+            p = Part(None, [ln for ln, _ in keep], [n for _, n in keep])
+        lead = [f"$ {p.command}"] if p.command and p.node is not None else []
+        for blk in intake.split("\n".join(lead + p.lines)):
+            at = blk.line - 1 - len(lead)
+            blk.line = p.numbers[min(max(at, 0), len(p.numbers) - 1)] if p.numbers else blk.line
+            if p.node is not None:
+                blk.side = p.node
+            out.append(blk)
+    return out

@@ -97,3 +97,16 @@ def test_a_node_sees_its_own_outputs_and_the_hosts_not_the_other_nodes() -> None
     two = pasted_nodes.for_node(facts, "n2")
     assert two.lookup("ib.down_ports") == ["mlx5_1:1"]
     assert {f.side for f in two.files} == {"target"}
+
+
+def test_nodes_whose_outputs_give_the_same_facts_are_one_walk(capsys) -> None:
+    # the same real capture given for three nodes (copies, said plainly), and the other capture for a fourth
+    specs = [f"gpu{i}:{GOOD}" for i in (1, 2, 3)] + [f"gpu4:{DOWN}"]
+    rc, out, _ = main(capsys, "diagnose", "--evidence", *specs, "--symptom", "one-slow-node", "--json")
+    assert rc == 1
+    doc = json.loads(out)
+    assert [(n["node"], n.get("alike")) for n in doc["nodes"]] == [("gpu[1-3]", ["gpu1", "gpu2", "gpu3"]),
+                                                                    ("gpu4", None)]
+    assert doc["nodes"][0]["target"]["label"].startswith(
+        "nodes gpu[1-3] (3 whose outputs give the same facts; diagnosed as gpu1), of 4 nodes pasted: ")
+    assert 'ib.down_ports: [] on 3 node(s), but gpu4: ["mlx5_1:1"]' in doc["differences"]

@@ -25,8 +25,8 @@ def test_dshbak_groups_each_under_the_command_of_its_own_pdsh_line() -> None:
     got = [p for p in _parts(UCX) if p.node]
     assert [(p.node, p.command) for p in got] == [
         ("jazz[04,08,11-32]", "ofed_info -s"),
-        ("jazz[04,08,11-32]", "ibv_devinfo -d mlx5_1"),
-        ("jazz[04,08,11-32]", "ibv_devinfo -d mlx5_1"),
+        ("jazz[04,08,11-32]", "ibv_devinfo -d mlx5_1 | grep link_layer"),  # dshbak gathered, the grep filtered
+        ("jazz[04,08,11-32]", "ibv_devinfo -d mlx5_1 | grep vendor_part_id"),
     ]
     assert got[0].lines[0] == "MLNX_OFED_LINUX-4.2-1.2.0.0:"
     assert got[1].lines[0].split() == ["link_layer:", "Ethernet"]
@@ -47,6 +47,7 @@ def test_the_group_is_read_as_one_machine_with_its_ofed_release(tmp_path: Path) 
     ("user@head:~$ clush -w @gpu -x node3 ibstat", "ibstat"),
     ("$ pdsh-wrapper --help", None),
     ("$ ls pdsh.log", None),
+    ("pdsh -w a[1-2] 'nvidia-smi -q | grep -i uuid' | sort | dshbak -c", "nvidia-smi -q | grep -i uuid | sort"),
 ])
 def test_the_remote_command_is_read_past_the_parallel_shells_options(line: str, remote: str | None) -> None:
     assert hostsplit.remote_command(line) == remote

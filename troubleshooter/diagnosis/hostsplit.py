@@ -81,10 +81,13 @@ def remote_command(line: str) -> str | None:
         if not w.startswith("-"):
             break
         i += 2 if w in _TAKES_VALUE else 1
-    rest = words[i:]
-    if "|" in rest:  # pdsh ... | dshbak -c: what is piped after is the local gathering, not the remote command
-        rest = rest[:rest.index("|")]
-    return " ".join(rest) or None
+    rest, stages = words[i:], []
+    while "|" in rest:  # pdsh ... | grep X | dshbak -c: piped here, not run on the nodes; a grep still filtered
+        cut = len(rest) - 1 - rest[::-1].index("|")  # what each node printed, dshbak only gathered it
+        stage, rest = rest[cut + 1:], rest[:cut]
+        if stage and stage[0].rsplit("/", 1)[-1] != "dshbak":
+            stages.insert(0, " ".join(stage))
+    return " | ".join([" ".join(rest)] + stages) if rest else None
 
 
 def _is_pshell_line(line: str) -> bool:

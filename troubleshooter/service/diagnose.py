@@ -79,7 +79,8 @@ class NodesDiagnosis:
 
     def doc(self) -> dict[str, Any]:
         """One document: every node's diagnosis, then how the nodes differ (the emitter redacts it as a whole)."""
-        return {"kind": "nodes", "nodes": [{"node": n, **d} for n, _, d in self.runs],
+        return {"schema": "troubleshooter.diagnosis-nodes/1", "kind": "nodes",
+                "nodes": [{"node": n, **d} for n, _, d in self.runs],
                 "differences": self.lines, "comparison": self.comparison}
 
 

@@ -116,8 +116,14 @@ def parts(text: str) -> list[Part]:
 
 
 def _gathered(lines: list[str], a: int, b: int) -> list[Part]:
-    heads = [i for i in range(a, b - 2)
-             if _RULE.match(lines[i]) and _GROUP.match(lines[i + 1]) and _RULE.match(lines[i + 2])]
+    heads, i = [], a
+    while i < b - 2:  # one header's closing rule is never the next one's opening rule: a group whose output is
+        # one line ("jdk-7u79-linux-x64.tar.gz") sits between two rules like a header's host list
+        if _RULE.match(lines[i]) and _GROUP.match(lines[i + 1]) and _RULE.match(lines[i + 2]):
+            heads.append(i)
+            i += 3
+        else:
+            i += 1
     if not heads:
         return []
     out = [Part(None, lines[a:heads[0]], list(range(a + 1, heads[0] + 1)))]

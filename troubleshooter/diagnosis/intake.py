@@ -147,6 +147,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("scontrol", ("show job", "show jobid"), "scontrol-job"),
     ("scontrol", ("show node",), "scontrol-node"),
     ("systemd-detect-virt", (), "virt"),
+    ("uname", (), "uname"),
     ("ulimit", (), "limits"),
     ("ucx_info", (), "ucx"),
     ("deviceQuery", (), "cuda-samples"),

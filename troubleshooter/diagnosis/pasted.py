@@ -429,9 +429,9 @@ _EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
 #: slurm-conf which file it prints (cgroup.conf, gres.conf) and whether whole (cat) or in part (grep);
 #: nvidia-smi-status how srun launched the tasks whose GPU listings it reads (--gpus-per-task, a pyxis container);
 #: /proc/PID/limits the process whose limits they are; slurm-plugins which package it lists and through which grep;
-#: bandwidthTest the NUMA binding numactl or taskset gave it; bpftool cgroup show the cgroup whose programs it lists
+#: bandwidthTest the NUMA binding numactl or taskset gave it; bpftool cgroup show its cgroup; uname whether it is -r
 _READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "slurm-conf", "nvidia-smi-status", "limits", "slurm-plugins",
-                                 "bandwidth-test", "cgroup", "perftest", "roce-qos", "scontrol-node"})
+                                 "bandwidth-test", "cgroup", "perftest", "roce-qos", "scontrol-node", "uname"})
 
 
 def _as_read(kind: str | None, b: intake.Block, text: str) -> str:

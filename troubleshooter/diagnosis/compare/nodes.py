@@ -30,7 +30,7 @@ MAJORITY = 0.5
 NODE_IGNORE = tuple(p for p in VOLATILE if p != "evidence.*") + (
     "env.var.SLURMD_NODENAME", "env.var.SLURM_NODEID", "env.var.SLURM_TOPOLOGY_ADDR", "env.var.HOSTNAME",
     "env.var.SLURM_STEP_*", "env.var.SLURM_STEPID", "env.var.SLURM_STEP_LAUNCHER_PORT", "env.var.TMPDIR",
-    "slurm.node", "env.nccl", "env.ucx", "env.nvshmem", "env.cuda", "nccl_tests.rows", "nccl_tests.runs",
+    "slurm.node", "host.nodename", "env.nccl", "env.ucx", "env.nvshmem", "env.cuda", "nccl_tests.rows", "nccl_tests.runs",
     "cpu.cstate_pct", "cpu.avg_mhz", "cpu.busy_pct", "cpu.busy_cores", "cpu.pkg_watt", "cpu.c1_pct",
     "cpu.hw_c1_pct", "cpu.freq.cur_mhz_median",
 )

@@ -82,3 +82,60 @@ def test_no_other_capture_is_taken_for_a_parallel_shells_paste() -> None:
 ])
 def test_lines_that_only_look_prefixed_are_not_cut(text: str) -> None:
     assert hostsplit.parts(text) == []
+
+
+def _nodes(name: str) -> list[tuple[str | None, str | None, int, str]]:
+    return [(p.node, p.command, p.numbers[0], p.lines[0]) for p in _parts(PDSH / name) if p.node]
+
+
+def test_pdsh_prefixed_two_runs_each_with_its_command() -> None:
+    assert _nodes("asokolsky-pdsh-uname-uptime-2-proxmox-hosts-kernel-differs.txt") == [
+        ("duo", "uname -a", 2, "Linux duo 5.13.19-3-pve #1 SMP PVE 5.13.19-7 (Thu, 20 Jan 2022 16:37:56 +0100) "
+                               "x86_64 GNU/Linux"),
+        ("fuji", "uname -a", 3, "Linux fuji 5.13.19-4-pve #1 SMP PVE 5.13.19-9 (Mon, 07 Feb 2022 11:01:14 +0100) "
+                                "x86_64 GNU/Linux"),
+        ("duo", "uptime", 6, " 12:12:16 up 30 days, 14:48,  0 users,  load average: 0.15, 0.15, 0.10"),
+        ("fuji", "uptime", 7, " 12:12:16 up 39 days, 23:03,  0 users,  load average: 0.01, 0.07, 0.08"),
+    ]
+
+
+def test_pdsh_prefixed_hosts_in_the_order_they_answered_with_their_stderr() -> None:
+    got = [p for p in _parts(PDSH / "awspc2416-pdsh-hostname-3-nodes-ssh-checker-stderr-interleaved.txt") if p.node]
+    assert [p.node for p in got] == ["ip-10-0-248-39", "ip-10-0-254-161", "ip-10-0-208-156"]
+    assert [len(p.lines) for p in got] == [3, 3, 3]
+    assert [p.lines[-1] for p in got] == ["ip-10-0-248-39", "ip-10-0-254-161", "ip-10-0-208-156"]
+
+
+def test_clush_b_groups_with_and_without_their_count() -> None:
+    # the first group's output is one line between two rules, which is not a header
+    assert _nodes("dantezhao-clush-b-ls-4-hadoop-nodes-z1-differs.txt") == [
+        ("z[2-4]", "ls /mnt/zhao/package/", 5, "jdk-7u79-linux-x64.tar.gz"),
+        ("z1", "ls /mnt/zhao/package/", 9, "clustershell-1.6.tar.gz"),
+    ]
+
+
+def test_dshbak_after_pdshs_own_exit_code_line() -> None:
+    parts = _parts(PDSH / "ocitutorials-dshbak-c-ls-4-nodes-one-fails-pdsh-exit-code-line.txt")
+    assert parts[0].node is None and parts[0].lines[1] == "pdsh@bastion: inst-odzeg-x9-ol8: ssh exited with exit code 2"
+    assert [(p.node, p.command, p.lines[0]) for p in parts if p.node] == [
+        ("inst-cnspy-x9-ol8,inst-dw5fd-x9-ol8,inst-slz8n-x9-ol8", "ls /tmp/hosts 2>&1", "/tmp/hosts"),
+        ("inst-odzeg-x9-ol8", "ls /tmp/hosts 2>&1", "ls: cannot access '/tmp/hosts': No such file or directory"),
+    ]
+
+
+def test_a_coalesced_dshbak_group_is_one_machine_read_by_its_command() -> None:
+    path = PDSH / "ocitutorials-gpu4-dshbak-c-rdma-link-show-2-a100-nodes-coalesced.txt"
+    assert _nodes(path.name)[0][:2] == ("inst-xxxxx-gpu4-ol89,inst-yyyyy-gpu4-ol89", "rdma link show | grep rdma")
+    facts = EvidenceFacts.from_specs([str(path)])
+    read = [f for f in facts.files if f.kind and not f.error]
+    assert [f.kind for f in read] == ["rdma-link"]
+    assert facts.lookup("ib.active_ports") == 16
+    assert facts.lookup("ib.down_ports") == []
+
+
+def test_dshbak_blocks_per_host_are_two_nodes() -> None:
+    path = PDSH / "ocitutorials-gpu4-dshbak-ip-a-rdma-2-a100-nodes-per-host-blocks.txt"
+    assert [(n, c, at) for n, c, at, _ in _nodes(path.name)] == [
+        ("inst-xxxxx-gpu4-ol89", "ip a | grep -e eth0 -e rdma | grep inet", 5),
+        ("inst-yyyyy-gpu4-ol89", "ip a | grep -e eth0 -e rdma | grep inet", 25),
+    ]

@@ -110,3 +110,14 @@ def test_nodes_whose_outputs_give_the_same_facts_are_one_walk(capsys) -> None:
     assert doc["nodes"][0]["target"]["label"].startswith(
         "nodes gpu[1-3] (3 whose outputs give the same facts; diagnosed as gpu1), of 4 nodes pasted: ")
     assert 'ib.down_ports: [] on 3 node(s), but gpu4: ["mlx5_1:1"]' in doc["differences"]
+
+
+def test_one_pdsh_paste_is_its_nodes(capsys) -> None:
+    # a real pdsh transcript of two Proxmox hosts (asokolsky.github.io, cli-pdsh.md): uname -a, then uptime
+    paste = DATA / "pdsh" / "asokolsky-pdsh-uname-uptime-2-proxmox-hosts-kernel-differs.txt"
+    rc, out, err = main(capsys, "diagnose", "--evidence", str(paste), "--json")
+    doc = json.loads(out)
+    assert [n["node"] for n in doc["nodes"]] == ["duo", "fuji"]
+    assert doc["differences"] == ["host.kernel_release: 5.13.19-3-pve on duo; 5.13.19-4-pve on fuji"]
+    assert "duo:asokolsky-pdsh-uname-uptime-2-proxmox-hosts-kernel-differs.txt (line 2: `uname -a`): uname" in err
+    assert rc == 0  # no cause: a kernel that differs between two hosts is shown, not a cause by itself

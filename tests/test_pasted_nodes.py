@@ -105,9 +105,10 @@ def test_nodes_whose_outputs_give_the_same_facts_are_one_walk(capsys) -> None:
     rc, out, _ = main(capsys, "diagnose", "--evidence", *specs, "--symptom", "one-slow-node", "--json")
     assert rc == 1
     doc = json.loads(out)
-    assert [(n["node"], n.get("alike")) for n in doc["nodes"]] == [("gpu[1-3]", ["gpu1", "gpu2", "gpu3"]),
-                                                                    ("gpu4", None)]
-    assert doc["nodes"][0]["target"]["label"].startswith(
+    # the node that stands out first, then the group
+    assert [(n["node"], n.get("alike")) for n in doc["nodes"]] == [("gpu4", None),
+                                                                    ("gpu[1-3]", ["gpu1", "gpu2", "gpu3"])]
+    assert doc["nodes"][1]["target"]["label"].startswith(
         "nodes gpu[1-3] (3 whose outputs give the same facts; diagnosed as gpu1), of 4 nodes pasted: ")
     assert 'ib.down_ports: [] on 3 node(s), but gpu4: ["mlx5_1:1"]' in doc["differences"]
 
@@ -121,3 +122,17 @@ def test_one_pdsh_paste_is_its_nodes(capsys) -> None:
     assert doc["differences"] == ["host.kernel_release: 5.13.19-3-pve on duo; 5.13.19-4-pve on fuji"]
     assert "duo:asokolsky-pdsh-uname-uptime-2-proxmox-hosts-kernel-differs.txt (line 2: `uname -a`): uname" in err
     assert rc == 0  # no cause: a kernel that differs between two hosts is shown, not a cause by itself
+
+
+def test_past_the_walk_bound_the_odd_nodes_are_diagnosed_and_the_rest_said(capsys, monkeypatch) -> None:
+    from troubleshooter.service import diagnose as service
+
+    monkeypatch.setattr(service, "MAX_NODE_WALKS", 1)
+    specs = [f"gpu{i}:{GOOD}" for i in (1, 2, 3)] + [f"gpu4:{DOWN}"]
+    rc, out, _ = main(capsys, "diagnose", "--evidence", *specs, "--symptom", "one-slow-node")
+    assert rc == 1
+    lines = out.split("\n")
+    assert lines[1].startswith("- gpu4: 1 root cause found")
+    assert lines[2].startswith("- 3 more node(s) not diagnosed") and "(gpu[1-3])" in lines[2]
+    rc, out, _ = main(capsys, "diagnose", "--evidence", *specs, "--symptom", "one-slow-node", "--json")
+    assert json.loads(out)["not_diagnosed"] == ["gpu1", "gpu2", "gpu3"]

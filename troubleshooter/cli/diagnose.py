@@ -172,6 +172,7 @@ def _demote(md: str) -> str:
 
 
 def _emit_nodes(many, args: argparse.Namespace) -> None:
+    from troubleshooter.diagnosis.compare import hostlist
     from troubleshooter.output import export
 
     em = emitter(args)
@@ -182,6 +183,10 @@ def _emit_nodes(many, args: argparse.Namespace) -> None:
         "" if len(many.runs) == many.comparison.get("nodes") else " (nodes whose outputs give the same facts, once)")
     each = [f"- {n}: {d.get('headline', '')}" + "".join(f"; {c['title']} ({c['cause']})" for c in d.get("conclusions", []))
             for n, _, d in many.runs]
+    if many.undiagnosed:
+        each.append(f"- {len(many.undiagnosed)} more node(s) not diagnosed ({hostlist(many.undiagnosed)}): more than "
+                    f"{len(many.runs)} kinds of output in one paste; how they differ is below, and a paste of fewer "
+                    "nodes diagnoses them")
     differ = ["How the nodes' outputs differ:"] + [f"- {ln}" for ln in many.lines] if many.lines else \
         ["The nodes' outputs differ in nothing they both show."]
     if getattr(args, "md", False):

@@ -56,17 +56,20 @@ def compare(facts: EvidenceFacts, names: list[str]) -> NodeReport:
 
 
 def alike(facts: EvidenceFacts, names: list[str], report: NodeReport) -> list[list[str]]:
-    """The nodes in groups whose outputs gave the same facts, in natural order: each group's diagnosis is the same
-    walk, made once (512 nodes of one pdsh paste are a few walks, not 512). Facts that name a node and nothing
-    more (the comparator's identity facts: port GUIDs, serials, that differ on every node) are left out of the
-    likeness unless a rule reads them."""
+    """The nodes in groups whose outputs gave the same facts: each group's diagnosis is the same walk, made once
+    (512 nodes of one pdsh paste are a few walks, not 512). Facts that name a node and nothing more are left out
+    of the likeness unless a rule reads them: the comparator's identity facts (port GUIDs, serials: different on
+    every node) and those it never compares (the node's own name, counters that move between readings). The
+    groups with a node that stands out come first, then the larger ones (nodes in natural order within)."""
     from troubleshooter.diagnosis.treetools import facts_read_by_rules
 
-    skip = set(report.identity) - facts_read_by_rules() if report.identity else set()
+    read, identity = facts_read_by_rules(), set(report.identity)
+    comp = NodeComparator()
     groups: dict[str, list[str]] = {}
     for n in names:
         fs = facts.factsets.get(n)
-        key = json.dumps({k: canonical(f.value) for k, f in (fs.items() if fs is not None else ()) if k not in skip},
-                         sort_keys=True, default=str)
+        key = json.dumps({k: canonical(f.value) for k, f in (fs.items() if fs is not None else ())
+                          if k in read or not (k in identity or comp._skip(k))}, sort_keys=True, default=str)
         groups.setdefault(key, []).append(n)
-    return list(groups.values())
+    odd = {s["node"] for s in report.suspects()}
+    return sorted(groups.values(), key=lambda g: (not odd.intersection(g), -len(g), _natural(g[0])))

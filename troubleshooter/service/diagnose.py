@@ -72,6 +72,7 @@ class NodesDiagnosis:
     runs: list[tuple[str, eng.Walk, dict[str, Any]]]
     comparison: dict[str, Any]  # troubleshooter.diagnosis.compare.NodeReport.as_dict(), redacted
     lines: list[str]  # the comparison, one line per fact the nodes differ on
+    undiagnosed: list[str] = dataclasses.field(default_factory=list)  # beyond MAX_NODE_WALKS kinds of outputs
 
     @property
     def found(self) -> bool:
@@ -81,7 +82,13 @@ class NodesDiagnosis:
         """One document: every node's diagnosis, then how the nodes differ (the emitter redacts it as a whole)."""
         return {"schema": "troubleshooter.diagnosis-nodes/1", "kind": "nodes",
                 "nodes": [{"node": n, **d} for n, _, d in self.runs],
-                "differences": self.lines, "comparison": self.comparison}
+                "differences": self.lines, "comparison": self.comparison,
+                **({"not_diagnosed": self.undiagnosed} if self.undiagnosed else {})}
+
+
+#: walks at most for one paste of many nodes: nodes whose outputs give the same facts are one walk, and a paste with
+#: more kinds of output than this has its other nodes compared, not diagnosed (a walk is ~0.1 s)
+MAX_NODE_WALKS = 32
 
 
 def diagnose_nodes(symptom: str | None, facts: Any, *, answers: dict[str, str], profile_id: str | None,
@@ -99,7 +106,8 @@ def diagnose_nodes(symptom: str | None, facts: Any, *, answers: dict[str, str], 
         return None
     report = pasted_nodes.compare(facts, names)
     runs = []
-    for group in pasted_nodes.alike(facts, names, report):
+    groups = pasted_nodes.alike(facts, names, report)  # those with a node that stands out first
+    for group in groups[:MAX_NODE_WALKS]:
         n = group[0]  # nodes whose outputs gave the same facts: one walk, said of them all
         one = pasted_nodes.for_node(facts, n)
         who = f"node {n}" if len(group) == 1 else \
@@ -114,7 +122,8 @@ def diagnose_nodes(symptom: str | None, facts: Any, *, answers: dict[str, str], 
         runs.append((n if len(group) == 1 else hostlist(group), walk, doc))
     # redacted here, where it is made: a secret that differs between nodes is a value of a fact named like one
     comparison = Redactor(settings.load().redact_extra, enabled=redact).obj(report.as_dict())
-    return NodesDiagnosis(runs, comparison, compare_text.node_differences(comparison))
+    rest = sorted((n for g in groups[MAX_NODE_WALKS:] for n in g), key=pasted_nodes._natural)
+    return NodesDiagnosis(runs, comparison, compare_text.node_differences(comparison), rest)
 
 
 MAX_BRANCHES = 16  # walks explored at most when questions go unanswered

@@ -54,7 +54,6 @@ def compare(facts: EvidenceFacts, names: list[str]) -> NodeReport:
     return comp.report()
 
 
-
 def alike(facts: EvidenceFacts, names: list[str], report: NodeReport) -> list[list[str]]:
     """The nodes in groups whose outputs gave the same facts: each group's diagnosis is the same walk, made once
     (512 nodes of one pdsh paste are a few walks, not 512). Facts that name a node and nothing more are left out
@@ -69,7 +68,7 @@ def alike(facts: EvidenceFacts, names: list[str], report: NodeReport) -> list[li
     for n in names:
         fs = facts.factsets.get(n)
         key = json.dumps({k: canonical(f.value) for k, f in (fs.items() if fs is not None else ())
-                          if k in read or not (k in identity or comp._skip(k))}, sort_keys=True, default=str)
+                          if k in read or not (k in identity or comp.ignores(k))}, sort_keys=True, default=str)
         groups.setdefault(key, []).append(n)
     odd = {s["node"] for s in report.suspects()}
     return sorted(groups.values(), key=lambda g: (not odd.intersection(g), -len(g), _natural(g[0])))

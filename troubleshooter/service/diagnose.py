@@ -95,8 +95,9 @@ def diagnose_nodes(symptom: str | None, facts: Any, *, answers: dict[str, str], 
                    target_desc: dict[str, Any], ask: Callable[[eng.Question], str | None] | None = None,
                    extra: dict[str, Any] | None = None, redact: bool = True) -> NodesDiagnosis | None:
     """Pasted outputs named by node (two or more, none of the job's own side): each node diagnosed as one
-    machine, in natural order, with the same symptom (the one given, else the one each node's outputs suggest),
-    and the nodes compared. None when the outputs are one machine's (:func:`diagnose` them as they are)."""
+    machine, with the symptom given (else the one its outputs suggest), and the nodes compared. Nodes whose outputs
+    give the same facts are one walk; those with a node that stands out come first; past MAX_NODE_WALKS kinds of
+    output the other nodes are listed, not walked. None when the outputs are one machine's (:func:`diagnose`)."""
     from troubleshooter.diagnosis import pasted_nodes
     from troubleshooter.diagnosis.compare import hostlist
     from troubleshooter.diagnosis.pasted import infer_symptom
@@ -122,7 +123,8 @@ def diagnose_nodes(symptom: str | None, facts: Any, *, answers: dict[str, str], 
         runs.append((n if len(group) == 1 else hostlist(group), walk, doc))
     # redacted here, where it is made: a secret that differs between nodes is a value of a fact named like one
     comparison = Redactor(settings.load().redact_extra, enabled=redact).obj(report.as_dict())
-    rest = sorted((n for g in groups[MAX_NODE_WALKS:] for n in g), key=pasted_nodes._natural)
+    left = {n for g in groups[MAX_NODE_WALKS:] for n in g}
+    rest = [n for n in names if n in left]  # names: in natural order
     return NodesDiagnosis(runs, comparison, compare_text.node_differences(comparison), rest)
 
 

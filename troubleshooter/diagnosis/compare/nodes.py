@@ -155,6 +155,10 @@ class NodeComparator:
         self._ignored: dict[str, bool] = {}
         self.failed: list[dict[str, str]] = []
 
+    def ignores(self, name: str) -> bool:
+        """A fact never compared node to node (a node's identity, a counter that moves between readings)."""
+        return self._skip(name)
+
     def _skip(self, name: str) -> bool:
         got = self._ignored.get(name)
         if got is None:

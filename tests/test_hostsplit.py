@@ -45,6 +45,10 @@ def test_the_group_is_read_as_one_machine_with_its_ofed_release(tmp_path: Path) 
      "nvidia-smi -q -d PERFORMANCE"),
     ("$ sudo clush -b -w node[1-4] -- cat /proc/cmdline", "cat /proc/cmdline"),
     ("user@head:~$ clush -w @gpu -x node3 ibstat", "ibstat"),
+    ("$ ansible all -i inventory -a \"uname -a\"", "uname -a"),  # the command module, Ansible's default
+    ("vagrant@mgmt:~/tools$ ansible all -m shell -a \"uname -a\"", "uname -a"),
+    ("$ ansible gpu --module-name=shell --args='nvidia-smi -L'", "nvidia-smi -L"),
+    ("$ ansible -m ping servers", None),  # a module's JSON result, not a command's output
     ("$ pdsh-wrapper --help", None),
     ("$ ls pdsh.log", None),
     ("pdsh -w a[1-2] 'nvidia-smi -q | grep -i uuid' | sort | dshbak -c", "nvidia-smi -q | grep -i uuid | sort"),

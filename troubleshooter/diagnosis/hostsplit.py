@@ -7,11 +7,14 @@ what came back. Two forms:
   ``"%s: %s"``), the nodes' lines interleaved as they arrived;
 - **gathered**, as ``dshbak`` and ``clush -b`` print: each node's output (or one output several nodes printed
   alike) under a header of its own, the host list between two rules of dashes (``node[01-03]``, clush adding
-  ``(3)``, the node count).
+  ``(3)``, the node count); and as Ansible's ad-hoc runs print (``ansible gpu -m shell -a 'uname -r'``): each
+  host's output under ``gpu01 | CHANGED | rc=0 >>`` (a module's JSON result under ``gpu02 | UNREACHABLE! => {``,
+  kept as that host's and read by nothing).
 
 Each node's lines become blocks of their own, with the node's name as their side, so that every node is read and
 diagnosed as one machine (:mod:`troubleshooter.diagnosis.pasted_nodes`); the command the parallel shell ran on
-every node, when the paste shows it, is each node's command line. A text in neither form is cut at its prompts as
+every node (the ``-a`` of Ansible's command, shell or raw module), when the paste shows it, is each node's
+command line. A text in neither form is cut at its prompts as
 before (:func:`troubleshooter.diagnosis.intake.split`).
 
 Without the pdsh or clush command line in the paste, ``name: text`` lines are taken for a node's only when they
@@ -40,7 +43,12 @@ _RESERVED = frozenset({"host", "target", "container", "job"})
 _RULE = re.compile(r"^-{6,}$")
 # dshbak's header: the host list alone; clush -b's: the host list and the node count in brackets
 _GROUP = re.compile(r"^([A-Za-z0-9][A-Za-z0-9.,\[\]-]{0,300})(?: \((\d+)\))?$")
-_PSHELLS = frozenset({"pdsh", "clush"})
+_PSHELLS = frozenset({"pdsh", "clush", "ansible"})
+# Ansible's ad-hoc result header: "gpu01 | CHANGED | rc=0 >>" before the command's output (SUCCESS before 2.8),
+# or "gpu02 | UNREACHABLE! => {" before a JSON result (a module's, or why the host could not be reached)
+_ANSIBLE = re.compile(rf"^({_NAME}) \| (?:CHANGED|SUCCESS|FAILED!?|UNREACHABLE!?)(?: \| rc=-?\d+ >>| => \{{)$")
+_ANSIBLE_RUNS = frozenset({"command", "shell", "raw", "ansible.builtin.command", "ansible.builtin.shell",
+                           "ansible.builtin.raw"})
 # options of pdsh and clush that take a value in the next word when it is not attached (-w gpu[01-02])
 _TAKES_VALUE = frozenset({"-w", "-x", "-R", "-l", "-f", "-t", "-u", "-g", "-X", "-F", "-m", "-o", "-O", "-E",
                           "--hostfile", "--nodes", "--exclude", "--group", "--user", "--fanout", "--options",
@@ -60,7 +68,7 @@ class Part:
 def remote_command(line: str) -> str | None:
     """The command pdsh or clush ran on every node, from its command line (after a prompt or bare); None when
     the line is not a pdsh or clush command."""
-    if "pdsh" not in line and "clush" not in line:
+    if "pdsh" not in line and "clush" not in line and "ansible" not in line:
         return None
     m = intake._prompt_match(line)
     cmd = m.group("cmd") if m else line.strip().lstrip("#$% ")
@@ -72,6 +80,8 @@ def remote_command(line: str) -> str | None:
         words = words[1:]
     if not words or words[0].rsplit("/", 1)[-1] not in _PSHELLS:
         return None
+    if words[0].rsplit("/", 1)[-1] == "ansible":
+        return _ansible_command(words)
     i = 1
     while i < len(words):
         w = words[i]
@@ -90,8 +100,23 @@ def remote_command(line: str) -> str | None:
     return " | ".join([" ".join(rest)] + stages) if rest else None
 
 
+def _ansible_command(words: list[str]) -> str | None:
+    """What ``ansible HOSTS -m shell -a 'CMD'`` ran on each host: the -a value of the command, shell or raw module
+    (command is the default); None for another module (its result is JSON, not a command's output)."""
+    module, args = "command", None
+    for i, w in enumerate(words[:-1]):
+        if w in ("-m", "--module-name"):
+            module = words[i + 1]
+        elif w in ("-a", "--args"):
+            args = words[i + 1]
+    for w in words:
+        if w.startswith(("--module-name=", "--args=")):
+            module, args = (w.split("=", 1)[1], args) if w.startswith("--module-name=") else (module, w.split("=", 1)[1])
+    return args if module in _ANSIBLE_RUNS and args else None
+
+
 def _is_pshell_line(line: str) -> bool:
-    if "pdsh" not in line and "clush" not in line:
+    if "pdsh" not in line and "clush" not in line and "ansible" not in line:
         return False
     m = intake._prompt_match(line)
     first = (m.group("cmd") if m else line.lstrip("#$% ")).split()[:1]
@@ -107,7 +132,7 @@ def parts(text: str) -> list[Part]:
     out: list[Part] = []
     for a, b in zip(bounds, bounds[1:]):
         remote = remote_command(lines[a]) if a in starts else None
-        got = _gathered(lines, a, b) or _prefixed(lines, a, b, shown=a in starts)
+        got = _gathered(lines, a, b) or _ansible(lines, a, b) or _prefixed(lines, a, b, shown=a in starts)
         if not got:
             out.append(Part(None, lines[a:b], list(range(a + 1, b + 1))))
             continue
@@ -131,6 +156,19 @@ def _gathered(lines: list[str], a: int, b: int) -> list[Part]:
         end = heads[j + 1] if j + 1 < len(heads) else b
         name = _GROUP.match(lines[h + 1]).group(1)  # type: ignore[union-attr]
         out.append(Part(name, lines[h + 3:end], list(range(h + 4, end + 1))))
+    return out
+
+
+def _ansible(lines: list[str], a: int, b: int) -> list[Part]:
+    heads = [i for i in range(a, b) if _ANSIBLE.match(lines[i])]
+    if not heads:
+        return []
+    out = [Part(None, lines[a:heads[0]], list(range(a + 1, heads[0] + 1)))]
+    for j, h in enumerate(heads):
+        end = heads[j + 1] if j + 1 < len(heads) else b
+        name = _ANSIBLE.match(lines[h]).group(1)  # type: ignore[union-attr]
+        json_result = lines[h].endswith("{")  # a module's JSON, not a command's output: kept, read by nothing
+        out.append(Part(name, lines[h + (0 if json_result else 1):end], list(range(h + (1 if json_result else 2), end + 1))))
     return out
 
 

@@ -14,8 +14,7 @@ what came back. Two forms:
 Each node's lines become blocks of their own, with the node's name as their side, so that every node is read and
 diagnosed as one machine (:mod:`troubleshooter.diagnosis.pasted_nodes`); the command the parallel shell ran on
 every node (the ``-a`` of Ansible's command, shell or raw module), when the paste shows it, is each node's
-command line. A text in neither form is cut at its prompts as
-before (:func:`troubleshooter.diagnosis.intake.split`).
+command line. A text in none of these forms is cut at its prompts as before (:func:`intake.split`).
 
 Without the pdsh or clush command line in the paste, ``name: text`` lines are taken for a node's only when they
 are nearly every line, come from two or more names that each start several lines, and every name reads like a

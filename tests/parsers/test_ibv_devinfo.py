@@ -106,3 +106,52 @@ def test_random_text_only_parse_error(parts):
         parsers.get("ibv-devinfo").func("\n".join(parts))
     except ParseError:
         pass
+
+
+def _grepped(rel: str, pattern: str) -> str:
+    """A real capture filtered the way `ibv_devinfo | grep -E PATTERN` filters it (whole lines kept, in order)."""
+    import re
+
+    return "\n".join(ln for ln in load(rel).split("\n") if re.search(pattern, ln)) + "\n"
+
+
+def test_grep_that_keeps_state_and_link_layer_without_the_port_lines():
+    # `ibv_devinfo | grep -E 'hca_id|state|link_layer'`: the port's lines stay, its "port:" line goes. Read as the
+    # device's port 1, not as a device with no port (which said 0 active ports where one was Down, another Active)
+    f = parse(_grepped(CORPUS, r"hca_id|state|link_layer"))
+    assert f["ib.ports"] == [{"device": "mlx5_0", "port": 1, "state": "Down", "link_layer": "InfiniBand"}]
+    assert f["ib.down_ports"] == ["mlx5_0:1"] and f["ib.active_ports"] == 0
+    assert f["ib.devices"][1] == {"name": "mlx5_1", "ports": []}  # the capture ends before mlx5_1's port
+
+
+def test_grep_that_keeps_the_port_lines_reads_as_the_whole_output():
+    verbose = "ibstat/ibv_devinfo-v-cx6-4123-roce-25g-x4-gid-table-v2-ipv4-index3.txt"
+    whole = parse(load(verbose))
+    f = parse(_grepped(verbose, r"hca_id|port:|state|link_layer"))
+    keep = ("device", "port", "state", "link_layer")
+    assert [{k: v for k, v in p.items() if k in keep} for p in f["ib.ports"]] == \
+        [{k: v for k, v in p.items() if k in keep} for p in whole["ib.ports"]]
+
+
+def test_grep_without_port_lines_claims_nothing_about_ports():
+    # `ibv_devinfo | grep -e hca_id -e fw_ver`: the devices, and no "0 active ports, none down" invented
+    f = parse(_grepped(CORPUS, r"hca_id|fw_ver"))
+    assert f["ib.device_names"] == ["mlx5_0", "mlx5_1"]
+    for name in ("ib.ports", "ib.active_ports", "ib.down_ports", "ib.link_layers", "ib.rates_gbps"):
+        assert name not in f
+
+
+def test_grep_of_one_device_named_on_the_command_line():
+    # `ibv_devinfo -d mlx5_1 | grep link_layer` on the jazz hosts (openucx/ucx#2346, through pdsh and dshbak -c)
+    from pathlib import Path
+
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+    paste = Path(__file__).resolve().parents[1] / "data" / "pdsh" / "ucx2346-dshbak-c-jazz-24-hosts-ofed-info-link-layer.txt"
+    files = [f for f in EvidenceFacts.from_specs([str(paste)]).files if f.kind == "ibv-devinfo"]
+    assert files[0].facts["ib.ports"] == [{"device": "mlx5_1", "port": 1, "link_layer": "Ethernet"}]
+    assert "ib.active_ports" not in files[0].facts  # the state was not kept: how many are up is unknown
+    assert files[1].facts["ib.vendor_part_ids"] == [4119] and "ib.ports" not in files[1].facts
+    # the link layer a grep of another field did not show is not taken back by it
+    facts = EvidenceFacts.from_specs([str(paste)])
+    assert facts.lookup("ib.link_layers") == ["Ethernet"]

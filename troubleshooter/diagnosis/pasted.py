@@ -3,12 +3,11 @@
 A spec is ``[SIDE:][KIND=]PATH``:
 
 - ``SIDE`` says where the output was taken: ``host``, ``container`` (the job's side, also ``target`` or
-  ``job``), or a node name. Without it, the job's side.
+  ``job``), or a node name (two or more nodes: each diagnosed, :mod:`pasted_nodes`). Without it, the job's side.
 - ``KIND`` overrides detection (``troubleshooter parse --list``). A file whose kind cannot be told is
   reported, never guessed.
-- ``PATH`` may be a directory: its files are read (a file named after a source id, ``turbostat.txt``, is
-  read with that source's parser); a ``host/`` subdirectory is the host side, any other subdirectory a side
-  of its own name. That is the layout of the practice cases' ``outputs/`` folders.
+- ``PATH`` may be a directory: its files are read (a file named after a source id, ``turbostat.txt``, is read
+  with that source's parser); a ``host/`` subdirectory is the host side, any other one a side of its own name.
 
 Several files of one kind on one side are all kept (listed in the report); the facts of the last one read
 are the side's facts for that kind. The walk then treats each probe's sources as present when a file of
@@ -429,9 +428,10 @@ _EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
 #: slurm-conf which file it prints (cgroup.conf, gres.conf) and whether whole (cat) or in part (grep);
 #: nvidia-smi-status how srun launched the tasks whose GPU listings it reads (--gpus-per-task, a pyxis container);
 #: /proc/PID/limits the process whose limits they are; slurm-plugins which package it lists and through which grep;
-#: bandwidthTest the NUMA binding numactl or taskset gave it; bpftool cgroup show its cgroup; uname whether it is -r
+#: bandwidthTest the NUMA binding numactl or taskset gave it; bpftool cgroup show its cgroup; uname whether it is -r;
+#: ibv_devinfo the device (-d) and port (-i) of lines a grep kept without their hca_id and port lines
 _READS_COMMAND_LINE = frozenset({"nccl-tests", "fi-info", "slurm-conf", "nvidia-smi-status", "limits", "slurm-plugins",
-                                 "bandwidth-test", "cgroup", "perftest", "roce-qos", "scontrol-node", "uname"})
+                                 "bandwidth-test", "cgroup", "perftest", "roce-qos", "scontrol-node", "uname", "ibv-devinfo"})
 
 
 def _as_read(kind: str | None, b: intake.Block, text: str) -> str:

@@ -49,6 +49,13 @@ _KV = re.compile(r"^([a-z_]+)\s*:\s*(.*)$")
 _WIDTH = re.compile(r"^(\d+)X\b")
 _SPEED = re.compile(r"^([\d.]+)\s*Gbps\b")
 _DEVICE_KEYS = {"fw_ver": "fw", "board_id": "board_id", "transport": "transport"}
+# a port's own lines: under a grep that kept them without their "port:" line they are still a port's
+_PORT_KEYS = frozenset({"state", "phys_state", "link_layer", "active_mtu", "max_mtu", "active_width", "active_speed",
+                        "port_lid", "sm_lid", "port_lmc", "sm_sl", "subnet_timeout", "max_msg_sz", "port_cap_flags",
+                        "max_vl_num", "bad_pkey_cntr", "qkey_viol_cntr", "pkey_tbl_len", "gid_tbl_len"})
+_COMMAND = re.compile(r"^\$ (?:sudo )?(?:\S*/)?ibv_devinfo\b(?P<opts>.*)$")
+_DEV_OPT = re.compile(r"(?:^|\s)(?:-d\s*|--ib-dev=)(\S+)")
+_PORT_OPT = re.compile(r"(?:^|\s)(?:-i\s*|--ib-port=)(\d+)")
 _GID = re.compile(r"^GID\[\s*(\d+)\]:\s*([0-9A-Fa-f:.]+)\s*(?:,\s*(.*\S|))?\s*$")
 
 
@@ -81,6 +88,13 @@ def parse(text: str) -> dict[str, Any]:
     port: dict[str, Any] | None = None
     width: int | None = None
     speed: float | None = None
+    # the command line, when the paste shows it: `-d mlx5_1` names the device of hca_id-less lines (a grep), `-i 2`
+    # the port of port lines without their "port:" line
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    cmd = _COMMAND.match(first)
+    named_dev = _DEV_OPT.search(cmd.group("opts")) if cmd else None
+    named_port = _PORT_OPT.search(cmd.group("opts")) if cmd else None
+    seen: set[str] = set()  # a port's keys read since its "port:" line, or since an implicit port began
 
     def close_port() -> None:
         if port is not None and width is not None and speed is not None:
@@ -103,6 +117,21 @@ def parse(text: str) -> dict[str, Any]:
             devices.append(dev)
             port, width, speed = None, None, None
             continue
+        kv = _KV.match(line)
+        if dev is None and named_dev is not None and kv and (kv.group(1) in _PORT_KEYS or kv.group(1) in _DEVICE_KEYS
+                                                              or kv.group(1) == "vendor_part_id"):
+            dev = {"name": named_dev.group(1), "ports": []}  # `ibv_devinfo -d DEV | grep ...`: DEV's lines
+            devices.append(dev)
+        if dev is not None and kv and kv.group(1) in _PORT_KEYS and (port is None or (port.get("implicit")
+                                                                                   and kv.group(1) in seen)):
+            # a port line with no "port:" line before it (grep kept the keys, not the port numbers): ibv_devinfo
+            # prints a device's ports in order, so a key seen again is the next port's
+            close_port()
+            number = int(named_port.group(1)) if named_port and not dev["ports"] else len(dev["ports"]) + 1
+            port = {"device": dev["name"], "port": number, "implicit": True}
+            width, speed, seen = None, None, set()
+            dev["ports"].append(number)
+            ports.append(port)
         if dev is None:
             m = _GID.match(line)
             if m:  # a pasted fragment: the GID table without its hca_id and port lines
@@ -117,7 +146,7 @@ def parse(text: str) -> dict[str, Any]:
         if m:
             close_port()
             port = {"device": dev["name"], "port": int(m.group(1))}
-            width, speed = None, None
+            width, speed, seen = None, None, set()
             dev["ports"].append(port["port"])
             ports.append(port)
             continue
@@ -139,6 +168,7 @@ def parse(text: str) -> dict[str, Any]:
         key, value = m.group(1), m.group(2).strip()
         if not value:
             continue
+        seen.add(key)
         if port is None:
             if key in _DEVICE_KEYS:
                 dev[_DEVICE_KEYS[key]] = re.sub(r"(?<!\s)\s*\(\d+\)$", "", value)
@@ -165,7 +195,15 @@ def parse(text: str) -> dict[str, Any]:
         return gid_facts(gids)  # only the GID table was pasted: its facts, and no claim about devices or ports
     if not devices:
         raise ParseError("no 'hca_id:' block found: this is not ibv_devinfo output")
+    for pt in ports:
+        pt.pop("implicit", None)
     facts = summarize(devices, ports)
+    if not ports:  # no port line at all (a grep that kept none, a paste cut short): not shown, which is not none
+        for name in ("ib.ports", "ib.active_ports", "ib.down_ports", "ib.link_layers", "ib.rates_gbps"):
+            facts.pop(name, None)
+    elif any("state" not in pt for pt in ports):  # a grep that kept link_layer, not state: how many are up is unknown
+        for name in ("ib.active_ports", "ib.down_ports", "ib.rates_gbps"):
+            facts.pop(name, None)
     facts["ib.vendor_part_ids"] = sorted(part_ids)
     if gids:  # ibv_devinfo -v on a port with a GID table
         facts.update(gid_facts(gids))

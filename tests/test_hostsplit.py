@@ -32,10 +32,15 @@ def test_dshbak_groups_each_under_the_command_of_its_own_pdsh_line() -> None:
     assert got[1].lines[0].split() == ["link_layer:", "Ethernet"]
 
 
-def test_the_group_is_read_as_one_machine_with_its_ofed_release(tmp_path: Path) -> None:
+def test_the_group_is_read_as_one_machine_with_its_ofed_release_and_roce_port(tmp_path: Path) -> None:
     facts = EvidenceFacts.from_specs([str(UCX)])
     read = [f for f in facts.files if f.kind and not f.error]
-    assert [(f.kind, f.where) for f in read] == [("packages", "line 6: `ofed_info -s`")]
+    assert [(f.kind, f.where) for f in read] == [
+        ("packages", "line 6: `ofed_info -s`"),
+        ("ibv-devinfo", "line 13: `ibv_devinfo -d mlx5_1 | grep link_layer`"),
+        ("ibv-devinfo", "line 20: `ibv_devinfo -d mlx5_1 | grep vendor_part_id`"),
+    ]
+    assert facts.lookup("ib.link_layers") == ["Ethernet"] and facts.lookup("ib.vendor_part_ids") == [4119]
     assert {f.side for f in read} == {"target"}  # one host list: the machine diagnosed
 
 
@@ -120,7 +125,8 @@ def test_clush_b_groups_with_and_without_their_count() -> None:
 
 def test_dshbak_after_pdshs_own_exit_code_line() -> None:
     parts = _parts(PDSH / "ocitutorials-dshbak-c-ls-4-nodes-one-fails-pdsh-exit-code-line.txt")
-    assert parts[0].node is None and parts[0].lines[1] == "pdsh@bastion: inst-odzeg-x9-ol8: ssh exited with exit code 2"
+    # the pdsh line itself is not part of any node's output, nor of the lines around them
+    assert parts[0].node is None and parts[0].lines == ["pdsh@bastion: inst-odzeg-x9-ol8: ssh exited with exit code 2"]
     assert [(p.node, p.command, p.lines[0]) for p in parts if p.node] == [
         ("inst-cnspy-x9-ol8,inst-dw5fd-x9-ol8,inst-slz8n-x9-ol8", "ls /tmp/hosts 2>&1", "/tmp/hosts"),
         ("inst-odzeg-x9-ol8", "ls /tmp/hosts 2>&1", "ls: cannot access '/tmp/hosts': No such file or directory"),
@@ -143,3 +149,25 @@ def test_dshbak_blocks_per_host_are_two_nodes() -> None:
         ("inst-xxxxx-gpu4-ol89", "ip a | grep -e eth0 -e rdma | grep inet", 5),
         ("inst-yyyyy-gpu4-ol89", "ip a | grep -e eth0 -e rdma | grep inet", 25),
     ]
+
+
+def test_ansible_ad_hoc_runs_per_host() -> None:
+    # a slide deck's run (Ansible before 2.8: SUCCESS), its command continued over three lines
+    assert [(n, c, at) for n, c, at, _ in _nodes("ansible-simply-ansible-uname-a-3-hosts-kernel-differs.txt")] == [
+        ("services", "uname -a", 5), ("mariadb", "uname -a", 8), ("pdns", "uname -a", 11)]
+    # six Raspberry Pis answering in their own order, each with its free -m table
+    got = _nodes("ansible-kalaxy-free-m-6-raspi-nodes.txt")
+    assert [n for n, *_ in got] == ["node6", "node1", "node2", "node5", "node3", "node4"]
+    assert {c for _, c, *_ in got} == {"free -m"}
+    # inventory names with an underscore, a failed host's output kept as its own; the command line was pasted
+    # without its first letter ("nsible ..."), so no command is known for the hosts
+    got = _nodes("ansible-doubinin-hostname-ifconfig-2-hosts-one-failed-rc127.txt")
+    assert [(n, c, at, first) for n, c, at, first in got] == [
+        ("work_01", None, 3, "sa-centos-5"),
+        ("work_02", None, 22, "sa-ubuntu-6/bin/sh: 1: ifconfig: not foundnon-zero return code")]
+
+
+def test_ansible_uname_across_hosts_gives_each_kernel() -> None:
+    facts = EvidenceFacts.from_specs([str(PDSH / "ansible-evseichik-uname-a-3-hosts-3-kernels.txt")])
+    assert {n: facts.lookup("host.kernel_release", n) for n in ("178.124.206.48", "centos", "ubuntu")} == {
+        "178.124.206.48": "3.10.0-862.el7.x86_64", "centos": "3.10.0-957.1.3.el7.x86_64", "ubuntu": "4.15.0-43-generic"}

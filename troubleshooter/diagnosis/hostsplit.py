@@ -44,8 +44,10 @@ _RULE = re.compile(r"^-{6,}$")
 _GROUP = re.compile(r"^([A-Za-z0-9][A-Za-z0-9.,\[\]-]{0,300})(?: \((\d+)\))?$")
 _PSHELLS = frozenset({"pdsh", "clush", "ansible"})
 # Ansible's ad-hoc result header: "gpu01 | CHANGED | rc=0 >>" before the command's output (SUCCESS before 2.8),
-# or "gpu02 | UNREACHABLE! => {" before a JSON result (a module's, or why the host could not be reached)
-_ANSIBLE = re.compile(rf"^({_NAME}) \| (?:CHANGED|SUCCESS|FAILED!?|UNREACHABLE!?)(?: \| rc=-?\d+ >>| => \{{)$")
+# or "gpu02 | UNREACHABLE! => {" before a JSON result (a module's, or why the host could not be reached); an
+# inventory name may hold an underscore (work_01), which a host name may not
+_ANSIBLE = re.compile(r"^(\w[\w.-]{0,252}) \| (?:CHANGED|SUCCESS|FAILED!?|UNREACHABLE!?)(?: \| rc=-?\d+ >>| => \{)$")
+_CONTINUED = re.compile(r"^\s{0,4}>\s")  # a shell's PS2 prompt before the rest of a command
 _ANSIBLE_RUNS = frozenset({"command", "shell", "raw", "ansible.builtin.command", "ansible.builtin.shell",
                            "ansible.builtin.raw"})
 # options of pdsh and clush that take a value in the next word when it is not attached (-w gpu[01-02])
@@ -130,8 +132,13 @@ def parts(text: str) -> list[Part]:
     bounds = ([0] if not starts or starts[0] else []) + starts + [len(lines)]
     out: list[Part] = []
     for a, b in zip(bounds, bounds[1:]):
-        remote = remote_command(lines[a]) if a in starts else None
-        got = _gathered(lines, a, b) or _ansible(lines, a, b) or _prefixed(lines, a, b, shown=a in starts)
+        remote, end = None, a
+        if a in starts:  # the command line, continued with backslashes ("> " a shell's prompt for the rest)
+            end = a + 1
+            while end < b and lines[end - 1].rstrip().endswith("\\"):
+                end += 1
+            remote = remote_command(" ".join(_CONTINUED.sub("", ln.rstrip().removesuffix("\\")) for ln in lines[a:end]))
+        got = _gathered(lines, end, b) or _ansible(lines, end, b) or _prefixed(lines, end, b, shown=a in starts)
         if not got:
             out.append(Part(None, lines[a:b], list(range(a + 1, b + 1))))
             continue

@@ -122,4 +122,7 @@ def node_differences(comparison: dict[str, Any], limit: int = 12) -> list[str]:
         lines.append(f"{sp['fact']}: " + "; ".join(f"{_shown(v.get('value'))} on {v['nodes']}" for v in sp["values"]))
     if left:
         lines.append(f"... and {left} more (--json lists every fact compared)")
+    identity = comparison.get("identity_facts") or []
+    if identity:  # no majority to stand out from: each node its own value (a GUID, or three kernels on three nodes)
+        lines.append("different on every node: " + ", ".join(identity[:limit]) + (" ..." if len(identity) > limit else ""))
     return lines

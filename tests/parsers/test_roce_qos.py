@@ -162,3 +162,16 @@ def test_retry_timeouts_on_a_roce_only_job_point_at_the_qos_to_read():
     # the same timeouts where NCCL also lists an InfiniBand HCA (an Azure node): the packets may have been on that one
     _, walk, _ = _walk(["nccl-debug/azure-2node-ib-not-colocated-completion-error-12.txt"])
     assert "roce-traffic-class-not-lossless" not in [h.id for h in walk.hypotheses if h.state == "suspected"]
+
+
+def test_retry_timeouts_of_ucx_over_ports_that_are_all_roce_point_at_the_qos_to_read():
+    # UCX's fatal "Transport retry count exceeded" and the jazz hosts' link layer (ibv_devinfo -d mlx5_1 | grep
+    # link_layer: Ethernet, through pdsh and dshbak): both from openucx/ucx#2346. Not NCCL, the same question
+    _, walk, _ = _walk(["ucx/ucx2346-ompi-timestamp-tag-output-ucx13-fatal-qp-retry-exceeded.txt",
+                        "pdsh/ucx2346-dshbak-c-jazz-24-hosts-ofed-info-link-layer.txt"])
+    hyp = {h.id: h for h in walk.hypotheses}
+    assert hyp["roce-traffic-class-not-lossless"].state == "suspected"
+    assert "link layer Ethernet" in hyp["roce-traffic-class-not-lossless"].evidence
+    # the same timeouts where the link layer is not known: nothing says the packets were on RoCE
+    _, walk, _ = _walk(["ucx/ucx2346-ompi-timestamp-tag-output-ucx13-fatal-qp-retry-exceeded.txt"])
+    assert "roce-traffic-class-not-lossless" not in [h.id for h in walk.hypotheses if h.state == "suspected"]

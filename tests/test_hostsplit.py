@@ -86,8 +86,9 @@ def test_no_other_capture_is_taken_for_a_parallel_shells_paste() -> None:
     "ib0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 2044\n        inet 192.168.0.5\n",
     # key: value lines of one tool
     "Driver Version: 535.104.05\nCUDA Version: 12.2\nDriver Version: 535.104.05\nCUDA Version: 12.2\n",
-    # one name only, without the pdsh line: not enough to call it a node's
-    "gpu07: GPU 0: NVIDIA H100 80GB HBM3\ngpu07: GPU 1: NVIDIA H100 80GB HBM3\n",
+    # one name only, without the pdsh line: not enough to call it a node's (a kernel log without timestamps is
+    # one driver's name on every line: "arm-smmu-v3: option mask 0x10", tests/data/dmesg's Grace CMDQV capture)
+    "gpu07: GPU 0: NVIDIA H100 80GB HBM3\ngpu07: GPU 1: NVIDIA H100 80GB HBM3\ngpu07: GPU 2: NVIDIA H100 80GB HBM3\n",
 ])
 def test_lines_that_only_look_prefixed_are_not_cut(text: str) -> None:
     assert hostsplit.parts(text) == []

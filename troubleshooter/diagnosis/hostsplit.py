@@ -37,7 +37,7 @@ _PREFIXED = re.compile(rf"^({_NAME}):(?: (.*))?$")
 _NODE_LIKE = re.compile(r"^(?=.*\d)[A-Za-z][A-Za-z0-9.-]*$")
 _NOT_NODE = re.compile(r"^(?:(?:eth|ib|en[ops]|eno|bond|team|vlan|docker|virbr|br|nvme|md|dm-|loop|nvidia|qib|cxi|efa|"
                        r"rdma|port|cpu|core|numa|rank|tcp|udp)\d[\w.-]*|(?:mlx|hfi)\d\w*|veth\w*|lo|wl\w+|"
-                       r"[shv]d[a-z]{1,2}\d*)$", re.IGNORECASE)
+                       r"[shv]d[a-z]{1,2}\d*|arm-smmu-v\d)$", re.IGNORECASE)  # a kernel driver's prefix: arm-smmu-v3
 _RESERVED = frozenset({"host", "target", "container", "job"})
 _RULE = re.compile(r"^-{6,}$")
 # dshbak's header: the host list alone; clush -b's: the host list and the node count in brackets

@@ -48,6 +48,8 @@ _PSHELLS = frozenset({"pdsh", "clush", "ansible"})
 # inventory name may hold an underscore (work_01), which a host name may not
 _ANSIBLE = re.compile(r"^(\w[\w.-]{0,252}) \| (?:CHANGED|SUCCESS|FAILED!?|UNREACHABLE!?)(?: \| rc=-?\d+ >>| => \{)$")
 _CONTINUED = re.compile(r"^\s{0,4}>\s")  # a shell's PS2 prompt before the rest of a command
+# the first line of a two-line prompt ("root@jazz15 ~" above "#pdsh -w ..."): no output of anything
+_PS1_HEAD = re.compile(r"^\s{0,4}\[?[\w.-]{1,64}@[\w.-]{1,253}(?:[: ][~/][^\s]{0,400})?\]?\s*$")
 _ANSIBLE_RUNS = frozenset({"command", "shell", "raw", "ansible.builtin.command", "ansible.builtin.shell",
                            "ansible.builtin.raw"})
 # options of pdsh and clush that take a value in the next word when it is not attached (-w gpu[01-02])
@@ -210,7 +212,7 @@ def split(text: str) -> list[intake.Block]:
     out: list[intake.Block] = []
     for p in got:
         if p.node is None:
-            keep = [(ln, n) for ln, n in zip(p.lines, p.numbers) if not _is_pshell_line(ln)]
+            keep = [(ln, n) for ln, n in zip(p.lines, p.numbers) if not _is_pshell_line(ln) and not _PS1_HEAD.match(ln)]
             if not any(ln.strip() for ln, _ in keep):
                 continue
             p = Part(None, [ln for ln, _ in keep], [n for _, n in keep])

@@ -35,7 +35,7 @@ def test_each_node_is_diagnosed_and_the_one_with_a_port_down_is_named(capsys) ->
     assert rc == 1, err  # a root cause found on one node
     doc = json.loads(out)
     assert doc["kind"] == "nodes"
-    assert [n["node"] for n in doc["nodes"]] == ["gpu9", "gpu10"]  # natural order, not gpu10 first
+    assert [n["node"] for n in doc["nodes"]] == ["gpu9", "gpu10"]  # the cause first (and natural order: gpu9, gpu10)
     causes = {n["node"]: [c["cause"] for c in n["conclusions"]] for n in doc["nodes"]}
     assert causes == {"gpu9": ["fabric-port-down"], "gpu10": []}
     assert 'ib.down_ports: ["mlx5_1:1"] on gpu9; [] on gpu10' in doc["differences"]
@@ -50,8 +50,9 @@ def test_the_terminal_leads_with_each_node_and_what_differs(capsys) -> None:
     assert rc == 1
     head = out.split("\n")
     assert head[0] == "Pasted outputs of 2 nodes, each diagnosed as one machine"
-    assert head[1].startswith("- n1: No root cause found")
-    assert head[2].startswith("- n2: 1 root cause found") and head[2].endswith("(fabric-port-down)")
+    # the node where a cause was found first
+    assert head[1].startswith("- n2: 1 root cause found") and head[1].endswith("(fabric-port-down)")
+    assert head[2].startswith("- n1: No root cause found")
     assert "How the nodes' outputs differ:" in out and "node n2" in out
 
 

@@ -96,8 +96,9 @@ def diagnose_nodes(symptom: str | None, facts: Any, *, answers: dict[str, str], 
                    extra: dict[str, Any] | None = None, redact: bool = True) -> NodesDiagnosis | None:
     """Pasted outputs named by node (two or more, none of the job's own side): each node diagnosed as one
     machine, with the symptom given (else the one its outputs suggest), and the nodes compared. Nodes whose outputs
-    give the same facts are one walk; those with a node that stands out come first; past MAX_NODE_WALKS kinds of
-    output the other nodes are listed, not walked. None when the outputs are one machine's (:func:`diagnose`)."""
+    give the same facts are one walk; those with a cause found come first, then those with a node that stands out;
+    past MAX_NODE_WALKS kinds of output the other nodes are listed, not walked. None when the outputs are one
+    machine's (:func:`diagnose` them as they are)."""
     from troubleshooter.diagnosis import pasted_nodes
     from troubleshooter.diagnosis.compare import hostlist
     from troubleshooter.diagnosis.pasted import infer_symptom
@@ -121,6 +122,7 @@ def diagnose_nodes(symptom: str | None, facts: Any, *, answers: dict[str, str], 
         if len(group) > 1:
             doc["alike"] = group
         runs.append((n if len(group) == 1 else hostlist(group), walk, doc))
+    runs.sort(key=lambda r: not r[1].conclusions)  # the nodes where a cause was found first (stable: odd ones next)
     # redacted here, where it is made: a secret that differs between nodes is a value of a fact named like one
     comparison = Redactor(settings.load().redact_extra, enabled=redact).obj(report.as_dict())
     left = {n for g in groups[MAX_NODE_WALKS:] for n in g}

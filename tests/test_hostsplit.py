@@ -172,3 +172,11 @@ def test_ansible_uname_across_hosts_gives_each_kernel() -> None:
     facts = EvidenceFacts.from_specs([str(PDSH / "ansible-evseichik-uname-a-3-hosts-3-kernels.txt")])
     assert {n: facts.lookup("host.kernel_release", n) for n in ("178.124.206.48", "centos", "ubuntu")} == {
         "178.124.206.48": "3.10.0-862.el7.x86_64", "centos": "3.10.0-957.1.3.el7.x86_64", "ubuntu": "4.15.0-43-generic"}
+
+
+def test_a_node_named_like_a_side_of_the_job_stays_a_node() -> None:
+    # made up: an inventory host called "container" must not become the job's container side
+    text = ("container | CHANGED | rc=0 >>\nLinux a 5.4.0-88-generic #99-Ubuntu SMP Thu Sep 23 17:29:00 UTC 2021 x86_64 "
+            "GNU/Linux\nweb1 | CHANGED | rc=0 >>\nLinux b 5.4.0-88-generic #99-Ubuntu SMP Thu Sep 23 17:29:00 UTC 2021 "
+            "x86_64 GNU/Linux\n")
+    assert [(b.side, b.line) for b in hostsplit.split(text)] == [("node-container", 2), ("web1", 4)]

@@ -1,7 +1,7 @@
 """Parallel-shell pastes: one text holding several nodes' outputs, cut into each node's.
 
 An SRE asks every node at once (``pdsh -w gpu[01-16] ibstat``, ``clush -b -w ... nvidia-smi -L``) and pastes
-what came back. Two forms:
+what came back. Two forms (and Ansible's):
 
 - **prefixed**, as pdsh and clush print by default: every line of a node's output after ``HOST: `` (pdsh writes
   ``"%s: %s"``), the nodes' lines interleaved as they arrived;
@@ -220,7 +220,7 @@ def split(text: str) -> list[intake.Block]:
         for blk in intake.split("\n".join(lead + p.lines)):
             at = blk.line - 1 - len(lead)
             blk.line = p.numbers[min(max(at, 0), len(p.numbers) - 1)] if p.numbers else blk.line
-            if p.node is not None:
-                blk.side = p.node
+            if p.node is not None:  # a node called "host" or "container" is a node, not that side of the job
+                blk.side = p.node if p.node.lower() not in _RESERVED else f"node-{p.node}"
             out.append(blk)
     return out

@@ -91,8 +91,7 @@ def _expand(spec: str, base: Path | None) -> list[tuple[str, str | None, Path, s
 
 def _strip_provenance(text: str) -> str:
     """Leading ``#%`` provenance lines (and the blank line after them) are ours, not the tool's."""
-    lines = text.splitlines(keepends=True)
-    i = 0
+    lines, i = text.splitlines(keepends=True), 0
     while i < len(lines) and lines[i].startswith("#%"):
         i += 1
     if i and i < len(lines) and not lines[i].strip():
@@ -146,17 +145,19 @@ class EvidenceFacts(FactSource):
                                              "packages' file lists compared", "", 0.0))
         self._inherit_from_host(together_by)
         registry = sources.load_all()
+        by_side: dict[str, list[PastedFile]] = {}  # once, not per side: a pdsh paste of 5,000 nodes is 5,000 sides
+        for f in files:
+            by_side.setdefault(f.side, []).append(f)
         for side, fs in self.factsets.items():
             have = self.kinds_by_side.get(side, {})
             for sid, src in registry.items():
                 if src.parser not in have:
                     fs.source_unavailable(sid, f"no {src.parser} output attached")
-            if "container.inside" not in fs and any(f.declared == "container" for f in files if f.side == side):
-                # the person said where these outputs were taken (or the command went through a container); a
-                # process inside a container rarely can tell
-                fs.add(Fact("container.inside", True, "", "inferred: the outputs were taken in the container",
-                            "", 0.0))
-            mine = [f for f in files if f.side == side and f.kind and not f.error]
+            if "container.inside" not in fs and any(f.declared == "container" for f in by_side.get(side, ())):
+                # the person said where these were taken (or the command went through a container): a process inside
+                # a container rarely can tell
+                fs.add(Fact("container.inside", True, "", "inferred: the outputs were taken in the container", "", 0.0))
+            mine = [f for f in by_side.get(side, ()) if f.kind and not f.error]
             if "container.inside" not in fs and mine and all(f.declared == "host" for f in mine):
                 # every output of the side was given as the host's (host:FILE): not inside a container
                 fs.add(Fact("container.inside", False, "", "inferred: the outputs were given as the host's", "", 0.0))
@@ -420,9 +421,8 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
     return out
 
 
-#: kinds whose parser takes every line as content (a command line's words, a variable's continued value): the
-#: sentences a person wrote around the output are left out before they are read
-_EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})
+#: kinds whose parser takes every line as content (a command line's words, a variable's continued value): the sentences
+_EVERY_LINE_KINDS = frozenset({"cmdline", "env", "slurm-env"})  # a person wrote around the output go first
 #: kinds that read their own command line, given to them as its prompt line: nccl-tests names its collective by
 #: the binary ("./build/all_reduce_perf"), fi_info the provider asked for ("-p efa"), which its "-61" does not say;
 #: slurm-conf which file it prints (cgroup.conf, gres.conf) and whether whole (cat) or in part (grep);

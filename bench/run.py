@@ -16,7 +16,9 @@ the same round (interleaved: a noisy neighbour hits both), medians of at least 5
   writes it (9 lines in 10 the job's own); and the peak RSS of ``troubleshooter parse`` on a file;
 - diagnose: ``diagnose --bundle`` on the healthy practice bundle with every text output 1x, 10x and 100x
   longer, against parsing once each output the walk reads: the extra cost per MB of the longer outputs (~1 when
-  each output is parsed once; 7-8x for a walk that re-parsed everything collected at every step);
+  each output is parsed once; 7-8x for a walk that re-parsed everything collected at every step); and
+  ``diagnose --evidence`` on one pdsh paste of 64 and 512 nodes' ibstat against parsing each node's ibstat once:
+  the extra cost per node (a figure, no target);
 - fanout: bench/fanout_bench.py;
 - ui: key press to the next repaint while ten probes run in thread workers, in a Pilot session;
 - ttc: time to cause: the installed app in tmux from the start screen to each seed case's fix, keys and seconds
@@ -506,6 +508,54 @@ def bench_diagnose(n: int, tmp: Path, scales: tuple[int, ...] = (1, 10, 100)) ->
            f"parsing each output once {p_mb * 1000:.0f} ms/MB", w_mb / max(p_mb, 1e-9), 1.3)
 
 
+def nodes_paste(n: int) -> tuple[str, list[str]]:
+    """What `pdsh -w gpu[0001-N] ibstat` prints on N nodes: each node the real H20 node's ibstat (tests/data/ibstat)
+    with GUIDs of its own, one node's first port Down; with each node's output alone (what a parser is given)."""
+    src = ROOT / "tests" / "data" / "ibstat" / "ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt"
+    body = [ln for ln in src.read_text().split("\n") if ln.strip() and not ln.startswith("#")]
+    lines, alone = [f"$ pdsh -w gpu[0001-{n:04d}] ibstat"], []
+    for h in range(1, n + 1):
+        own = [re.sub(r"0x([0-9a-f]{16})", lambda m: f"0x{int(m.group(1), 16) + h:016x}", ln) for ln in body]
+        if h == n // 2:
+            own[own.index(next(ln for ln in own if "State: Active" in ln))] = "                State: Down"
+        lines += [f"gpu{h:04d}: {ln}" for ln in own]
+        alone.append("\n".join(own) + "\n")
+    return "\n".join(lines) + "\n", alone
+
+
+def bench_nodes(n: int, tmp: Path, sizes: tuple[int, int] = (64, 512)) -> None:
+    """``diagnose --evidence`` on one pdsh paste of many nodes (the CLI, in process: cut per node, each node's
+    facts, the node comparison, one walk per kind of output) against the least work that reads the same input:
+    parsing each node's ibstat once. The figure is the extra cost per node, small paste to large."""
+    import contextlib
+    import io
+
+    from troubleshooter import cli, parsers
+
+    os.environ["TROUBLESHOOTER_DATA_DIR"] = str(tmp / "tsdata")
+    paths, alone = {}, {}
+    for k in sizes:
+        text, alone[k] = nodes_paste(k)
+        paths[k] = tmp / f"pdsh-ibstat-{k}.txt"
+        paths[k].write_text(text)
+
+    def walk(k: int) -> None:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            cli.main(["diagnose", "--evidence", str(paths[k]), "--symptom", "one-slow-node", "--json"])
+
+    def parse_once(k: int) -> None:
+        for text in alone[k]:
+            parsers.run("ibstat", text)
+
+    lo, hi = sizes
+    walk(lo), parse_once(lo)  # warm: imports, trees
+    tw_lo, tp_lo, tw_hi, tp_hi = rounds(max(3, n // 2), lambda: walk(lo), lambda: parse_once(lo),
+                                        lambda: walk(hi), lambda: parse_once(hi))
+    w, p = (tw_hi - tw_lo) / (hi - lo), (tp_hi - tp_lo) / (hi - lo)
+    record(f"diagnose: nodes, {lo}-{hi} pasted", f"{w * 1000:.2f} ms/node ({hi} nodes {tw_hi:.2f} s)",
+           f"parsing each node's ibstat once {p * 1000:.2f} ms/node", w / max(p, 1e-9), None)
+
+
 # ------------------------------------------------------------------ fan-out
 FANOUT_TARGET_S = 3.0  # 1,024 cold bundles on this 2-core machine, every core used (issue 14)
 
@@ -688,6 +738,7 @@ def main() -> int:
             bench_parse(size, runs, tmp)
         if "diagnose" in only:
             bench_diagnose(runs, tmp, (1, 10, 30) if args.quick else (1, 10, 100))
+            bench_nodes(runs, tmp, (32, 128) if args.quick else (64, 512))
         if "fanout" in only:
             bench_fanout(nodes, runs)
         if "ui" in only:

@@ -180,3 +180,12 @@ def test_a_node_named_like_a_side_of_the_job_stays_a_node() -> None:
             "GNU/Linux\nweb1 | CHANGED | rc=0 >>\nLinux b 5.4.0-88-generic #99-Ubuntu SMP Thu Sep 23 17:29:00 UTC 2021 "
             "x86_64 GNU/Linux\n")
     assert [(b.side, b.line) for b in hostsplit.split(text)] == [("node-container", 2), ("web1", 4)]
+
+
+def test_a_parallel_shell_run_through_sudo_starts_its_run() -> None:
+    # the real clush -b capture above with "sudo " put before clush by hand: the line that names the command
+    # every node ran is found past sudo, as remote_command reads it
+    text = strip_header((PDSH / "dantezhao-clush-b-ls-4-hadoop-nodes-z1-differs.txt").read_text())
+    text = text.replace("$ clush -b", "$ sudo clush -b", 1)
+    got = [(p.node, p.command) for p in hostsplit.parts(intake.clean(text)) if p.node]
+    assert got == [("z[2-4]", "ls /mnt/zhao/package/"), ("z1", "ls /mnt/zhao/package/")]

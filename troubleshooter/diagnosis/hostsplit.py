@@ -68,20 +68,27 @@ class Part:
     command: str | None = None  # the command the parallel shell ran on the node, when the paste shows it
 
 
-def remote_command(line: str) -> str | None:
-    """The command pdsh or clush ran on every node, from its command line (after a prompt or bare); None when
-    the line is not a pdsh or clush command."""
+def _pshell_words(line: str) -> list[str] | None:
+    """A pdsh, clush or ansible command line's words from the tool's name on (after a prompt or bare, past sudo,
+    time and their options); None for any other line."""
     if "pdsh" not in line and "clush" not in line and "ansible" not in line:
         return None
     m = intake._prompt_match(line)
-    cmd = m.group("cmd") if m else line.strip().lstrip("#$% ")
+    cmd = (m.group("cmd") if m else line.strip().lstrip("#$% ")).rstrip().removesuffix("\\")  # continued below
     try:
         words = shell_words(cmd)
     except ValueError:
         return None
     while words and (words[0] in ("sudo", "time", "command") or words[0].startswith("-") and words[:1] != ["--"]):
         words = words[1:]
-    if not words or words[0].rsplit("/", 1)[-1] not in _PSHELLS:
+    return words if words and words[0].rsplit("/", 1)[-1] in _PSHELLS else None
+
+
+def remote_command(line: str) -> str | None:
+    """The command pdsh or clush ran on every node, from its command line (after a prompt or bare); None when
+    the line is not a pdsh or clush command."""
+    words = _pshell_words(line)
+    if words is None:
         return None
     if words[0].rsplit("/", 1)[-1] == "ansible":
         return _ansible_command(words)
@@ -119,11 +126,7 @@ def _ansible_command(words: list[str]) -> str | None:
 
 
 def _is_pshell_line(line: str) -> bool:
-    if "pdsh" not in line and "clush" not in line and "ansible" not in line:
-        return False
-    m = intake._prompt_match(line)
-    first = (m.group("cmd") if m else line.lstrip("#$% ")).split()[:1]
-    return bool(first) and first[0].rsplit("/", 1)[-1] in _PSHELLS
+    return _pshell_words(line) is not None
 
 
 def parts(text: str) -> list[Part]:

@@ -114,14 +114,11 @@ def _ansible_command(words: list[str]) -> str | None:
     """What ``ansible HOSTS -m shell -a 'CMD'`` ran on each host: the -a value of the command, shell or raw module
     (command is the default); None for another module (its result is JSON, not a command's output)."""
     module, args = "command", None
-    for i, w in enumerate(words[:-1]):
-        if w in ("-m", "--module-name"):
-            module = words[i + 1]
-        elif w in ("-a", "--args"):
-            args = words[i + 1]
-    for w in words:
-        if w.startswith(("--module-name=", "--args=")):
-            module, args = (w.split("=", 1)[1], args) if w.startswith("--module-name=") else (module, w.split("=", 1)[1])
+    for i, w in enumerate(words):
+        name, eq, value = w.partition("=")
+        if name in ("-m", "--module-name", "-a", "--args") and (eq or i + 1 < len(words)):
+            value = value if eq else words[i + 1]
+            module, args = (value, args) if name in ("-m", "--module-name") else (module, value)
     return args if module in _ANSIBLE_RUNS and args else None
 
 
@@ -160,33 +157,32 @@ def _gathered(lines: list[str], a: int, b: int) -> list[Part]:
             i += 3
         else:
             i += 1
+    names = [_GROUP.match(lines[h + 1]).group(1) for h in heads]  # type: ignore[union-attr]
+    return _under_heads(lines, a, b, [(h, name, h + 3) for h, name in zip(heads, names)])
+
+
+def _under_heads(lines: list[str], a: int, b: int, heads: list[tuple[int, str, int]]) -> list[Part]:
+    """Lines a..b cut at their headers, each (line index, node, index of its first output line): each node's
+    output runs to the next header; the lines before the first are no node's."""
     if not heads:
         return []
-    out = [Part(None, lines[a:heads[0]], list(range(a + 1, heads[0] + 1)))]
-    for j, h in enumerate(heads):
-        end = heads[j + 1] if j + 1 < len(heads) else b
-        name = _GROUP.match(lines[h + 1]).group(1)  # type: ignore[union-attr]
-        out.append(Part(name, lines[h + 3:end], list(range(h + 4, end + 1))))
+    out = [Part(None, lines[a:heads[0][0]], list(range(a + 1, heads[0][0] + 1)))]
+    for j, (_, name, first) in enumerate(heads):
+        end = heads[j + 1][0] if j + 1 < len(heads) else b
+        out.append(Part(name, lines[first:end], list(range(first + 1, end + 1))))
     return out
 
 
 def _ansible(lines: list[str], a: int, b: int) -> list[Part]:
-    heads = [i for i in range(a, b) if _ANSIBLE.match(lines[i])]
-    if not heads:
-        return []
-    out = [Part(None, lines[a:heads[0]], list(range(a + 1, heads[0] + 1)))]
-    for j, h in enumerate(heads):
-        end = heads[j + 1] if j + 1 < len(heads) else b
-        name = _ANSIBLE.match(lines[h]).group(1)  # type: ignore[union-attr]
-        json_result = lines[h].endswith("{")  # a module's JSON, not a command's output: kept, read by nothing
-        out.append(Part(name, lines[h + (0 if json_result else 1):end], list(range(h + (1 if json_result else 2), end + 1))))
-    return out
+    heads = [(i, m.group(1), i if lines[i].endswith("{") else i + 1)  # a module's JSON, not a command's output: kept
+             for i in range(a, b) if (m := _ANSIBLE.match(lines[i]))]  # with its header line, read by nothing
+    return _under_heads(lines, a, b, heads)
 
 
 def _prefixed(lines: list[str], a: int, b: int, shown: bool) -> list[Part]:
     body = [ln for ln in lines[a:b] if ln.strip()]
-    hits = [m.group(1) for ln in lines[a:b] if (m := _PREFIXED.match(ln))]
-    count = collections.Counter(hits)
+    found = [_PREFIXED.match(ln) for ln in lines[a:b]]
+    count = collections.Counter(m.group(1) for m in found if m)
     names = {n for n, c in count.items() if n.lower() not in _RESERVED and (
         shown or (c >= 2 and _NODE_LIKE.match(n) and not _NOT_NODE.match(n)))}
     covered = sum(count[n] for n in names)
@@ -194,8 +190,7 @@ def _prefixed(lines: list[str], a: int, b: int, shown: bool) -> list[Part]:
         return []
     around = Part(None, [], [])
     per: dict[str, Part] = {}
-    for i in range(a, b):
-        m = _PREFIXED.match(lines[i])
+    for i, m in enumerate(found, a):
         if m and m.group(1) in names:
             p = per.setdefault(m.group(1), Part(m.group(1), [], []))
             p.lines.append(m.group(2) or "")

@@ -516,8 +516,8 @@ def nodes_paste(n: int) -> tuple[str, list[str]]:
     lines, alone = [f"$ pdsh -w gpu[0001-{n:04d}] ibstat"], []
     for h in range(1, n + 1):
         own = [re.sub(r"0x([0-9a-f]{16})", lambda m: f"0x{int(m.group(1), 16) + h:016x}", ln) for ln in body]
-        if h == n // 2:
-            own[own.index(next(ln for ln in own if "State: Active" in ln))] = "                State: Down"
+        if h == n // 2:  # one node's first port Down
+            own[next(i for i, ln in enumerate(own) if "State: Active" in ln)] = "                State: Down"
         lines += [f"gpu{h:04d}: {ln}" for ln in own]
         alone.append("\n".join(own) + "\n")
     return "\n".join(lines) + "\n", alone

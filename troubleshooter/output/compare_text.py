@@ -103,20 +103,21 @@ def node_differences(comparison: dict[str, Any], limit: int = 12) -> list[str]:
     """A node comparison's document (``NodeReport.as_dict``, redacted) in plain lines: the facts where a node
     stands out from the majority, then those the nodes split on. A value kept as a digest (a whole record, every
     port's fields) is left out: the facts read out of it say the same, shorter."""
+    def digest(values: list[Any]) -> bool:  # a value the comparator keeps as "sha1:... preview"
+        return any(isinstance(v, str) and v.startswith("sha1:") for v in values)
+
     lines: list[str] = []
     left = 0
     for fo in comparison.get("outliers", []):
         typical = fo.get("median", fo.get("majority"))
-        vals = [typical] + [o.get("value") for o in fo.get("nodes", [])]
-        if len(lines) >= limit or any(isinstance(v, str) and v.startswith("sha1:") for v in vals):
+        if len(lines) >= limit or digest([typical] + [o.get("value") for o in fo.get("nodes", [])]):
             left += 1
             continue
         odd = "; ".join(f"{o['node']}: {'absent' if o.get('absent') else _shown(o.get('value'))}" for o in fo["nodes"][:limit])
         typical_s = "absent" if fo.get("majority_absent") else _shown(typical)
         lines.append(f"{fo['fact']}: {typical_s} on {fo['typical_nodes']} node(s), but {odd}")
     for sp in comparison.get("splits", []):
-        vals = [v.get("value") for v in sp.get("values", [])]
-        if len(lines) >= limit or any(isinstance(v, str) and v.startswith("sha1:") for v in vals):
+        if len(lines) >= limit or digest([v.get("value") for v in sp.get("values", [])]):
             left += 1
             continue
         lines.append(f"{sp['fact']}: " + "; ".join(f"{_shown(v.get('value'))} on {v['nodes']}" for v in sp["values"]))

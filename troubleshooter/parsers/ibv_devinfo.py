@@ -162,10 +162,9 @@ def parse(text: str) -> dict[str, Any]:
                     gid["version"] = version
                 gids.append(gid)
             continue
-        m = _KV.match(line)
-        if not m:
+        if not kv:  # (matched once, above)
             continue
-        key, value = m.group(1), m.group(2).strip()
+        key, value = kv.group(1), kv.group(2).strip()
         if not value:
             continue
         seen.add(key)

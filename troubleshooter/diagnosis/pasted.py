@@ -99,6 +99,11 @@ def _strip_provenance(text: str) -> str:
     return "".join(lines[i:]) if i else text
 
 
+#: facts inferred across every file of the evidence (two nodes' listings compared), given to the target side
+ACROSS_FILES = (("packages.nccl_versions_differ", listings_differ, "the package listings compared"),
+                ("slurm.plugins.nvml_dropped", nvml_dropped, "the Slurm packages' file lists compared"))
+
+
 class EvidenceFacts(FactSource):
     def __init__(self, files: list[PastedFile]) -> None:
         self.files = files
@@ -135,14 +140,9 @@ class EvidenceFacts(FactSource):
                     names = ", ".join(dict.fromkeys(g.path.name for g in group))
                     self.factsets[side].update_from(together, source=f"files {names}, read together", target=side, at=0.0)
         self.factsets.setdefault("target", FactSet("target"))
-        differ = listings_differ(files)
-        if differ:
-            self.factsets["target"].add(Fact("packages.nccl_versions_differ", differ, "", "inferred: the package "
-                                             "listings compared", "", 0.0))
-        dropped = nvml_dropped(files)
-        if dropped:
-            self.factsets["target"].add(Fact("slurm.plugins.nvml_dropped", dropped, "", "inferred: the Slurm "
-                                             "packages' file lists compared", "", 0.0))
+        for name, compared, how in ACROSS_FILES:
+            if got := compared(files):
+                self.factsets["target"].add(Fact(name, got, "", f"inferred: {how}", "", 0.0))
         self._inherit_from_host(together_by)
         registry = sources.load_all()
         by_side: dict[str, list[PastedFile]] = {}  # once, not per side: a pdsh paste of 5,000 nodes is 5,000 sides

@@ -13,11 +13,9 @@ import dataclasses
 import json
 
 from troubleshooter.diagnosis.compare.nodes import NodeComparator, NodeReport, _natural, canonical
-from troubleshooter.diagnosis.pasted import EvidenceFacts
+from troubleshooter.diagnosis.pasted import ACROSS_FILES, EvidenceFacts
 from troubleshooter.model.facts import Fact
 
-#: facts one whole paste infers across its files (two nodes' package listings compared): every node carries them
-_ACROSS_FILES = ("packages.nccl_versions_differ", "slurm.plugins.nvml_dropped")
 _NOT_NODES = ("target", "host")
 
 
@@ -38,7 +36,7 @@ def for_node(facts: EvidenceFacts, node: str) -> EvidenceFacts:
              if f.side == node else f for f in facts.files if f.side in (node, "host")]
     one = EvidenceFacts(files)
     whole = facts.factsets.get("target")
-    for name in _ACROSS_FILES:
+    for name, *_ in ACROSS_FILES:  # what the whole evidence infers across its files, every node carries
         got = whole.get(name) if whole is not None else None
         if got is not None and name not in one.factsets["target"]:
             one.factsets["target"].add(Fact(name, got.value, got.unit, got.source, "", 0.0))

@@ -161,43 +161,18 @@ def _diagnose_nodes(args: argparse.Namespace, facts, answers: dict[str, str]):
         raise CliError(str(exc)) from exc
 
 
-def _demote(md: str) -> str:
-    """A node's ticket inside the nodes' ticket: its headings one level down (never a '#' inside a code block)."""
-    out, fenced = [], False
-    for line in md.split("\n"):
-        if line.startswith("```"):
-            fenced = not fenced
-        out.append("#" + line if line.startswith("#") and not fenced else line)
-    return "\n".join(out)
-
-
 def _emit_nodes(many, args: argparse.Namespace) -> None:
-    from troubleshooter.diagnosis.compare import hostlist
-    from troubleshooter.output import export
-
     em = emitter(args)
     if getattr(args, "json", False):
         em.json(many.doc())
         return
-    head = f"Pasted outputs of {many.comparison.get('nodes', len(many.runs))} nodes, each diagnosed as one machine" + (
-        "" if len(many.runs) == many.comparison.get("nodes") else " (nodes whose outputs give the same facts, once)")
-    each = [f"- {n}: {d.get('headline', '')}" + "".join(f"; {c['title']} ({c['cause']})" for c in d.get("conclusions", []))
-            for n, _, d in many.runs]
-    if many.undiagnosed:
-        each.append(f"- {len(many.undiagnosed)} more node(s) not diagnosed ({hostlist(many.undiagnosed)}): more than "
-                    f"{len(many.runs)} kinds of output in one paste; how they differ is below, and a paste of fewer "
-                    "nodes diagnoses them")
-    differ = ["How the nodes' outputs differ:"] + [f"- {ln}" for ln in many.lines] if many.lines else \
-        ["The nodes' outputs differ in nothing they both show."]
     if getattr(args, "md", False):
-        parts = [f"# {head}", "\n".join(each), "\n".join(differ)]
-        parts += [f"## {'Nodes' if d.get('alike') else 'Node'} {n}\n\n" + _demote(export.to_markdown(em.clean(d)))
-                  for n, _, d in many.runs]
-        em.text("\n\n".join(parts) + "\n")
+        em.text(many.markdown(em.clean))
         return
+    each, differ = many.overview()
     from rich.rule import Rule
 
-    em.line(head)
+    em.line(many.heading())
     for line in each + differ:
         em.line(line)
     for n, _, d in many.runs:

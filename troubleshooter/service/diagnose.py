@@ -78,12 +78,63 @@ class NodesDiagnosis:
     def found(self) -> bool:
         return any(w.conclusions for _, w, _ in self.runs)
 
+    def heading(self) -> str:
+        """What the outputs were, in one line: the first line of every form of the result (terminal, ticket, app)."""
+        n = self.comparison.get("nodes", len(self.runs))
+        return f"Pasted outputs of {n} nodes, each diagnosed as one machine" + (
+            "" if len(self.runs) == n else " (nodes whose outputs give the same facts, once)")
+
+    def summaries(self) -> list[tuple[str, str]]:
+        """(node or host list, its headline and the causes found there), one per walk, in the order walked; then
+        the nodes not diagnosed, if any (under an empty name)."""
+        from troubleshooter.diagnosis.compare import hostlist
+
+        out = [(n, d.get("headline", "") + "".join(f"; {c['title']} ({c['cause']})" for c in d.get("conclusions", [])))
+               for n, _, d in self.runs]
+        if self.undiagnosed:
+            out.append(("", f"{len(self.undiagnosed)} more node(s) not diagnosed ({hostlist(self.undiagnosed)}): more "
+                            f"than {len(self.runs)} kinds of output in one paste; how they differ is below, and a "
+                            "paste of fewer nodes diagnoses them"))
+        return out
+
+    def overview(self) -> tuple[list[str], list[str]]:
+        """The lines that lead every form of the result: one per node (its headline and causes), then how the
+        nodes' outputs differ."""
+        each = [f"- {n}: {line}" if n else f"- {line}" for n, line in self.summaries()]
+        differ = ["How the nodes' outputs differ:"] + [f"- {ln}" for ln in self.lines] if self.lines else \
+            ["The nodes' outputs differ in nothing they both show."]
+        return each, differ
+
+    def markdown(self, clean: Callable[[dict[str, Any]], dict[str, Any]] = lambda d: d) -> str:
+        """The ticket: the overview, then each node's diagnosis under its heading (its own headings one level
+        down). ``clean``: what the emitter does to each document first (redaction that learns its secrets)."""
+        each, differ = self.overview()
+        parts = [f"# {self.heading()}", "\n".join(each), "\n".join(differ)]
+        parts += [f"## {'Nodes' if d.get('alike') else 'Node'} {n}\n\n" + _demote(export.to_markdown(clean(d)))
+                  for n, _, d in self.runs]
+        return "\n\n".join(parts) + "\n"
+
+    @staticmethod
+    def walked_node(name: str, doc: dict[str, Any]) -> str:
+        """The node a run's walk diagnosed: the first of its group when nodes gave the same facts."""
+        return (doc.get("alike") or [name])[0]
+
     def doc(self) -> dict[str, Any]:
         """One document: every node's diagnosis, then how the nodes differ (the emitter redacts it as a whole)."""
         return {"schema": "troubleshooter.diagnosis-nodes/1", "kind": "nodes",
                 "nodes": [{"node": n, **d} for n, _, d in self.runs],
                 "differences": self.lines, "comparison": self.comparison,
                 **({"not_diagnosed": self.undiagnosed} if self.undiagnosed else {})}
+
+
+def _demote(md: str) -> str:
+    """A node's ticket inside the nodes' ticket: its headings one level down (never a '#' inside a code block)."""
+    out, fenced = [], False
+    for line in md.split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        out.append("#" + line if line.startswith("#") and not fenced else line)
+    return "\n".join(out)
 
 
 #: walks at most for one paste of many nodes: nodes whose outputs give the same facts are one walk, and a paste with

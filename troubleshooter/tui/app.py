@@ -64,6 +64,7 @@ class TroubleshooterApp(App[int]):
         self.settings = settings or Settings()
         self.spec = spec or TargetSpec()
         self.evidence = evidence
+        self._nodes_of: tuple[tuple[str, ...], list[str]] = ((), [])  # evidence_nodes(), per set of outputs
         self.session_dir = session_dir
         self.initial = (symptom, resume, practice)
         self.fixed_context = context_lines  # tests freeze the start screen's context
@@ -84,7 +85,7 @@ class TroubleshooterApp(App[int]):
     def guide_target(self):
         return self.spec.make()
 
-    def new_guide(self, spec: TargetSpec | None = None, practice: bool = False) -> Guide:
+    def new_guide(self, spec: TargetSpec | None = None, practice: bool = False, node: str | None = None) -> Guide:
         from troubleshooter.output.redact import Redactor
 
         red = Redactor(self.settings.redact_extra)
@@ -92,12 +93,19 @@ class TroubleshooterApp(App[int]):
             from troubleshooter.diagnosis.pasted import EvidenceFacts, EvidenceTarget
 
             facts = EvidenceFacts.from_specs(self.evidence)
+            if node:  # one node of several pasted: its outputs are the machine walked (as diagnose --evidence does)
+                from troubleshooter.diagnosis import pasted_nodes
+
+                facts = pasted_nodes.for_node(facts, node)
             from troubleshooter.diagnosis import profiles
 
             prof = profiles.choose(self.settings.profile or None, facts.lookup("gpu.names", "target"))
             from troubleshooter.service.guide import Guide
 
-            return Guide(eng.Engine(profile=prof.thresholds), facts, EvidenceTarget(facts), TargetSpec(), prof.id, None, red,
+            target = EvidenceTarget(facts)
+            if node:
+                target.label = f"node {node} of {len(self.evidence_nodes())} pasted: {target.label}"
+            return Guide(eng.Engine(profile=prof.thresholds), facts, target, TargetSpec(), prof.id, None, red,
                          profile_explicit=bool(self.settings.profile))
         from troubleshooter.service.guide import Guide
 
@@ -141,6 +149,29 @@ class TroubleshooterApp(App[int]):
 
         runner.kill_running()
 
+    def evidence_nodes(self) -> list[str]:
+        """The nodes the opened outputs name (two or more, none of them the job's own side), else []: read once
+        per set of outputs (the first time from the context worker, before a walk needs it)."""
+        key = tuple(self.evidence or ())
+        if self._nodes_of[0] != key:
+            names: list[str] = []
+            if key:
+                from troubleshooter.diagnosis import pasted_nodes
+                from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+                try:
+                    names = pasted_nodes.node_names(EvidenceFacts.from_specs(list(key)))
+                except Exception:  # noqa: BLE001 - unreadable outputs: the walk says so when it starts
+                    names = []
+            self._nodes_of = (key, names)
+        return self._nodes_of[1]
+
+    def redacted(self, s: object) -> str:
+        """Data for a screen: secrets redacted, control characters escaped."""
+        from troubleshooter.output.redact import Redactor
+
+        return esc(Redactor(self.settings.redact_extra).text(str(s)))
+
     def _shown(self, label: str) -> str:
         """A label for the header: secrets redacted (screenshots travel), control characters escaped."""
         from troubleshooter.output.redact import Redactor
@@ -161,6 +192,12 @@ class TroubleshooterApp(App[int]):
             lines = self.fixed_context
         elif self.evidence:
             lines = [f"target: {self._target_label()}", "reading pasted outputs: no live probes"]
+            nodes = self.evidence_nodes()
+            if nodes:
+                from troubleshooter.diagnosis.compare import hostlist
+
+                lines.append(f"outputs of {len(nodes)} nodes ({hostlist(nodes)}), each diagnosed as one machine: "
+                             "'Pasted nodes' lists them; a symptom asks which node to walk")
         else:
             from troubleshooter.probe import collect
             from troubleshooter.output import report
@@ -224,11 +261,19 @@ class TroubleshooterApp(App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, StartScreen):
                 screen.post_message(ContextReady(lines))
+                if self.evidence_nodes():  # the list offers them
+                    screen.refresh_symptoms()
 
     # -- starting walks
-    def start_walk(self, symptom: str, spec: TargetSpec | None = None, story: str = "", practice: bool = False) -> None:
+    def start_walk(self, symptom: str, spec: TargetSpec | None = None, story: str = "", practice: bool = False,
+                   node: str | None = None) -> None:
+        if node is None and spec is None and not practice and self.evidence and self.evidence_nodes():
+            from troubleshooter.tui.screens.nodes import NodesScreen
+
+            self.push_screen(NodesScreen(symptom))  # which node: all of them at once would be no machine
+            return
         try:
-            g = self.new_guide(spec, practice=practice)
+            g = self.new_guide(spec, practice=practice, node=node)
             g.ask_needs = True  # a step that needs the job's context or a log asks for it (a dialog)
             g.begin(symptom, session_dir=self.session_dir)
         except Exception as exc:  # noqa: BLE001 - a bad bundle, a bad tree: shown as what it is
@@ -393,10 +438,11 @@ class TroubleshooterApp(App[int]):
         from troubleshooter.tui.screens.attach import AttachScreen, LogNeedScreen
         from troubleshooter.tui.screens.evidence import EvidenceScreen
         from troubleshooter.tui.screens.filter import FilterInput
+        from troubleshooter.tui.screens.nodes import NodesScreen
         from troubleshooter.tui.screens.quiz import QuizScreen
 
         rows, seen = [], set()
-        for cls in (TroubleshooterApp, StartScreen, WalkScreen, ResultsScreen, EvidenceScreen, ExportScreen,
+        for cls in (TroubleshooterApp, StartScreen, WalkScreen, ResultsScreen, EvidenceScreen, ExportScreen, NodesScreen,
                     GlossaryScreen, MessageScreen, PracticeScreen, QuizScreen, AttachScreen, LogNeedScreen, FilterInput):
             for b in cls.BINDINGS:
                 if isinstance(b, Binding) and b.id and b.id not in seen:

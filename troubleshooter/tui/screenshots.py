@@ -176,6 +176,25 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
                     if isinstance(app.screen, ResultsScreen):
                         break
             await save(app, pilot, "11-pasted-outputs-noted")
+    # 12. the ibstat outputs of two nodes, pasted: each node's diagnosis (the one with a port down first), then
+    # how the nodes differ; enter would walk the highlighted node
+    from troubleshooter.tui.screens.nodes import NodesScreen
+
+    two = [corpus / "ibstat" / n for n in ("ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt",
+                                           "ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt")]
+    if all(p.exists() for p in two):
+        app = TroubleshooterApp(TargetSpec(), settings=Settings(), evidence=[f"gpu10:{two[0]}", f"gpu9:{two[1]}"],
+                                session_dir=data / "sessions", context_lines=None, discover=running)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.press("enter")  # "Pasted nodes", first on the list once the outputs are read
+            for _ in range(50):
+                await pilot.pause(0.1)
+                await app.workers.wait_for_complete()
+                if isinstance(app.screen, NodesScreen) and app.screen.many is not None:
+                    break
+            await save(app, pilot, "12-pasted-nodes")
     shutil.rmtree(data, ignore_errors=True)
     return written
 

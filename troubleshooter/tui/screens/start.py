@@ -76,6 +76,14 @@ class StartScreen(Filterable, Screen[None]):
             ol.add_option(Option(Text.assemble(("Back to the walk: ", "bold cyan"), (guide.symptom.title, "bold"),
                                                (f"  ({state}; saved)", "dim")), id="action:walk"))
             ol.add_option(None)
+        nodes = self.app.evidence_nodes() if self.app.evidence else []  # type: ignore[attr-defined]
+        if nodes:
+            from troubleshooter.diagnosis.compare import hostlist
+
+            ol.add_option(Option(Text.assemble(("Pasted nodes: ", "bold cyan"), (f"{len(nodes)} nodes", "bold"),
+                                               (f"  {self.app.redacted(hostlist(nodes))}: each node's diagnosis and "  # type: ignore[attr-defined]
+                                                "what differs between them", "dim")), id="action:nodes"))
+            ol.add_option(None)
         for t in self.app.engine.symptoms():  # type: ignore[attr-defined]
             ol.add_option(Option(Text.assemble((t.title, "bold"), "\n  ", (t.summary, "dim")), id=f"symptom:{t.id}"))
         ol.add_option(None)
@@ -130,6 +138,11 @@ class StartScreen(Filterable, Screen[None]):
                 self.app.attach_to(args)  # type: ignore[attr-defined]
 
         self.app.push_screen(AttachScreen(), chosen)
+
+    def action_nodes(self) -> None:
+        from troubleshooter.tui.screens.nodes import NodesScreen
+
+        self.app.push_screen(NodesScreen())
 
     def action_preflight(self) -> None:
         self.app.push_screen(ChecksScreen())

@@ -175,3 +175,21 @@ def test_retry_timeouts_of_ucx_over_ports_that_are_all_roce_point_at_the_qos_to_
     # the same timeouts where the link layer is not known: nothing says the packets were on RoCE
     _, walk, _ = _walk(["ucx/ucx2346-ompi-timestamp-tag-output-ucx13-fatal-qp-retry-exceeded.txt"])
     assert "roce-traffic-class-not-lossless" not in [h.id for h in walk.hypotheses if h.state == "suspected"]
+
+
+def test_nccls_completion_error_12_alone_points_at_the_gid_index_to_read():
+    # NCCL's "Got completion from peer ... with status=12" (nccl#1405's log, a Kubernetes RoCE network): the peer never
+    # acknowledged, and nothing shows the ports or the GID table. The GID index is the first thing to read (its
+    # maintainers' answer on nccl#426), possible, with show_gids as what decides it
+    _, walk, _ = _walk(["nccl-debug/nccl1405-ib-plugin-completion-from-peer-status-12-vendor-err-129.txt"])
+    hyp = {h.id: h for h in walk.hypotheses}
+    assert hyp["roce-gid-index"].state == "suspected"
+    assert hyp["roce-gid-index"].settle.startswith("show_gids")
+    assert "roce-gid-index" not in [c.cause for c in walk.conclusions]
+    # where NCCL lists an InfiniBand HCA beside the RoCE one (an Azure node): no GID index to choose on that one
+    _, walk, _ = _walk(["nccl-debug/azure-2node-ib-not-colocated-completion-error-12.txt"])
+    assert "roce-gid-index" not in [h.id for h in walk.hypotheses if h.state == "suspected"]
+    # UCX's retry timeouts over RoCE ports: UCX picks its GID with its own variables, not NCCL_IB_GID_INDEX
+    _, walk, _ = _walk(["ucx/ucx2346-ompi-timestamp-tag-output-ucx13-fatal-qp-retry-exceeded.txt",
+                        "pdsh/ucx2346-dshbak-c-jazz-24-hosts-ofed-info-link-layer.txt"])
+    assert "roce-gid-index" not in [h.id for h in walk.hypotheses if h.state == "suspected"]

@@ -371,9 +371,14 @@ class TroubleshooterApp(App[int]):
         try:
             spec, evidence = self._resolve_open(path)
         except Exception as exc:  # noqa: BLE001 - a notice, and the current target stays as it was
-            self.notify(str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+            self.notify(markup(str(exc).splitlines()[0] if str(exc) else type(exc).__name__),
                         title="cannot open; the current target is kept", severity="error", timeout=8)
             return
+        self.use(spec, evidence)
+
+    def use(self, spec: TargetSpec | None, evidence: list[str] | None) -> None:
+        """What the next walk reads: a bundle (``spec``) or pasted outputs (``evidence``); the start screen's
+        context is read again."""
         if spec is not None:
             self.spec = spec
         self.evidence = evidence
@@ -439,11 +444,12 @@ class TroubleshooterApp(App[int]):
         from troubleshooter.tui.screens.evidence import EvidenceScreen
         from troubleshooter.tui.screens.filter import FilterInput
         from troubleshooter.tui.screens.nodes import NodesScreen
+        from troubleshooter.tui.screens.paste import PasteScreen
         from troubleshooter.tui.screens.quiz import QuizScreen
 
         rows, seen = [], set()
         for cls in (TroubleshooterApp, StartScreen, WalkScreen, ResultsScreen, EvidenceScreen, ExportScreen, NodesScreen,
-                    GlossaryScreen, MessageScreen, PracticeScreen, QuizScreen, AttachScreen, LogNeedScreen, FilterInput):
+                    PasteScreen, GlossaryScreen, MessageScreen, PracticeScreen, QuizScreen, AttachScreen, LogNeedScreen, FilterInput):
             for b in cls.BINDINGS:
                 if isinstance(b, Binding) and b.id and b.id not in seen:
                     seen.add(b.id)

@@ -36,6 +36,7 @@ class StartScreen(Filterable, Screen[None]):
         Binding("s", "resume", "Resume", id="start.resume", tooltip="Resume a saved session"),
         Binding("d", "practice", "Practise", id="start.practice", tooltip="Practise on a reference case"),
         Binding("o", "open", "Open bundle", id="start.open", tooltip="Open a bundle or a folder of tool outputs"),
+        Binding("v", "paste", "Paste", id="start.paste", tooltip="Paste a tool's output or a terminal transcript"),
         Binding("a", "attach", "Attach", id="start.attach",
                 tooltip="Run the probes in a running Slurm job, container or training process"),
     ]
@@ -45,7 +46,7 @@ class StartScreen(Filterable, Screen[None]):
         with VerticalScroll(id="start"):
             yield Static("[dim]probing where we are…[/]", id="context")
             yield Static("[dim]looking for running jobs, containers and training processes…[/]", id="running")
-            yield Static("[b]What do you see?[/b]  pick a symptom (enter, / search), or a attach · p preflight · s resume · d practise · o open",
+            yield Static("[b]What do you see?[/b]  pick a symptom (enter, / search), or a attach · p preflight · s resume · d practise · o open · v paste",
                          id="prompt")
             yield OptionList(id="symptoms")
         yield Footer()
@@ -97,7 +98,8 @@ class StartScreen(Filterable, Screen[None]):
                            ("action:preflight", "Run the preflight sweep here"), *extra,
                            ("action:resume", "Resume a session"),
                            ("action:practice", "Practise on a reference case (learn mode)"),
-                           ("action:open", "Open a bundle or a folder of tool outputs")):
+                           ("action:open", "Open a bundle or a folder of tool outputs"),
+                           ("action:paste", "Paste a tool's output or a terminal transcript")):
             ol.add_option(Option(Text(label, style="cyan"), id=oid))
         ol.highlighted = 0
         ol.focus()
@@ -168,4 +170,12 @@ class StartScreen(Filterable, Screen[None]):
                                          "/path/to/node17.bundle.tar.gz",
                                          check=self.app.open_problem), opened)  # type: ignore[attr-defined]
 
+    def action_paste(self) -> None:
+        from troubleshooter.tui.screens.paste import PasteScreen
 
+        def pasted(spec: str | None) -> None:
+            if spec:  # added to the outputs pasted before (a bundle or a live target gives way to them)
+                app = self.app
+                app.use(None, [*(app.evidence or []), spec])  # type: ignore[attr-defined]
+
+        self.app.push_screen(PasteScreen(), pasted)

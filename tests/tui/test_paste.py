@@ -1,0 +1,98 @@
+"""Pasting a tool's output into the app (v on the start screen): read as `diagnose --evidence` reads a file.
+
+The pasted texts are real captures (tests/data: an ibstat of a host with a port Down, a pdsh paste of two
+Proxmox hosts); the garbage and the side's bad name are made up.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual import events
+from textual.widgets import Input, Static, TextArea
+
+from troubleshooter.tui.screens.paste import PasteScreen
+from troubleshooter.tui.screens.start import StartScreen
+
+from .conftest import make_app, settle
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def capture(rel: str) -> str:
+    return "".join(ln for ln in (DATA / rel).read_text().splitlines(keepends=True) if not ln.startswith("#%")).lstrip("\n")
+
+
+async def paste(app, pilot, text: str, side: str = "") -> None:
+    await pilot.press("v")
+    await settle(app, pilot)
+    assert isinstance(app.screen, PasteScreen)
+    app.post_message(events.Paste(text))  # the terminal's bracketed paste, as the driver posts it
+    app.screen.query_one("#paste-side", Input).value = side
+    await settle(app, pilot)
+    await pilot.press("ctrl+s")
+    await settle(app, pilot)
+
+
+@pytest.mark.asyncio
+async def test_a_pasted_output_is_read_kept_private_and_walked(tmp_path):
+    app = make_app(None, context_lines=None)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(app, pilot)
+        text = capture("ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt")
+        await paste(app, pilot, text)
+        assert isinstance(app.screen, StartScreen)
+        (kept,) = app.evidence
+        assert Path(kept).parent.name == "pasted" and Path(kept).stat().st_mode & 0o077 == 0
+        assert Path(kept).read_text() == text  # byte for byte what was pasted
+        assert "pasted outputs: paste-" in str(app.screen.query_one("#context", Static).render())
+        app.start_walk("one-slow-node")
+        await settle(app, pilot)
+        await pilot.press("enter")  # "Yes, checking the slow node"
+        await settle(app, pilot)
+        assert [c.cause for c in app.guide.walk.conclusions] == ["fabric-port-down"]
+
+
+@pytest.mark.asyncio
+async def test_each_paste_adds_to_those_before_with_the_side_it_names():
+    app = make_app(None, context_lines=None)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(app, pilot)
+        await paste(app, pilot, capture("ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt"),
+                    side="gpu9")
+        await paste(app, pilot, capture("ibstat/ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt"), side="gpu10")
+        assert [e.split(":", 1)[0] for e in app.evidence] == ["gpu9", "gpu10"]
+        assert app.evidence_nodes() == ["gpu9", "gpu10"]  # two nodes: each diagnosed, as two files would be
+
+
+@pytest.mark.asyncio
+async def test_a_paste_nothing_can_read_keeps_the_dialog_and_the_text():
+    app = make_app(None, context_lines=None)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(app, pilot)
+        before = app.evidence
+        await paste(app, pilot, "hello\nthis is not the output of any tool\n")
+        assert isinstance(app.screen, PasteScreen)
+        error = str(app.screen.query_one("#paste-error", Static).render())
+        assert error.startswith("none of the files could be read: the paste: ")
+        assert app.screen.query_one("#paste-text", TextArea).text == "hello\nthis is not the output of any tool\n"
+        from troubleshooter import locations
+
+        assert not list((locations.data_dir() / "pasted").glob("paste-*"))  # nothing kept that was not read
+        app.screen.query_one("#paste-side", Input).value = "no such/side"
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert "is not a side's name" in str(app.screen.query_one("#paste-error", Static).render())
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, StartScreen) and app.evidence == before
+
+
+@pytest.mark.asyncio
+async def test_a_pdsh_paste_is_its_nodes():
+    app = make_app(None, context_lines=None)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(app, pilot)
+        await paste(app, pilot, capture("pdsh/asokolsky-pdsh-uname-uptime-2-proxmox-hosts-kernel-differs.txt"))
+        assert app.evidence_nodes() == ["duo", "fuji"]

@@ -1,0 +1,87 @@
+"""Paste a tool's output into the app: what ``diagnose --evidence FILE`` reads, without saving a file first.
+
+The text is kept in a private file under the data folder (``pasted/``) and read as pasted outputs are (a
+terminal transcript is cut at its prompts, each block routed by its command line; a pdsh paste of many nodes is
+its nodes). Each paste adds to the outputs already pasted, so the host's env and the container's env, or ibstat
+then nvidia-smi, can be given one after the other. A paste nothing in which can be read keeps the dialog open
+with the reason, and the text stays in the box.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static, TextArea
+
+from troubleshooter import locations
+from troubleshooter.output.safe import markup
+
+_SIDE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as diagnose --evidence SIDE:FILE
+
+
+class PasteScreen(ModalScreen[str | None]):
+    """A box to paste into, where it ran (optional), ctrl+s to read it. Dismissed with the evidence spec
+    (``[SIDE:]FILE``) of the kept paste, or None when cancelled."""
+
+    BINDINGS = [Binding("ctrl+s", "read", "Read it", id="paste.read", tooltip="Read the pasted text"),
+                Binding("escape", "cancel", "Cancel", id="paste.cancel", tooltip="Close; nothing is kept")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="paste-dialog"):
+            yield Static("Paste a tool's output or a terminal transcript (ibstat, nvidia-smi -q, an NCCL_DEBUG=INFO "
+                         "log, env, a pdsh paste of many nodes ...)", classes="dialog-title")
+            yield TextArea(id="paste-text", soft_wrap=False, show_line_numbers=True)
+            with Horizontal(id="paste-row"):
+                yield Input(placeholder="where it ran (optional): host, container, or a node's name", id="paste-side")
+                yield Button("Read it (ctrl+s)", id="paste-read", variant="primary")
+            yield Static("", id="paste-error")
+            yield Static("[dim]each paste adds to those read before; secrets stay in a private file and are "
+                         "redacted in everything shown or exported · esc cancels[/]")
+
+    def on_mount(self) -> None:
+        self.query_one("#paste-text", TextArea).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "paste-read":
+            self.action_read()
+
+    def problem(self, why: str) -> None:
+        self.query_one("#paste-error", Static).update(Text(self.app.redacted(why), style="bold red"))  # type: ignore[attr-defined]
+
+    def action_read(self) -> None:
+        from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError
+
+        text = self.query_one("#paste-text", TextArea).text
+        side = self.query_one("#paste-side", Input).value.strip()
+        if not text.strip():
+            self.problem("nothing pasted yet")
+            return
+        if side and not _SIDE.match(side):
+            self.problem(f"{side!r} is not a side's name: host, container, or a node's name (letters, digits, . _ -)")
+            return
+        folder = locations.data_dir() / "pasted"
+        path = folder / f"paste-{time.strftime('%Y%m%dT%H%M%S')}-{len(list(folder.glob('paste-*'))) if folder.exists() else 0}.txt"
+        try:
+            locations.write_private(path, text.encode("utf-8", errors="surrogateescape"))
+        except OSError as exc:
+            self.problem(str(exc))
+            return
+        spec = f"{side}:{path}" if side else str(path)
+        try:
+            facts = EvidenceFacts.from_specs([spec])
+        except PastedError as exc:  # nothing in it read: said, the text stays in the box, the file goes
+            path.unlink(missing_ok=True)
+            self.problem(str(exc).replace(str(path), "the paste"))
+            return
+        read = "\n".join(ln.replace(str(path), path.name) for ln in facts.report_lines())
+        self.app.notify(markup(self.app.redacted(read)), title="pasted")  # type: ignore[attr-defined]
+        self.dismiss(spec)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -331,7 +331,8 @@ def test_locate_json(capsys: pytest.CaptureFixture, isolated: Path, tmp_path: Pa
     rc, out, _ = main(capsys, "locate", "--json")
     paths = json.loads(out)
     assert rc == 0
-    assert set(paths) == {"trees", "config", "profiles (user)", "sessions", "exports", "cache"}
+    assert set(paths) == {"trees", "config", "profiles (user)", "sessions", "exports", "pasted", "cache"}
+    assert paths["pasted"] == str(isolated / "pasted")  # what was pasted into the app, private
     assert paths["sessions"] == str(isolated / "sessions") and paths["exports"] == str(isolated / "exports")
     assert paths["config"] == str(tmp_path / "no-config.yaml")
     assert Path(paths["trees"]).is_dir()

@@ -38,6 +38,11 @@ def exports_dir() -> Path:
     return data_dir() / "exports"
 
 
+def pasted_dir() -> Path:
+    """Outputs pasted into the app (they may hold secrets: private, as sessions are)."""
+    return data_dir() / "pasted"
+
+
 def cache_dir() -> Path:
     """What can be rebuilt at any time: the checked decision trees (TROUBLESHOOTER_CACHE_DIR overrides)."""
     env = os.environ.get("TROUBLESHOOTER_CACHE_DIR")
@@ -65,6 +70,7 @@ def all_paths() -> dict[str, Path]:
         "profiles (user)": user_profiles_dir(),
         "sessions": sessions_dir(),
         "exports": exports_dir(),
+        "pasted": pasted_dir(),
         "cache": cache_dir(),
     }
 

@@ -44,7 +44,9 @@ async def test_a_pasted_output_is_read_kept_private_and_walked(tmp_path):
         await paste(app, pilot, text)
         assert isinstance(app.screen, StartScreen)
         (kept,) = app.evidence
-        assert Path(kept).parent.name == "pasted" and Path(kept).stat().st_mode & 0o077 == 0
+        from troubleshooter import locations
+
+        assert Path(kept).parent == locations.pasted_dir() and Path(kept).stat().st_mode & 0o077 == 0
         assert Path(kept).read_text() == text  # byte for byte what was pasted
         assert "pasted outputs: paste-" in str(app.screen.query_one("#context", Static).render())
         app.start_walk("one-slow-node")
@@ -79,7 +81,7 @@ async def test_a_paste_nothing_can_read_keeps_the_dialog_and_the_text():
         assert app.screen.query_one("#paste-text", TextArea).text == "hello\nthis is not the output of any tool\n"
         from troubleshooter import locations
 
-        assert not list((locations.data_dir() / "pasted").glob("paste-*"))  # nothing kept that was not read
+        assert not list(locations.pasted_dir().glob("paste-*"))  # nothing kept that was not read
         app.screen.query_one("#paste-side", Input).value = "no such/side"
         await pilot.press("ctrl+s")
         await settle(app, pilot)

@@ -65,7 +65,7 @@ class PasteScreen(ModalScreen[str | None]):
         if side and not _SIDE.match(side):
             self.problem(f"{side!r} is not a side's name: host, container, or a node's name (letters, digits, . _ -)")
             return
-        folder = locations.data_dir() / "pasted"
+        folder = locations.pasted_dir()
         path = folder / f"paste-{time.strftime('%Y%m%dT%H%M%S')}-{len(list(folder.glob('paste-*'))) if folder.exists() else 0}.txt"
         try:
             locations.write_private(path, text.encode("utf-8", errors="surrogateescape"))

@@ -10,6 +10,9 @@ with a port Down at rate 10), given here as two nodes of one job. The env listin
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +140,39 @@ def test_past_the_walk_bound_the_odd_nodes_are_diagnosed_and_the_rest_said(capsy
     assert lines[2].startswith("- 3 more node(s) not diagnosed") and "(gpu[1-3])" in lines[2]
     rc, out, _ = main(capsys, "diagnose", "--evidence", *specs, "--symptom", "one-slow-node", "--json")
     assert json.loads(out)["not_diagnosed"] == ["gpu1", "gpu2", "gpu3"]
+
+
+def _piped(text: str, *args: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TROUBLESHOOTER_DATA_DIR": str(tmp_path / "data"),
+           "TROUBLESHOOTER_CONFIG": str(tmp_path / "no-config.yaml"), "TMPDIR": str(tmp_path)}
+    return subprocess.run([sys.executable, "-m", "troubleshooter", "diagnose", *args], input=text.encode(),
+                          capture_output=True, env=env, timeout=120)
+
+
+def _capture(p: Path) -> str:
+    return "".join(ln for ln in p.read_text().splitlines(keepends=True) if not ln.startswith("#%")).lstrip("\n")
+
+
+def test_a_pdsh_paste_piped_into_standard_input_is_its_nodes(tmp_path: Path) -> None:
+    # `pdsh -w ... 'uname -a; uptime' | troubleshooter diagnose --evidence -`, through a real pipe
+    run = _piped(_capture(DATA / "pdsh" / "asokolsky-pdsh-uname-uptime-2-proxmox-hosts-kernel-differs.txt"),
+                 "--evidence", "-", "--json", tmp_path=tmp_path)
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert [n["node"] for n in doc["nodes"]] == ["duo", "fuji"]
+    assert "host.kernel_release: 5.13.19-3-pve on duo; 5.13.19-4-pve on fuji" in doc["differences"]
+    assert "duo:stdin (line 2: `uname -a`): uname (command)" in run.stderr.decode()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("troubleshooter-")]  # the spooled copy is gone
+
+
+def test_standard_input_beside_files_is_a_side_like_any_file(tmp_path: Path) -> None:
+    run = _piped(_capture(DOWN), "--evidence", "gpu9:-", f"gpu10:{GOOD}", "--symptom", "one-slow-node", "--json",
+                 tmp_path=tmp_path)
+    assert run.returncode == 1, run.stderr  # a cause found on gpu9, whose ibstat came through the pipe
+    doc = json.loads(run.stdout)
+    assert {n["node"]: [c["cause"] for c in n["conclusions"]] for n in doc["nodes"]} == {
+        "gpu9": ["fabric-port-down"], "gpu10": []}
+    assert doc["nodes"][0]["evidence"] == {"target": {"stdin": "ibstat"}}
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("troubleshooter-")]  # the spooled copy is gone
+    run = _piped("x", "--evidence", "-", "n2:-", tmp_path=tmp_path)
+    assert run.returncode == 2 and b"standard input (-) can be read once" in run.stderr

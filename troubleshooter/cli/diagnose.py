@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
+
+from troubleshooter import locations
 
 from troubleshooter.service.practice import PracticeError, case_intro, load_cases, practice_bundle_path
 from troubleshooter.service.practice import practice_case as _practice_case
@@ -20,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--symptom", metavar="ID", help="the symptom (see `troubleshooter trees list`); asked or inferred with --evidence")
     add_target_options(c)
     c.add_argument("--evidence", nargs="+", action="extend", metavar="[SIDE:][KIND=]FILE",
-                   help="diagnose from tool outputs someone pasted (kinds detected; SIDE is host, container or a node name)")
+                   help="diagnose from tool outputs someone pasted (kinds detected; SIDE is host, container or a node "
+                   "name); - reads standard input (pdsh -w 'gpu[01-64]' ibstat | troubleshooter diagnose --evidence -)")
     c.add_argument("--answer", action="append", default=[], metavar="NODE=CHOICE", help="answer a question in advance (repeatable)")
     c.add_argument("--measure", action="store_true", help="allow active measurements (perf sample, ...)")
     fmt = c.add_mutually_exclusive_group()
@@ -148,6 +154,34 @@ def emit(doc: dict[str, Any], args: argparse.Namespace) -> None:
         print_human(doc, em)
 
 
+_STDIN_SPEC = re.compile(r"^(?P<pre>(?:[A-Za-z0-9][A-Za-z0-9._-]*:)?(?:[a-z][a-z0-9-]*=)?)-$")
+
+
+@contextlib.contextmanager
+def _stdin_spooled(specs: list[str]):
+    """The specs, with ``-`` (``host:-``, ``gpu07:ibstat=-``) naming standard input read once, bounded as a file
+    is: kept in a private temporary file called ``stdin`` (what the outputs say they read) while the
+    outputs are read, and removed after."""
+    hits = [i for i, sp in enumerate(specs) if _STDIN_SPEC.match(sp)]
+    if not hits:
+        yield specs
+        return
+    if len(hits) > 1:
+        raise CliError("standard input (-) can be read once: name it in one --evidence spec")
+    from troubleshooter import parsers
+    from troubleshooter.diagnosis.pasted import MAX_FILE_BYTES
+
+    try:
+        text = parsers.read_text(sys.stdin.buffer, max_bytes=MAX_FILE_BYTES)
+    except parsers.ParseError as exc:
+        raise CliError(f"<stdin>: {exc}") from exc
+    with tempfile.TemporaryDirectory(prefix="troubleshooter-") as tmp:  # 0700; the file 0600
+        path = Path(tmp) / "stdin"
+        locations.write_private(path, text.encode("utf-8", errors="surrogateescape"))
+        i = hits[0]
+        yield [*specs[:i], _STDIN_SPEC.match(specs[i]).group("pre") + str(path), *specs[i + 1:]]  # type: ignore[union-attr]
+
+
 def _diagnose_nodes(args: argparse.Namespace, facts, answers: dict[str, str]):
     """The nodes use case (:func:`troubleshooter.service.diagnose.diagnose_nodes`): None for one machine."""
     from troubleshooter.diagnosis.engine import MissingAnswer, TreeError
@@ -192,7 +226,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         if args.bundle or args.job or args.exec_prefix:
             raise CliError("--evidence reads pasted files; it does not combine with --bundle/--job/--exec")
         try:
-            facts = EvidenceFacts.from_specs(args.evidence)
+            with _stdin_spooled(args.evidence) as specs:
+                facts = EvidenceFacts.from_specs(specs)
         except PastedError as exc:
             raise CliError(str(exc)) from exc
         for line in facts.report_lines():

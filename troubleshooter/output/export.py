@@ -85,7 +85,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
     if doc.get("symptom_inferred"):
         took = (", so the outputs were read against every check (the below-reference sweep)"
                 if sym.get("id") == "below-reference" else f"; the outputs show: {sym.get('title', sym.get('id', '?'))}")
-        out.append(f"- **Symptom:** none given{took}. Choose one with `--symptom` (`troubleshooter trees list`)")
+        out.append(f"- **Symptom:** none given{took}. Choose one with `--symptom` (`troubleshooter trees list`), or on the app's symptom list")
     for line in doc.get("context", []) or []:
         out.append(f"- {line}")
     out.append(f"- **Reference profile:** {doc.get('profile', 'generic')}")

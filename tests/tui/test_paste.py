@@ -98,3 +98,25 @@ async def test_a_pdsh_paste_is_its_nodes():
         await settle(app, pilot)
         await paste(app, pilot, capture("pdsh/asokolsky-pdsh-uname-uptime-2-proxmox-hosts-kernel-differs.txt"))
         assert app.evidence_nodes() == ["duo", "fuji"]
+
+
+@pytest.mark.asyncio
+async def test_closed_while_a_long_paste_is_read_keeps_nothing():
+    # 100,000 lines of a real NCCL log line (an 8-NIC RoCE node's): read off the UI thread, seconds; esc meanwhile
+    line = next(ln for ln in capture("nccl-debug/roce-8nic-stale-aws-ofi-plugin-verbs-rxm-fallback-to-ib-nccl2.27.5.txt")
+                .splitlines(keepends=True) if "NCCL INFO" in ln)
+    app = make_app(None, context_lines=None)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("v")
+        await settle(app, pilot)
+        app.post_message(events.Paste(line * 100000))
+        await settle(app, pilot)
+        await pilot.press("ctrl+s")
+        assert str(app.screen.query_one("#paste-error", Static).render()) == "reading…"
+        await pilot.press("escape")
+        await settle(app, pilot)
+        from troubleshooter import locations
+
+        assert isinstance(app.screen, StartScreen) and app.evidence is None
+        assert not list(locations.pasted_dir().glob("paste-*"))

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -54,9 +56,12 @@ class PasteScreen(ModalScreen[str | None]):
     def problem(self, why: str) -> None:
         self.query_one("#paste-error", Static).update(Text(self.app.redacted(why), style="bold red"))  # type: ignore[attr-defined]
 
-    def action_read(self) -> None:
-        from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError
+    reading = False  # a paste is being read (ctrl+s again does nothing)
+    cancelled = False  # closed (esc): a read still running keeps nothing
 
+    def action_read(self) -> None:
+        if self.reading:
+            return
         text = self.query_one("#paste-text", TextArea).text
         side = self.query_one("#paste-side", Input).value.strip()
         if not text.strip():
@@ -73,15 +78,40 @@ class PasteScreen(ModalScreen[str | None]):
             self.problem(str(exc))
             return
         spec = f"{side}:{path}" if side else str(path)
+        self.reading = True
+        self.query_one("#paste-error", Static).update(Text("reading…", style="dim"))
+        self.query_one("#paste-read", Button).disabled = True
+        self.read_paste(spec, path)
+
+    @work(thread=True, exclusive=True, group="paste", exit_on_error=False)
+    def read_paste(self, spec: str, path: Path) -> None:
+        """Read off the UI thread: a log of 100,000 lines takes seconds."""
+        from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError
+
         try:
             facts = EvidenceFacts.from_specs([spec])
-        except PastedError as exc:  # nothing in it read: said, the text stays in the box, the file goes
+        except Exception as exc:  # noqa: BLE001 - PastedError: nothing in it read; said, the text stays in the box
             path.unlink(missing_ok=True)
-            self.problem(str(exc).replace(str(path), "the paste"))
+            why = str(exc) if isinstance(exc, PastedError) else f"cannot read it: {type(exc).__name__}: {exc}"
+            self.app.call_from_thread(self.refused, why.replace(str(path), "the paste"))
+            return
+        if self.cancelled:  # closed while it was read: nothing kept
+            path.unlink(missing_ok=True)
             return
         read = "\n".join(ln.replace(str(path), path.name) for ln in facts.report_lines())
+        self.app.call_from_thread(self.read_ok, spec, read)
+
+    def refused(self, why: str) -> None:
+        self.reading = False
+        if self.cancelled:
+            return
+        self.query_one("#paste-read", Button).disabled = False
+        self.problem(why)
+
+    def read_ok(self, spec: str, read: str) -> None:
         self.app.notify(markup(self.app.redacted(read)), title="pasted")  # type: ignore[attr-defined]
         self.dismiss(spec)
 
     def action_cancel(self) -> None:
+        self.cancelled = True
         self.dismiss(None)

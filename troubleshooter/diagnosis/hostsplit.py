@@ -73,7 +73,7 @@ def _pshell_words(line: str) -> list[str] | None:
     time and their options); None for any other line."""
     if "pdsh" not in line and "clush" not in line and "ansible" not in line:
         return None
-    m = intake._prompt_match(line)
+    m = intake.prompt_match(line)
     cmd = (m.group("cmd") if m else line.strip().lstrip("#$% ")).rstrip().removesuffix("\\")  # continued below
     try:
         words = shell_words(cmd)

@@ -415,7 +415,7 @@ def trim_prose(text: str) -> str:
     return "\n".join([""] * lo + lines[lo:hi] + [""] * (len(lines) - hi))
 
 
-def _prompt_match(line: str) -> re.Match[str] | None:
+def prompt_match(line: str) -> re.Match[str] | None:
     """The prompt and its command at the line's start, unless the line is a kernel config's '# CONFIG_X is not set'."""
     return _PROMPT.match(line) if not _NOT_SET.match(line) else None
 
@@ -432,7 +432,7 @@ _SHELL_WORDS = frozenset({"cd", "ls", "echo", "export", "source", "module", "ml"
 def is_prompt(line: str) -> bool:
     """A shell prompt with its command (``user@host:~$ cd dir``), whatever the command; a lone ``#`` only before a
     command word (``# ibstat``, ``# cd /tmp``), not before a tool's own commented output line."""
-    m = _prompt_match(line)
+    m = prompt_match(line)
     if m is None:
         return False
     if line.lstrip().startswith("#") and not (m.group("who") or m.group("who2")):
@@ -489,7 +489,7 @@ def split(text: str) -> list[Block]:
     while idx < len(lines):
         ln = lines[idx]
         i = idx + 1
-        m = _prompt_match(ln)
+        m = prompt_match(ln)
         cmd = host = None
         used = 0
         assigns: list[str] = []

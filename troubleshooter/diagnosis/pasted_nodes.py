@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from troubleshooter.diagnosis.compare.nodes import NodeComparator, NodeReport, _natural, canonical
+from troubleshooter.diagnosis.compare.nodes import NodeComparator, NodeReport, _natural, canonical, never_compared
 from troubleshooter.diagnosis.pasted import ACROSS_FILES, EvidenceFacts
 from troubleshooter.model.facts import Fact
 
@@ -61,12 +61,11 @@ def alike(facts: EvidenceFacts, names: list[str], report: NodeReport) -> list[li
     from troubleshooter.diagnosis.treetools import facts_read_by_rules
 
     read, identity = facts_read_by_rules(), set(report.identity)
-    comp = NodeComparator()
     groups: dict[str, list[str]] = {}
     for n in names:
         fs = facts.factsets.get(n)
         key = json.dumps({k: canonical(f.value) for k, f in (fs.items() if fs is not None else ())
-                          if k in read or not (k in identity or comp.ignores(k))}, sort_keys=True, default=str)
+                          if k in read or not (k in identity or never_compared(k))}, sort_keys=True, default=str)
         groups.setdefault(key, []).append(n)
     odd = {s["node"] for s in report.suspects()}
     return sorted(groups.values(), key=lambda g: (not odd.intersection(g), -len(g), _natural(g[0])))

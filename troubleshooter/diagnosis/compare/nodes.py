@@ -143,6 +143,12 @@ class NodeReport:
                 "suspects": self.suspects(), "groups": [g.as_dict() for g in self.groups]}
 
 
+def never_compared(name: str) -> bool:
+    """A fact the node comparison never weighs by default (NODE_IGNORE: a node's own name, counters that move
+    between readings)."""
+    return _matches(name, NODE_IGNORE)
+
+
 class NodeComparator:
     """Streams nodes' facts in (``add``), keeps only an inverted index per fact (value -> node indices),
     and compares at the end (``report``). Memory: one small array per distinct value per fact."""
@@ -154,10 +160,6 @@ class NodeComparator:
         self.ignore = tuple(ignore)
         self._ignored: dict[str, bool] = {}
         self.failed: list[dict[str, str]] = []
-
-    def ignores(self, name: str) -> bool:
-        """A fact never compared node to node (a node's identity, a counter that moves between readings)."""
-        return self._skip(name)
 
     def _skip(self, name: str) -> bool:
         got = self._ignored.get(name)

@@ -136,3 +136,21 @@ async def test_a_secret_that_differs_between_nodes_is_not_on_the_screen(tmp_path
         for secret in ("0123456789abcdef", "fedcba9876543210", "hunter2", "swordfish99"):
             assert secret not in written, secret
         assert "\x1b" not in written and "\x07" not in written
+
+
+@pytest.mark.asyncio
+async def test_nodes_whose_outputs_give_the_same_facts_are_one_line_and_walk_as_the_first():
+    # the same real capture for three nodes (their facts alike), the port-down host's for the fourth
+    app = make_app(None, evidence=[f"gpu1:{GOOD}", f"gpu2:{GOOD}", f"gpu3:{GOOD}", f"gpu4:{DOWN}"], context_lines=None)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(app, pilot)
+        app.start_walk("one-slow-node")
+        await settle(app, pilot)
+        got = options(app)
+        assert [p.split("\n")[0] for _, p in got] == ["gpu4", "gpu[1-3]"]
+        app.screen.query_one("#nodes-list", OptionList).highlighted = 1
+        await settle(app, pilot)
+        assert detail(app).startswith("# Nodes gpu[1-3]")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.sub_title.startswith("node gpu1 of 4 pasted")

@@ -41,6 +41,7 @@ class PasteScreen(ModalScreen[str | None]):
             yield TextArea(id="paste-text", soft_wrap=False, show_line_numbers=True)
             with Horizontal(id="paste-row"):
                 yield Input(placeholder="where it ran (optional): host, container, or a node's name", id="paste-side")
+                yield Input(placeholder="what printed it (optional: detected)", id="paste-kind")
                 yield Button("Read it (ctrl+s)", id="paste-read", variant="primary")
             yield Static("", id="paste-error")
             yield Static("[dim]each paste adds to those read before; secrets stay in a private file and are "
@@ -70,6 +71,17 @@ class PasteScreen(ModalScreen[str | None]):
         if side and not _SIDE.match(side):
             self.problem(f"{side!r} is not a side's name: host, container, or a node's name (letters, digits, . _ -)")
             return
+        kind = self.query_one("#paste-kind", Input).value.strip()
+        if kind:
+            import difflib
+
+            from troubleshooter import parsers
+
+            if kind not in parsers.kinds():
+                near = difflib.get_close_matches(kind, parsers.kinds(), n=3, cutoff=0.5)
+                self.problem(f"no kind {kind!r}" + (f"; did you mean {', '.join(near)}?" if near else "")
+                             + " (troubleshooter parse --list lists them)")
+                return
         folder = locations.pasted_dir()
         path = folder / f"paste-{time.strftime('%Y%m%dT%H%M%S')}-{len(list(folder.glob('paste-*'))) if folder.exists() else 0}.txt"
         try:
@@ -77,7 +89,7 @@ class PasteScreen(ModalScreen[str | None]):
         except OSError as exc:
             self.problem(str(exc))
             return
-        spec = f"{side}:{path}" if side else str(path)
+        spec = (f"{side}:" if side else "") + (f"{kind}=" if kind else "") + str(path)
         self.reading = True
         self.query_one("#paste-error", Static).update(Text("reading…", style="dim"))
         self.query_one("#paste-read", Button).disabled = True

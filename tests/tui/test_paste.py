@@ -78,7 +78,8 @@ async def test_a_paste_nothing_can_read_keeps_the_dialog_and_the_text():
         await paste(app, pilot, "hello\nthis is not the output of any tool\n")
         assert isinstance(app.screen, PasteScreen)
         error = str(app.screen.query_one("#paste-error", Static).render())
-        assert error.startswith("none of the files could be read: the paste: ")
+        assert error == ("nothing in it could be read: cannot tell what tool printed this; name the kind (see "
+                         "`troubleshooter parse --list`); name it under 'what printed it'")
         assert app.screen.query_one("#paste-text", TextArea).text == "hello\nthis is not the output of any tool\n"
         from troubleshooter import locations
 

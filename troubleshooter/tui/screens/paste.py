@@ -40,12 +40,13 @@ class PasteScreen(ModalScreen[str | None]):
                          "log, env, a pdsh paste of many nodes ...)", classes="dialog-title")
             yield TextArea(id="paste-text", soft_wrap=False, show_line_numbers=True)
             with Horizontal(id="paste-row"):
-                yield Input(placeholder="where it ran (optional): host, container, or a node's name", id="paste-side")
-                yield Input(placeholder="what printed it (optional: detected)", id="paste-kind")
+                yield Input(placeholder="ran on: host, container, node", id="paste-side")
+                yield Input(placeholder="what printed it (optional)", id="paste-kind")
                 yield Button("Read it (ctrl+s)", id="paste-read", variant="primary")
             yield Static("", id="paste-error")
-            yield Static("[dim]each paste adds to those read before; secrets stay in a private file and are "
-                         "redacted in everything shown or exported · esc cancels[/]")
+            yield Static("[dim]where it ran and what printed it are optional (what printed it is detected); each paste "
+                         "adds to those read before; secrets stay in a private file and are redacted in everything "
+                         "shown or exported · esc cancels[/]")
 
     def on_mount(self) -> None:
         self.query_one("#paste-text", TextArea).focus()
@@ -104,7 +105,12 @@ class PasteScreen(ModalScreen[str | None]):
             facts = EvidenceFacts.from_specs([spec])
         except Exception as exc:  # noqa: BLE001 - PastedError: nothing in it read; said, the text stays in the box
             path.unlink(missing_ok=True)
-            why = str(exc) if isinstance(exc, PastedError) else f"cannot read it: {type(exc).__name__}: {exc}"
+            if isinstance(exc, PastedError):  # "none of the files could be read: PATH: why"
+                why = "nothing in it could be read: " + str(exc).split(f"{path}: ", 1)[-1]
+                if "name the kind" in why:
+                    why += "; name it under 'what printed it'"
+            else:
+                why = f"cannot read it: {type(exc).__name__}: {exc}"
             self.app.call_from_thread(self.refused, why.replace(str(path), "the paste"))
             return
         if self.cancelled:  # closed while it was read: nothing kept

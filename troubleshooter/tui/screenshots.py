@@ -195,6 +195,19 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
                 if isinstance(app.screen, NodesScreen) and app.screen.many is not None:
                     break
             await save(app, pilot, "12-pasted-nodes")
+        # 13. the paste dialog, with the port-down host's ibstat pasted (the terminal's bracketed paste)
+        from textual import events
+
+        app = app_for(None)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            await pilot.press("v")
+            await pilot.pause()
+            text = "".join(ln for ln in two[1].read_text().splitlines(keepends=True) if not ln.startswith("#%"))
+            app.post_message(events.Paste(text.lstrip("\n")))
+            await pilot.pause()
+            await save(app, pilot, "13-paste")
     shutil.rmtree(data, ignore_errors=True)
     return written
 

@@ -50,7 +50,7 @@ async def test_a_symptom_asks_which_node_and_the_walk_is_that_nodes():
         assert got[0][1].startswith("gpu9\n  1 root cause found") and got[0][1].endswith("(fabric-port-down)")
         assert got[1][1].startswith("gpu10\n  No root cause found")
         status = str(app.screen.query_one("#nodes-status", Static).render())
-        assert status.startswith("Pasted outputs of 2 nodes, each diagnosed as one machine: a cause found on 1 of 2")
+        assert status.startswith("Pasted outputs of 2 nodes, each diagnosed as one machine: a cause found on 1 of 2 nodes")
         md = detail(app)
         assert md.startswith("# Node gpu9") and "fabric-port-down" in md
         assert 'ib.down_ports: ["mlx5_1:1"] on gpu9; [] on gpu10' in md  # how the nodes differ, below
@@ -148,6 +148,7 @@ async def test_nodes_whose_outputs_give_the_same_facts_are_one_line_and_walk_as_
         await settle(app, pilot)
         got = options(app)
         assert [p.split("\n")[0] for _, p in got] == ["gpu4", "gpu[1-3]"]
+        assert "a cause found on 1 of 4 nodes" in str(app.screen.query_one("#nodes-status", Static).render())
         app.screen.query_one("#nodes-list", OptionList).highlighted = 1
         await settle(app, pilot)
         assert detail(app).startswith("# Nodes gpu[1-3]")

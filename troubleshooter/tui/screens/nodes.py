@@ -79,10 +79,12 @@ class NodesScreen(Screen[None]):
             status.update("these outputs are one machine's: pick a symptom on the start screen (esc)")
             return
         self.many = many
-        found = sum(bool(w.conclusions) for _, w, _ in many.runs)
+        # nodes, not walks: a walk said of a group of nodes whose outputs gave the same facts counts them all
+        found = sum(len(d.get("alike") or [n]) for n, w, d in many.runs if w.conclusions)
+        total = many.comparison.get("nodes", len(many.runs))
         status.update(Text.assemble(
             (self.shown(many.heading()), "bold"), ": ",
-            (f"a cause found on {found} of {len(many.runs)}" if found else "no cause found on any", "bold red" if found else "green"),
+            (f"a cause found on {found} of {total} nodes" if found else "no cause found on any", "bold red" if found else "green"),
             ("  (enter walks the highlighted one step by step)", "dim")))
         ol = self.query_one("#nodes-list", OptionList)
         ol.clear_options()

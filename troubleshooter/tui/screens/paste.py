@@ -28,8 +28,8 @@ _SIDE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as diagnose --evidence SI
 
 
 class PasteScreen(ModalScreen[str | None]):
-    """A box to paste into, where it ran (optional), ctrl+s to read it. Dismissed with the evidence spec
-    (``[SIDE:]FILE``) of the kept paste, or None when cancelled."""
+    """A box to paste into, where it ran and what printed it (both optional), ctrl+s to read it. Dismissed with
+    the evidence spec (``[SIDE:][KIND=]FILE``) of the kept paste, or None when cancelled."""
 
     BINDINGS = [Binding("ctrl+s", "read", "Read it", id="paste.read", tooltip="Read the pasted text"),
                 Binding("escape", "cancel", "Cancel", id="paste.cancel", tooltip="Close; nothing is kept")]
@@ -83,8 +83,9 @@ class PasteScreen(ModalScreen[str | None]):
                 self.problem(f"no kind {kind!r}" + (f"; did you mean {', '.join(near)}?" if near else "")
                              + " (troubleshooter parse --list lists them)")
                 return
-        folder = locations.pasted_dir()
-        path = folder / f"paste-{time.strftime('%Y%m%dT%H%M%S')}-{len(list(folder.glob('paste-*'))) if folder.exists() else 0}.txt"
+        import secrets
+
+        path = locations.pasted_dir() / f"paste-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.txt"
         try:
             locations.write_private(path, text.encode("utf-8", errors="surrogateescape"))
         except OSError as exc:

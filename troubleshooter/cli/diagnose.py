@@ -171,6 +171,9 @@ def _stdin_spooled(specs: list[str]):
     from troubleshooter import parsers
     from troubleshooter.diagnosis.pasted import MAX_FILE_BYTES
 
+    if sys.stdin.isatty():  # typed or pasted at the terminal, not piped: say how it ends
+        emitter().line("reading the outputs from standard input: paste them, then Ctrl-D on a line of its own",
+                       err=True)
     try:
         text = parsers.read_text(sys.stdin.buffer, max_bytes=MAX_FILE_BYTES)
     except parsers.ParseError as exc:

@@ -143,8 +143,11 @@ def read_text(f: BinaryIO, *, max_bytes: int | None = None,
     total = 0
     run = 0  # bytes since the last line break
     lineno = 1
+    # one read of the underlying stream at a time (read1): a terminal gives a line per read and an empty read at
+    # Ctrl-D, which ends the text; read() would go on reading past that first Ctrl-D, and a second one was needed
+    read = getattr(f, "read1", f.read)
     while True:
-        chunk = f.read(1 << 20)
+        chunk = read(1 << 20)
         if not chunk:
             break
         total += len(chunk)

@@ -67,6 +67,14 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
         return TroubleshooterApp(spec, settings=Settings(), session_dir=data / "sessions",
                                  context_lines=None if case else CONTEXT, discover=running)
 
+    async def until(app, pilot, done) -> None:
+        """Let the app's workers run until ``done()`` (at most 5 s: the shot is taken either way)."""
+        for _ in range(50):
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+            if done():
+                return
+
     async def save(app, pilot, name: str) -> None:
         await pilot.pause()
         await app.workers.wait_for_complete()
@@ -149,11 +157,7 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.press("escape")
         await pilot.pause()
         app.start_walk("host-ok-container-slow")
-        for _ in range(50):  # the walk's worker runs the first probes, then the dialog opens
-            await pilot.pause(0.1)
-            await app.workers.wait_for_complete()
-            if isinstance(app.screen, AttachScreen):
-                break
+        await until(app, pilot, lambda: isinstance(app.screen, AttachScreen))  # the first probes, then the dialog
         await save(app, pilot, "10-asks-for-the-job")
     # 11. pasted outputs (a cloud-init boot line and a harmless group warning): the cause, and what is noted as no fault
     pasted = data / "pasted"
@@ -170,11 +174,7 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
             await app.workers.wait_for_complete()
             for _ in range(2):  # as a person does: enter on the first symptom, enter again to walk it to its end
                 await pilot.press("enter")
-                for _ in range(50):
-                    await pilot.pause(0.1)
-                    await app.workers.wait_for_complete()
-                    if isinstance(app.screen, ResultsScreen):
-                        break
+                await until(app, pilot, lambda: isinstance(app.screen, ResultsScreen))
             await save(app, pilot, "11-pasted-outputs-noted")
     # 12. the ibstat outputs of two nodes, pasted: each node's diagnosis (the one with a port down first), then
     # how the nodes differ; enter would walk the highlighted node
@@ -189,11 +189,7 @@ async def _shots(out: Path, size: tuple[int, int]) -> list[Path]:
             await pilot.pause()
             await app.workers.wait_for_complete()
             await pilot.press("enter")  # "Pasted nodes", first on the list once the outputs are read
-            for _ in range(50):
-                await pilot.pause(0.1)
-                await app.workers.wait_for_complete()
-                if isinstance(app.screen, NodesScreen) and app.screen.many is not None:
-                    break
+            await until(app, pilot, lambda: isinstance(app.screen, NodesScreen) and app.screen.many is not None)
             await save(app, pilot, "12-pasted-nodes")
         # 13. the paste dialog, with the port-down host's ibstat pasted (the terminal's bracketed paste)
         from textual import events

@@ -139,7 +139,7 @@ async def test_a_secret_that_differs_between_nodes_is_not_on_the_screen(tmp_path
 
 
 @pytest.mark.asyncio
-async def test_nodes_whose_outputs_give_the_same_facts_are_one_line_and_walk_as_the_first():
+async def test_nodes_whose_outputs_give_the_same_facts_are_one_line_and_walk_as_the_first(monkeypatch):
     # the same real capture for three nodes (their facts alike), the port-down host's for the fourth
     app = make_app(None, evidence=[f"gpu1:{GOOD}", f"gpu2:{GOOD}", f"gpu3:{GOOD}", f"gpu4:{DOWN}"], context_lines=None)
     async with app.run_test(size=(140, 44)) as pilot:
@@ -152,6 +152,12 @@ async def test_nodes_whose_outputs_give_the_same_facts_are_one_line_and_walk_as_
         app.screen.query_one("#nodes-list", OptionList).highlighted = 1
         await settle(app, pilot)
         assert detail(app).startswith("# Nodes gpu[1-3]")
+        from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+        reads = []
+        real = EvidenceFacts.from_specs.__func__
+        monkeypatch.setattr(EvidenceFacts, "from_specs", classmethod(lambda cls, *a, **k: reads.append(a) or real(cls, *a, **k)))
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.sub_title.startswith("node gpu1 of 4 pasted")
+        assert reads == []  # the walk starts from the outputs the screen read (a big paste is not read again)

@@ -85,14 +85,15 @@ class TroubleshooterApp(App[int]):
     def guide_target(self):
         return self.spec.make()
 
-    def new_guide(self, spec: TargetSpec | None = None, practice: bool = False, node: str | None = None) -> Guide:
+    def new_guide(self, spec: TargetSpec | None = None, practice: bool = False, node: str | None = None,
+                  read: Any = None) -> Guide:
         from troubleshooter.output.redact import Redactor
 
         red = Redactor(self.settings.redact_extra)
         if self.evidence and not practice:
             from troubleshooter.diagnosis.pasted import EvidenceFacts, EvidenceTarget
 
-            facts = EvidenceFacts.from_specs(self.evidence)
+            facts = read if read is not None else EvidenceFacts.from_specs(self.evidence)  # read: already read
             if node:  # one node of several pasted: its outputs are the machine walked (as diagnose --evidence does)
                 from troubleshooter.diagnosis import pasted_nodes
 
@@ -266,14 +267,14 @@ class TroubleshooterApp(App[int]):
 
     # -- starting walks
     def start_walk(self, symptom: str, spec: TargetSpec | None = None, story: str = "", practice: bool = False,
-                   node: str | None = None) -> None:
+                   node: str | None = None, read: Any = None) -> None:
         if node is None and spec is None and not practice and self.evidence and self.evidence_nodes():
             from troubleshooter.tui.screens.nodes import NodesScreen
 
             self.push_screen(NodesScreen(symptom))  # which node: all of them at once would be no machine
             return
         try:
-            g = self.new_guide(spec, practice=practice, node=node)
+            g = self.new_guide(spec, practice=practice, node=node, read=read)
             g.ask_needs = True  # a step that needs the job's context or a log asks for it (a dialog)
             g.begin(symptom, session_dir=self.session_dir)
         except Exception as exc:  # noqa: BLE001 - a bad bundle, a bad tree: shown as what it is

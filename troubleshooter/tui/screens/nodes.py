@@ -38,6 +38,7 @@ class NodesScreen(Screen[None]):
         super().__init__()
         self.symptom = symptom  # the symptom picked on the start screen; None: each node's outputs suggest one
         self.many: NodesDiagnosis | None = None
+        self.read: Any = None  # the outputs' EvidenceFacts, read once by the worker
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -58,7 +59,8 @@ class NodesScreen(Screen[None]):
 
         app: TroubleshooterApp = self.app  # type: ignore[assignment]
         try:  # None: the outputs are one machine's after all
-            many = diagnose_nodes(self.symptom, EvidenceFacts.from_specs(app.evidence or []), answers={},
+            self.read = EvidenceFacts.from_specs(app.evidence or [])  # kept: a node's walk starts from it
+            many = diagnose_nodes(self.symptom, self.read, answers={},
                                   profile_id=app.settings.profile or None, target_desc={"kind": "evidence"},
                                   extra=None if self.symptom else {"symptom_inferred": True})
         except Exception as exc:  # noqa: BLE001 - a tree that does not load, an unreadable file: said as what it is
@@ -127,7 +129,8 @@ class NodesScreen(Screen[None]):
         name, _, doc = self.many.runs[int(oid[4:])]
         node = self.many.walked_node(name, doc)
         app: TroubleshooterApp = self.app  # type: ignore[assignment]
-        app.start_walk(self.symptom or doc["symptom"]["id"], node=node)
+        # the outputs as read here: read again, a paste of 512 nodes held the screen for 2.5 s before the walk began
+        app.start_walk(self.symptom or doc["symptom"]["id"], node=node, read=self.read)
 
     def action_export(self) -> None:
         """The ticket ``diagnose --evidence ... --md`` writes, and its ``--json``, into the exports folder."""

@@ -176,3 +176,6 @@ def test_standard_input_beside_files_is_a_side_like_any_file(tmp_path: Path) -> 
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("troubleshooter-")]  # the spooled copy is gone
     run = _piped("x", "--evidence", "-", "n2:-", tmp_path=tmp_path)
     assert run.returncode == 2 and b"standard input (-) can be read once" in run.stderr
+    # nothing readable piped in: said of <stdin>, not of the temporary copy (gone by then)
+    run = _piped("", "--evidence", "-", tmp_path=tmp_path)
+    assert run.returncode == 2 and run.stderr == b"troubleshooter: none of the files could be read: <stdin>: empty\n"

@@ -169,7 +169,7 @@ def _stdin_spooled(specs: list[str]):
     if len(hits) > 1:
         raise CliError("standard input (-) can be read once: name it in one --evidence spec")
     from troubleshooter import parsers
-    from troubleshooter.diagnosis.pasted import MAX_FILE_BYTES
+    from troubleshooter.diagnosis.pasted import MAX_FILE_BYTES, PastedError
 
     if sys.stdin.isatty():  # typed or pasted at the terminal, not piped: say how it ends
         emitter().line("reading the outputs from standard input: paste them, then Ctrl-D on a line of its own",
@@ -182,7 +182,10 @@ def _stdin_spooled(specs: list[str]):
         path = Path(tmp) / "stdin"
         locations.write_private(path, text.encode("utf-8", errors="surrogateescape"))
         i = hits[0]
-        yield [*specs[:i], _STDIN_SPEC.match(specs[i]).group("pre") + str(path), *specs[i + 1:]]  # type: ignore[union-attr]
+        try:
+            yield [*specs[:i], _STDIN_SPEC.match(specs[i]).group("pre") + str(path), *specs[i + 1:]]  # type: ignore[union-attr]
+        except PastedError as exc:  # said of <stdin>, not of the temporary copy that is gone by then
+            raise PastedError(str(exc).replace(str(path), "<stdin>")) from exc
 
 
 def _diagnose_nodes(args: argparse.Namespace, facts, answers: dict[str, str]):

@@ -161,3 +161,19 @@ async def test_nodes_whose_outputs_give_the_same_facts_are_one_line_and_walk_as_
         await settle(app, pilot)
         assert app.sub_title.startswith("node gpu1 of 4 pasted")
         assert reads == []  # the walk starts from the outputs the screen read (a big paste is not read again)
+
+
+def test_the_app_opens_on_outputs_named_on_its_command_line_or_says_why_not(tmp_path):
+    # `troubleshooter --evidence gpu10:a.txt gpu9:b.txt [--symptom ...]`: read before the app starts
+    from troubleshooter.tui.entry import build_parser, evidence_error
+
+    def problem(*argv: str) -> str:
+        return evidence_error(build_parser().parse_args(list(argv)))
+
+    assert problem("--evidence", f"gpu10:{GOOD}", f"gpu9:{DOWN}", "--symptom", "one-slow-node") == ""
+    assert problem("--evidence", str(tmp_path / "none.txt")) == f"--evidence: {tmp_path / 'none.txt'}: no such file or directory"
+    junk = tmp_path / "junk.txt"
+    junk.write_text("hello\n")
+    assert problem("--evidence", str(junk)).startswith("--evidence: none of the files could be read: ")
+    assert "does not combine with --bundle/--job/--exec" in problem("--evidence", str(GOOD), "--job", "42")
+    assert "not standard input" in problem("--evidence", "-")

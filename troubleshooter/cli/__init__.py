@@ -57,7 +57,7 @@ def build_parser(modules: Sequence[str] = VERB_MODULES) -> tuple[argparse.Argume
         description="Find why a GPU training cluster trains slower than its reference. "
         "With no verb, starts the interactive app.",
         epilog="The app: troubleshooter [--job J [--node N] [--container-name C]] [--exec PREFIX] [--bundle PATH] "
-        "[--pid PID] [--resume [ID]] [--symptom ID] [--demo CASE] [--learn] [--profile ID]. "
+        "[--pid PID] [--resume [ID]] [--symptom ID] [--demo CASE] [--learn] [--profile ID] [--evidence FILE ...]. "
         "Every verb has --help.",
     )
     p.add_argument("--version", action="version", version=f"troubleshooter {__version__}")

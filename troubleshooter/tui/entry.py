@@ -16,11 +16,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--symptom", metavar="ID", help="start directly on this symptom's tree")
     p.add_argument("--demo", metavar="CASE", help="practise on a reference case (case1..case4, healthy)")
     p.add_argument("--learn", action="store_true", help="learn mode: explain every step")
+    p.add_argument("--evidence", nargs="+", action="extend", metavar="[SIDE:][KIND=]FILE",
+                   help="open on tool outputs someone pasted (files or folders), as diagnose --evidence reads them; "
+                   "outputs of two or more nodes (gpu07:a.txt gpu08:b.txt, a pdsh paste) are diagnosed node by node")
     return p
+
+
+def evidence_error(args: argparse.Namespace) -> str:
+    """What keeps ``--evidence`` from opening ("" if nothing): read once before the app starts, so outputs
+    nothing can be read from are exit 2 and a message, never the app opening on an error dialog."""
+    if not getattr(args, "evidence", None):
+        return ""
+    if args.bundle or args.job or args.exec_prefix or "-" in args.evidence:
+        return "--evidence opens pasted files (not standard input); it does not combine with --bundle/--job/--exec"
+    from troubleshooter.diagnosis.pasted import EvidenceFacts
+
+    try:
+        EvidenceFacts.from_specs(args.evidence)
+    except Exception as exc:  # noqa: BLE001 - PastedError: none of them could be read, and why
+        return f"--evidence: {exc}"
+    return ""
 
 
 def run_app(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    problem = evidence_error(args)
+    if problem:  # redacted and escaped as every argument error (tui.app.main)
+        from troubleshooter import settings
+        from troubleshooter.output.redact import Redactor
+        from troubleshooter.output.safe import escape_controls
+
+        print(f"troubleshooter: {escape_controls(Redactor(settings.load().redact_extra).text(problem))}", file=sys.stderr)
+        return 2
     try:
         from troubleshooter.tui.app import main as tui_main
     except ModuleNotFoundError as exc:  # pragma: no cover

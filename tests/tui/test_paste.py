@@ -140,3 +140,16 @@ async def test_what_printed_it_can_be_named_when_it_cannot_be_told():
         await settle(app, pilot)
         assert isinstance(app.screen, StartScreen)
         assert app.evidence[0].startswith("ibstat=")
+
+
+@pytest.mark.asyncio
+async def test_text_that_is_not_valid_unicode_is_kept_not_a_crash():
+    # a lone surrogate (what undecodable terminal input can become) inside a real ibstat: written with "?" for it
+    text = capture("ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt").replace(
+        "CA type: MT4123", "CA type: MT4123\ud800", 1)
+    app = make_app(None, context_lines=None)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await settle(app, pilot)
+        await paste(app, pilot, text)
+        assert isinstance(app.screen, StartScreen)
+        assert "CA type: MT4123?" in Path(app.evidence[0]).read_text()

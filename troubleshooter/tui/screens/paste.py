@@ -87,7 +87,7 @@ class PasteScreen(ModalScreen[str | None]):
 
         path = locations.pasted_dir() / f"paste-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.txt"
         try:
-            locations.write_private(path, text.encode("utf-8", errors="surrogateescape"))
+            locations.write_private(path, text.encode("utf-8", errors="replace"))  # a lone surrogate: "?", never a crash
         except OSError as exc:
             self.problem(str(exc))
             return

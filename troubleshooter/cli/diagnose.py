@@ -154,15 +154,14 @@ def emit(doc: dict[str, Any], args: argparse.Namespace) -> None:
         print_human(doc, em)
 
 
-_STDIN_SPEC = re.compile(r"^(?P<pre>(?:[A-Za-z0-9][A-Za-z0-9._-]*:)?(?:[a-z][a-z0-9-]*=)?)-$")
-
-
 @contextlib.contextmanager
 def _stdin_spooled(specs: list[str]):
     """The specs, with ``-`` (``host:-``, ``gpu07:ibstat=-``) naming standard input read once, bounded as a file
     is: kept in a private temporary file called ``stdin`` (what the outputs say they read) while the
     outputs are read, and removed after."""
-    hits = [i for i, sp in enumerate(specs) if _STDIN_SPEC.match(sp)]
+    from troubleshooter.diagnosis.pasted import SPEC
+
+    hits = [i for i, sp in enumerate(specs) if (m := SPEC.match(sp)) and m.group("path") == "-"]
     if not hits:
         yield specs
         return
@@ -183,7 +182,7 @@ def _stdin_spooled(specs: list[str]):
         locations.write_private(path, text.encode("utf-8", errors="surrogateescape"))
         i = hits[0]
         try:
-            yield [*specs[:i], _STDIN_SPEC.match(specs[i]).group("pre") + str(path), *specs[i + 1:]]  # type: ignore[union-attr]
+            yield [*specs[:i], specs[i][:-1] + str(path), *specs[i + 1:]]  # SIDE:KIND= kept, '-' the copy
         except PastedError as exc:  # said of <stdin>, not of the temporary copy that is gone by then
             raise PastedError(str(exc).replace(str(path), "<stdin>")) from exc
 

@@ -31,7 +31,7 @@ from troubleshooter.parsers.base import shell_words
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 TARGET_ALIASES = {"container", "target", "job", ""}
-_SPEC = re.compile(r"^(?:(?P<side>[A-Za-z0-9][A-Za-z0-9._-]*):(?!//))?(?:(?P<kind>[a-z][a-z0-9-]*)=)?(?P<path>.+)$")
+SPEC = re.compile(r"^(?:(?P<side>[A-Za-z0-9][A-Za-z0-9._-]*):(?!//))?(?:(?P<kind>[a-z][a-z0-9-]*)=)?(?P<path>.+)$")
 
 
 class PastedError(ValueError):
@@ -63,7 +63,7 @@ def _side(raw: str | None) -> str:
 
 
 def _expand(spec: str, base: Path | None) -> list[tuple[str, str | None, Path, str]]:
-    m = _SPEC.match(spec)
+    m = SPEC.match(spec)
     if not m:
         raise PastedError(f"not a [SIDE:][KIND=]FILE spec: {spec!r}")
     side_raw, kind, path_s = m.group("side"), m.group("kind"), m.group("path")

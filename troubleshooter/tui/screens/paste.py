@@ -9,7 +9,6 @@ with the reason, and the text stays in the box.
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
@@ -23,8 +22,6 @@ from textual.widgets import Button, Input, Static, TextArea
 
 from troubleshooter import locations
 from troubleshooter.output.safe import markup
-
-_SIDE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # as diagnose --evidence SIDE:FILE
 
 
 class PasteScreen(ModalScreen[str | None]):
@@ -69,7 +66,9 @@ class PasteScreen(ModalScreen[str | None]):
         if not text.strip():
             self.problem("nothing pasted yet")
             return
-        if side and not _SIDE.match(side):
+        from troubleshooter.diagnosis.pasted import SPEC
+
+        if side and SPEC.match(f"{side}:x")["side"] != side:  # type: ignore[index]  # what --evidence reads as SIDE:
             self.problem(f"{side!r} is not a side's name: host, container, or a node's name (letters, digits, . _ -)")
             return
         kind = self.query_one("#paste-kind", Input).value.strip()

@@ -64,7 +64,7 @@ class TroubleshooterApp(App[int]):
         self.settings = settings or Settings()
         self.spec = spec or TargetSpec()
         self.evidence = evidence
-        self._nodes_of: tuple[tuple[str, ...], list[str]] = ((), [])  # evidence_nodes(), per set of outputs
+        self._read_of: tuple[tuple[str, ...], Any] = ((), None)  # evidence_read(), per set of outputs
         self.session_dir = session_dir
         self.initial = (symptom, resume, practice)
         self.fixed_context = context_lines  # tests freeze the start screen's context
@@ -150,34 +150,38 @@ class TroubleshooterApp(App[int]):
 
         runner.kill_running()
 
-    def evidence_nodes(self) -> list[str]:
-        """The nodes the opened outputs name (two or more, none of them the job's own side), else []: read once
-        per set of outputs (the first time from the context worker, before a walk needs it)."""
+    def evidence_read(self) -> Any:
+        """The opened outputs' EvidenceFacts (None without any), read once per set of them, for the node count and
+        the nodes screen (a one-machine walk reads its own copy); raises what reading them raised."""
         key = tuple(self.evidence or ())
-        if self._nodes_of[0] != key:
-            names: list[str] = []
-            if key:
-                from troubleshooter.diagnosis import pasted_nodes
-                from troubleshooter.diagnosis.pasted import EvidenceFacts
+        if self._read_of[0] != key:
+            from troubleshooter.diagnosis.pasted import EvidenceFacts
 
-                try:
-                    names = pasted_nodes.node_names(EvidenceFacts.from_specs(list(key)))
-                except Exception:  # noqa: BLE001 - unreadable outputs: the walk says so when it starts
-                    names = []
-            self._nodes_of = (key, names)
-        return self._nodes_of[1]
+            try:
+                self._read_of = (key, EvidenceFacts.from_specs(list(key)) if key else None)
+            except Exception as exc:  # noqa: BLE001 - kept, and raised again to each caller
+                self._read_of = (key, exc)
+        if isinstance(got := self._read_of[1], Exception):
+            raise got
+        return got
 
-    def redacted(self, s: object) -> str:
-        """Data for a screen: secrets redacted, control characters escaped."""
+    def evidence_nodes(self) -> list[str]:
+        """The nodes the opened outputs name (two or more, none of them the job's own side), else []."""
+        from troubleshooter.diagnosis import pasted_nodes
+
+        try:
+            return pasted_nodes.node_names(read) if (read := self.evidence_read()) is not None else []
+        except Exception:  # noqa: BLE001 - unreadable outputs: the walk says so when it starts
+            return []
+
+    def redacted(self, s: object, one_line: bool = False) -> str:
+        """Data for a screen: secrets redacted (screenshots travel), control characters escaped."""
         from troubleshooter.output.redact import Redactor
 
-        return esc(Redactor(self.settings.redact_extra).text(str(s)))
+        return esc(Redactor(self.settings.redact_extra).text(str(s)), one_line=one_line)
 
-    def _shown(self, label: str) -> str:
-        """A label for the header: secrets redacted (screenshots travel), control characters escaped."""
-        from troubleshooter.output.redact import Redactor
-
-        return esc(Redactor(self.settings.redact_extra).text(label), one_line=True)
+    def _shown(self, label: str) -> str:  # a label for the header, on one line
+        return self.redacted(label, one_line=True)
 
     def _target_label(self) -> str:
         if self.evidence:

@@ -54,12 +54,11 @@ class NodesScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="nodes", exit_on_error=False)
     def run_nodes(self) -> None:
-        from troubleshooter.diagnosis.pasted import EvidenceFacts
         from troubleshooter.service.diagnose import diagnose_nodes
 
         app: TroubleshooterApp = self.app  # type: ignore[assignment]
         try:  # None: the outputs are one machine's after all
-            self.read = EvidenceFacts.from_specs(app.evidence or [])  # kept: a node's walk starts from it
+            self.read = app.evidence_read()  # as read for the start screen's node count; a node's walk starts from it
             many = diagnose_nodes(self.symptom, self.read, answers={},
                                   profile_id=app.settings.profile or None, target_desc={"kind": "evidence"},
                                   extra=None if self.symptom else {"symptom_inferred": True})
@@ -134,10 +133,10 @@ class NodesScreen(Screen[None]):
 
     def action_export(self) -> None:
         """The ticket ``diagnose --evidence ... --md`` writes, and its ``--json``, into the exports folder."""
-        import json
         import time
 
         from troubleshooter import locations
+        from troubleshooter.output.emit import Emitter
         from troubleshooter.output.redact import Redactor
         from troubleshooter.output.safe import markup
 
@@ -146,10 +145,11 @@ class NodesScreen(Screen[None]):
             return
         app: TroubleshooterApp = self.app  # type: ignore[assignment]
         red = Redactor(app.settings.redact_extra)
+        em = Emitter(redactor=red)  # what diagnose --md / --json write, redacted and escaped the same way
         stem = app.settings.exports_path() / f"nodes-{time.strftime('%Y%m%dT%H%M%S')}"
         try:
-            for path, text in ((stem.with_suffix(".md"), self.shown(self.many.markdown())),
-                               (stem.with_suffix(".json"), json.dumps(red.obj(self.many.doc()), indent=2, default=str))):
+            for path, text in ((stem.with_suffix(".md"), em.safe(self.many.markdown(em.clean))),
+                               (stem.with_suffix(".json"), em.json_text(self.many.doc()))):
                 locations.write_private(path, (text.rstrip("\n") + "\n").encode())
         except OSError as exc:  # PrivateFileError: its message names the file
             self.app.notify(markup(red.text(str(exc))), title="could not export", severity="error")

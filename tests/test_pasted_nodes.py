@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.clihelp import main
+from tests.corpus import load
 from troubleshooter.diagnosis import pasted_nodes
 from troubleshooter.diagnosis.pasted import EvidenceFacts
 
@@ -149,13 +150,9 @@ def _piped(text: str, *args: str, tmp_path: Path) -> subprocess.CompletedProcess
                           capture_output=True, env=env, timeout=120)
 
 
-def _capture(p: Path) -> str:
-    return "".join(ln for ln in p.read_text().splitlines(keepends=True) if not ln.startswith("#%")).lstrip("\n")
-
-
 def test_a_pdsh_paste_piped_into_standard_input_is_its_nodes(tmp_path: Path) -> None:
     # `pdsh -w ... 'uname -a; uptime' | troubleshooter diagnose --evidence -`, through a real pipe
-    run = _piped(_capture(DATA / "pdsh" / "asokolsky-pdsh-uname-uptime-2-proxmox-hosts-kernel-differs.txt"),
+    run = _piped(load("pdsh/asokolsky-pdsh-uname-uptime-2-proxmox-hosts-kernel-differs.txt"),
                  "--evidence", "-", "--json", tmp_path=tmp_path)
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
@@ -166,7 +163,7 @@ def test_a_pdsh_paste_piped_into_standard_input_is_its_nodes(tmp_path: Path) -> 
 
 
 def test_standard_input_beside_files_is_a_side_like_any_file(tmp_path: Path) -> None:
-    run = _piped(_capture(DOWN), "--evidence", "gpu9:-", f"gpu10:{GOOD}", "--symptom", "one-slow-node", "--json",
+    run = _piped(load(str(DOWN.relative_to(DATA))), "--evidence", "gpu9:-", f"gpu10:{GOOD}", "--symptom", "one-slow-node", "--json",
                  tmp_path=tmp_path)
     assert run.returncode == 1, run.stderr  # a cause found on gpu9, whose ibstat came through the pipe
     doc = json.loads(run.stdout)

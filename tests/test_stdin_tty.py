@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.corpus import load
+
 DATA = Path(__file__).resolve().parent / "data"
 IBSTAT = DATA / "ibstat" / "ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt"
 
@@ -43,7 +45,7 @@ def typed(args: list[str], text: str, tmp_path: Path) -> subprocess.CompletedPro
 
 
 def _text() -> str:
-    return "".join(ln for ln in IBSTAT.read_text().splitlines(keepends=True) if not ln.startswith("#%")).lstrip("\n")
+    return load("ibstat/" + IBSTAT.name)
 
 
 def test_parse_reads_to_the_first_ctrl_d(tmp_path: Path) -> None:

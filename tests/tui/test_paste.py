@@ -12,16 +12,11 @@ import pytest
 from textual import events
 from textual.widgets import Input, Static, TextArea
 
+from tests.corpus import load
 from troubleshooter.tui.screens.paste import PasteScreen
 from troubleshooter.tui.screens.start import StartScreen
 
 from .conftest import make_app, settle
-
-DATA = Path(__file__).resolve().parents[1] / "data"
-
-
-def capture(rel: str) -> str:
-    return "".join(ln for ln in (DATA / rel).read_text().splitlines(keepends=True) if not ln.startswith("#%")).lstrip("\n")
 
 
 async def paste(app, pilot, text: str, side: str = "", kind: str = "") -> None:
@@ -41,7 +36,7 @@ async def test_a_pasted_output_is_read_kept_private_and_walked(tmp_path):
     app = make_app(None, context_lines=None)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(app, pilot)
-        text = capture("ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt")
+        text = load("ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt")
         await paste(app, pilot, text)
         assert isinstance(app.screen, StartScreen)
         (kept,) = app.evidence
@@ -62,9 +57,9 @@ async def test_each_paste_adds_to_those_before_with_the_side_it_names():
     app = make_app(None, context_lines=None)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(app, pilot)
-        await paste(app, pilot, capture("ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt"),
+        await paste(app, pilot, load("ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt"),
                     side="gpu9")
-        await paste(app, pilot, capture("ibstat/ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt"), side="gpu10")
+        await paste(app, pilot, load("ibstat/ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt"), side="gpu10")
         assert [e.split(":", 1)[0] for e in app.evidence] == ["gpu9", "gpu10"]
         assert app.evidence_nodes() == ["gpu9", "gpu10"]  # two nodes: each diagnosed, as two files would be
 
@@ -98,14 +93,14 @@ async def test_a_pdsh_paste_is_its_nodes():
     app = make_app(None, context_lines=None)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(app, pilot)
-        await paste(app, pilot, capture("pdsh/asokolsky-pdsh-uname-uptime-2-proxmox-hosts-kernel-differs.txt"))
+        await paste(app, pilot, load("pdsh/asokolsky-pdsh-uname-uptime-2-proxmox-hosts-kernel-differs.txt"))
         assert app.evidence_nodes() == ["duo", "fuji"]
 
 
 @pytest.mark.asyncio
 async def test_closed_while_a_long_paste_is_read_keeps_nothing():
     # 100,000 lines of a real NCCL log line (an 8-NIC RoCE node's): read off the UI thread, seconds; esc meanwhile
-    line = next(ln for ln in capture("nccl-debug/roce-8nic-stale-aws-ofi-plugin-verbs-rxm-fallback-to-ib-nccl2.27.5.txt")
+    line = next(ln for ln in load("nccl-debug/roce-8nic-stale-aws-ofi-plugin-verbs-rxm-fallback-to-ib-nccl2.27.5.txt")
                 .splitlines(keepends=True) if "NCCL INFO" in ln)
     app = make_app(None, context_lines=None)
     async with app.run_test(size=(140, 44)) as pilot:
@@ -128,7 +123,7 @@ async def test_closed_while_a_long_paste_is_read_keeps_nothing():
 async def test_what_printed_it_can_be_named_when_it_cannot_be_told():
     # a real ibstat capture, its kind named as `diagnose --evidence ibstat=FILE` names it (for an output the
     # detection cannot tell); a misspelt kind is said, with the near ones
-    text = capture("ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt")
+    text = load("ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt")
     app = make_app(None, context_lines=None)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(app, pilot)
@@ -145,7 +140,7 @@ async def test_what_printed_it_can_be_named_when_it_cannot_be_told():
 @pytest.mark.asyncio
 async def test_text_that_is_not_valid_unicode_is_kept_not_a_crash():
     # a lone surrogate (what undecodable terminal input can become) inside a real ibstat: written with "?" for it
-    text = capture("ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt").replace(
+    text = load("ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt").replace(
         "CA type: MT4123", "CA type: MT4123\ud800", 1)
     app = make_app(None, context_lines=None)
     async with app.run_test(size=(140, 44)) as pilot:

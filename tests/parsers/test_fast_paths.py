@@ -38,6 +38,7 @@ TURBO = _texts("turbostat", "turbostat.txt")
 # captures of formats the parsers learnt after their reference copy was taken (old NCCL lines without the "NCCL"
 # word, a re-wrapped interface list, nccl-tests' init abort): checked by their own tests, not against the copy
 NEW_FORMATS = {"nccl-old-warn-lines-container-socket-creation-failed.txt",
+               "nccltests128-reduce-scatter-rows-alone-no-header.txt",  # rows without their header (learnt after)
                "nccl1292-netplugin-v8-symbol-probe-info.txt",  # the symbol probe is no plugin failure (learnt after the copy)
                "quoted-net-socket-list-rewrapped-docker-bridges.txt",
                "old-nccl-failure-unhandled-system-error-at-init-quoted.txt",
@@ -200,10 +201,23 @@ def _old(outcome):
     return (kind, {k: v for k, v in out.items() if k not in NEW_FACTS}) if kind == "ok" else outcome
 
 
+_NO_TABLE = "no nccl-tests table found"
+
+
+def _same(new, before) -> None:
+    """The live parser's outcome is the copy's, but for what it learnt after: new facts (NEW_FACTS), and table rows
+    pasted without any header, which the copy refused ("no nccl-tests table found") and the live parser reads."""
+    new = _old(new)
+    if before[0] == "error" and before[1].startswith(_NO_TABLE):
+        assert new[0] == "ok" and new[1]["nccl_tests.rows"] or (new[0] == "error" and new[1].startswith(_NO_TABLE))
+        return
+    assert new == before
+
+
 def _both(fast, ref, text: str) -> None:
-    assert _old(_outcome(fast.parse, text)) == _outcome(ref.parse, text)
+    _same(_outcome(fast.parse, text), _outcome(ref.parse, text))
     lines = text.split("\n")
-    assert _old(_outcome(fast.parse_stream, lines)) == _outcome(ref.parse_stream, lines)
+    _same(_outcome(fast.parse_stream, lines), _outcome(ref.parse_stream, lines))
 
 
 @pytest.mark.parametrize("name,text", NTESTS, ids=[n for n, _ in NTESTS])

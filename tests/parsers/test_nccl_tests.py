@@ -212,3 +212,49 @@ def test_a_2018_build_names_the_nccl_it_was_compiled_with_and_its_ranks_have_no_
     assert f["nccl_tests.nodes"] == 1
     assert f["nccl_tests.gpus"] == ["Tesla P100-PCIE-16GB"]
     assert f["nccl_tests.nccl_error"] == "unhandled cuda error"
+
+
+def test_rows_pasted_without_their_header_are_read_with_the_root_and_wrong_columns():
+    # a reporter's comment on nccl-tests#128 quoted only the last two rows of a reduce_scatter_perf table
+    text = load("nccl-tests/nccltests128-reduce-scatter-rows-alone-no-header.txt")
+    assert parsers.detect(text) == KIND
+    f = parsers.run(KIND, text)
+    assert [r["size_bytes"] for r in f["nccl_tests.rows"]] == [524288, 1048576]
+    assert f["nccl_tests.rows"][1] == {
+        "size_bytes": 1048576, "count": 32768, "type": "float", "redop": "sum", "root": -1, "oop_time_us": 84.46,
+        "oop_algbw_gbps": 12.42, "oop_busbw_gbps": 10.86, "oop_wrong": 0, "oop_error": None, "ip_time_us": 91.06,
+        "ip_algbw_gbps": 11.51, "ip_busbw_gbps": 10.08, "ip_wrong": 0, "ip_error": None}
+    assert f["nccl_tests.busbw_at_max_size_gbps"] == 10.86 and f["nccl_tests.max_size_bytes"] == 1048576
+    assert f["nccl_tests.wrong_total"] == 0 and "nccl_tests.failed" not in f
+    assert "nccl_tests.avg_busbw_gbps" not in f and "nccl_tests.collective" not in f  # nothing said them
+
+
+def test_old_rows_without_their_header_read_the_last_column_as_an_error_not_a_count():
+    # the real Azure K80 capture with every '#' line (banner, header, summary) cut away by hand: the rows alone,
+    # with an NCCL INFO line between them; without the root column the last column is 'error' (2e-07)
+    text = "\n".join(line for line in load("nccl-tests/azure-k80-old-format-error-column-nccl-info-interleaved.txt")
+                     .splitlines() if not line.startswith("#"))
+    assert parsers.detect(text) == KIND
+    f = parsers.run(KIND, text)
+    rows = f["nccl_tests.rows"]
+    assert len(rows) == 7 and rows[0]["root"] is None
+    assert (rows[0]["oop_error"], rows[0]["oop_wrong"], rows[0]["oop_busbw_gbps"]) == (2e-07, None, 2.53)
+    assert f["nccl_tests.busbw_at_max_size_gbps"] == 2.56 and f["nccl_tests.max_size_bytes"] == 2147483648
+    assert "nccl_tests.wrong_total" not in f and "nccl_tests.failed" not in f
+
+
+@pytest.mark.parametrize("text", [
+    "      524288         16384     banana     sum      -1    62.66    8.37    7.32      0    61.61    8.51    7.45      0",
+    "      524288         16384     float     sum      -1    62.66    8.37",
+    "      524288         16384     float     sum      -1    nan    8.37    7.32      0    61.61    8.51    7.45      0",
+])
+def test_a_line_that_is_not_a_whole_row_is_no_headerless_table(text):
+    assert KIND not in [k for _, k in parsers.scores(text)]
+    with pytest.raises(ParseError):
+        parsers.run(KIND, text)
+
+
+def test_one_row_in_a_page_of_prose_is_not_taken_for_a_table():
+    row = "      524288         16384     float     sum      -1    62.66    8.37    7.32      0    61.61    8.51    7.45      0"
+    text = "\n".join(["we ran the test on both clusters", "the first one is fine", row, "and the second is not", "why?"])
+    assert KIND not in [k for _, k in parsers.scores(text)]

@@ -24,7 +24,9 @@ data: the numbers of that run must not be trusted.
 Formats read: the old column set (no ``root`` column, an ``error`` column holding the maximum numerical error,
 not a count), the newer one (``root``, ``#wrong`` counts, possibly ``N/A`` for in-place alltoall, counts in
 scientific notation), header lines whose leading ``#`` was lost in a markdown paste, NCCL INFO/WARN lines
-interleaved anywhere, rows with irregular whitespace, author-truncated tables, rccl-tests (``nThread: 1``).
+interleaved anywhere, rows with irregular whitespace, author-truncated tables, rccl-tests (``nThread: 1``), and
+rows pasted alone without the lines above them (read by their shape: a ``root`` column means the newer column set,
+none the old one with its ``error`` column; facts only a header or summary line gives stay absent).
 
 Several runs in one text (a bare-metal run followed by a VM run, a sweep pasted together): a new run starts
 at a command line naming a ``*_perf`` binary, a ``nccl-tests version`` / ``Collective test starting`` /
@@ -110,6 +112,10 @@ def _detect(text: str) -> float:
         return 0.95
     if _NTHREAD.search(text) or _STARTING.search(text):
         return 0.9
+    rows = sum(1 for m in _ROW_SHAPE.finditer(text) if _headerless_row(m.group(0).split()) is not None)
+    if rows:  # table rows without their header: the rows alone, or most of the text
+        lines = sum(1 for line in text.splitlines() if line.strip())
+        return 0.85 if rows * 2 >= lines else 0.6 if rows >= 2 else 0.0
     return 0.0
 
 
@@ -121,6 +127,9 @@ _SIZE, _OOP_BUSBW, _OOP_WRONG, _IP_BUSBW, _IP_WRONG = 0, 7, 8, 12, 13
 _TYPES = frozenset(("int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16",
                     "f8e4m3", "f8e5m2", "fp8_e4m3", "fp8_e5m2"))
 _REDOPS = frozenset(("sum", "prod", "max", "min", "avg", "mulsum", "premulsum", "none"))
+# a line shaped like a table row (size, count, a data type), checked in full by _headerless_row
+_ROW_SHAPE = re.compile(r"^[ \t>]*\d+[ \t]+\d+[ \t]+(?:" + "|".join(sorted(_TYPES, key=len, reverse=True))
+                        + r")[ \t][^\n]*", re.MULTILINE)
 _QUOTE = re.compile(r"^(?:>\s?)+")
 _ERROR_WORD = re.compile(r"\berror\b")
 _ROOT = re.compile(r"^-?\d+$")
@@ -189,6 +198,22 @@ def _fast_row(toks: list[str], error_col: bool) -> tuple | None:
     except ValueError:
         return None
     return None
+
+
+def _headerless_row(toks: list[str]) -> tuple[tuple, bool] | None:
+    """A table row met before any header (the rows alone, pasted without the lines above them), and which column
+    set it belongs to. Only a well-formed row is taken: a known data type in the third column and finite numbers.
+    The two column sets nccl-tests has printed tell themselves apart by the ``root`` column: with it the last
+    column of each half is ``#wrong`` (a count), without it (builds before ~2019) it is ``error`` (a relative error
+    such as ``2e-07``), so the row is read as its header would have said."""
+    n = len(toks)
+    if n < 7 or toks[2] not in _TYPES:
+        return None
+    i = 4 if toks[3] in _REDOPS else 3
+    r = toks[i]
+    has_root = n - i in (5, 9) and (r.isdecimal() or (r[:1] == "-" and r[1:].isdecimal()))
+    row = _fast_row(toks, not has_root)
+    return None if row is None else (row, not has_root)
 
 
 def _parse_row(line: str, error_col: bool) -> tuple | None:
@@ -367,6 +392,14 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         if not s:
             continue
         blank = False
+        if not structure and s[0] in "0123456789" and "NCCL " not in s:
+            found = _headerless_row(s.split())
+            if found is not None:  # the rows alone: their header, banner and summary were not pasted
+                run = runs[-1]
+                run.add_row(found[0])
+                run.error_col = found[1]
+                structure = ranks_or_rows_seen = True
+                continue
         # most lines are table rows: a well-formed one is taken at once (see _fast_row)
         if structure and s[0] in "0123456789" and "NCCL " not in s:
             row = _fast_row(s.split(), runs[-1].error_col)
@@ -466,7 +499,7 @@ def parse_stream(lines: Iterable[str]) -> dict[str, Any]:
         raise ParseError("empty input: expected nccl-tests output (e.g. all_gather_perf -b 1M -e 1G -f 2)")
     if not structure:
         raise ParseError("no nccl-tests table found (expected the 'size count type ... busbw' header, "
-                         "the 'nThread ... minBytes' line or '# Avg bus bandwidth')")
+                         "the 'nThread ... minBytes' line, '# Avg bus bandwidth' or table rows)")
     finish(runs[-1])
     if not done:
         raise ParseError("nccl-tests header found but no run in it")

@@ -556,28 +556,3 @@ def split(text: str) -> list[Block]:
     flush()
     # a grep that printed nothing said something (that option is not set, that module is not loaded): kept
     return [b for b in blocks if b.text.strip() or (b.command and not b.of_command and " grep " in f" {b.command} ")]
-
-
-def grepped_config_names(command: str) -> list[str]:
-    """The kernel options a ``grep`` for exact names looks for (``grep CONFIG_X= FILE``, ``grep -E
-    'CONFIG_A(_B)?='`` is not exact and gives none): an empty result then means each is not enabled.
-
-    >>> grepped_config_names("zcat /proc/config.gz | grep CONFIG_ARM_SMMU_V3_SVA="), grepped_config_names("grep -E 'CONFIG_A(_B)?=' f")
-    (['CONFIG_ARM_SMMU_V3_SVA'], [])
-    """
-    if "grep" not in command:
-        return []
-    tail = command.split("grep", 1)[1]
-    try:
-        words = shell_words(tail)
-    except ValueError:
-        return []
-    pats = [w for w in words if not w.startswith("-") and "CONFIG_" in w]
-    names = []
-    for p in pats[:1] if pats else []:
-        for alt in (p.split("\\|") if "\\|" in p else [p]):
-            m = re.fullmatch(r"\^?(CONFIG_[A-Z0-9_]+)=?", alt)
-            if not m:
-                return []
-            names.append(m.group(1))
-    return names

@@ -19,15 +19,14 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from troubleshooter.model import combine as derived
 from troubleshooter import parsers, sources
-from troubleshooter.diagnosis import hostsplit, intake
+from troubleshooter.diagnosis import grepped, hostsplit, intake
 from troubleshooter.diagnosis.engine import FactSource, Walk
 from troubleshooter.model.facts import Fact, FactSet, Unknown
 from troubleshooter.diagnosis.listings import listings_differ, nvml_dropped
-from troubleshooter.parsers.base import shell_words
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 TARGET_ALIASES = {"container", "target", "job", ""}
@@ -87,6 +86,31 @@ def _expand(spec: str, base: Path | None) -> list[tuple[str, str | None, Path, s
             raise PastedError(f"{path}: empty directory")
         return out
     return [(side, kind, path, side_raw or "")]
+
+
+def read_spec(spec: str, base: Path | None = None) -> list[PastedFile]:
+    """The files one spec names, each read and parsed (the costly part of reading outputs, done once per spec)."""
+    source_kind = {sid: s.parser for sid, s in sources.load_all().items()}
+    files: list[PastedFile] = []
+    for side, kind, path, declared in _expand(spec, base):
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                files.append(PastedFile(path, side, None, {}, f"larger than {MAX_FILE_BYTES >> 20} MB"))
+                continue
+            # bounded while reading too: a FIFO or /dev/zero says size 0
+            text = _strip_provenance(parsers.read_file(path, max_bytes=MAX_FILE_BYTES))
+        except OSError as exc:
+            files.append(PastedFile(path, side, None, {}, exc.strerror or str(exc)))
+            continue
+        except parsers.ParseError as exc:
+            files.append(PastedFile(path, side, None, {}, str(exc)))
+            continue
+        got = _read_paste(path, side, kind, text, source_kind)
+        if not got:  # every line a prompt of a command this does not read, or nothing at all
+            why = "no output in it: only command lines" if text.strip() else "the file is empty"
+            got = [PastedFile(path, side, None, {}, why)]
+        files += [dataclasses.replace(f, declared=f.declared or declared.lower()) for f in got]
+    return files
 
 
 def _strip_provenance(text: str) -> str:
@@ -185,29 +209,10 @@ class EvidenceFacts(FactSource):
             target[kind] = list(group)
 
     @classmethod
-    def from_specs(cls, specs: Iterable[str], base: Path | None = None) -> "EvidenceFacts":
-        sources.load_all()
-        source_kind = {sid: s.parser for sid, s in sources.SOURCES.items()}
-        files: list[PastedFile] = []
-        for spec in specs:
-            for side, kind, path, declared in _expand(spec, base):
-                try:
-                    if path.stat().st_size > MAX_FILE_BYTES:
-                        files.append(PastedFile(path, side, None, {}, f"larger than {MAX_FILE_BYTES >> 20} MB"))
-                        continue
-                    # bounded while reading too: a FIFO or /dev/zero says size 0
-                    text = _strip_provenance(parsers.read_file(path, max_bytes=MAX_FILE_BYTES))
-                except OSError as exc:
-                    files.append(PastedFile(path, side, None, {}, exc.strerror or str(exc)))
-                    continue
-                except parsers.ParseError as exc:
-                    files.append(PastedFile(path, side, None, {}, str(exc)))
-                    continue
-                got = _read_paste(path, side, kind, text, source_kind)
-                if not got:  # every line a prompt of a command this does not read, or nothing at all
-                    why = "no output in it: only command lines" if text.strip() else "the file is empty"
-                    got = [PastedFile(path, side, None, {}, why)]
-                files += [dataclasses.replace(f, declared=f.declared or declared.lower()) for f in got]
+    def from_specs(cls, specs: Iterable[str], base: Path | None = None,
+                   read: Callable[[str, Path | None], list[PastedFile]] | None = None) -> "EvidenceFacts":
+        """``read`` gives one spec's files (:func:`read_spec`, or a cache of its results: service.outputs)."""
+        files = [f for spec in specs for f in (read or read_spec)(spec, base)]
         if not any(f.kind and not f.error for f in files):
             raise PastedError("none of the files could be read: " + "; ".join(f"{f.path}: {f.error}" for f in files))
         sides = {f.side for f in files if f.kind and not f.error}  # a file nothing could read speaks for no side
@@ -315,29 +320,6 @@ _SHELL_ERROR = re.compile(r"^-?(?:ba|z|da)?sh: (?:line \d+: )?[^\n:]+: (?:comman
                           r"Permission denied)\s*$|^sudo: [^\n]+: command not found\s*$")
 _QUERY_GPU = re.compile(r"--query-gpu[= ]([\w.,]+)")
 _CONFIG_LINE = re.compile(r"^[^\S\n]*(?:#[^\S\n]*)?CONFIG_\w+", re.MULTILINE)
-
-
-def grepped_words(command: str, tool: str) -> list[str]:
-    """What ``TOOL | grep [-i] [-E] PATTERN`` looked for, the alternatives of the pattern split (``a|b``, ``a\\|b``).
-
-    >>> grepped_words("lsmod | grep nv_peer", "lsmod"), grepped_words("lsmod | grep -E 'peermem|nv_peer'", "lsmod")
-    (['nv_peer'], ['peermem', 'nv_peer'])
-    """
-    head, bar, tail = command.partition("|")
-    if not bar or tool not in head.split() or "grep" not in tail:
-        return []
-    try:
-        words = shell_words(tail)
-    except ValueError:
-        return []
-    if "grep" not in words:
-        return []
-    words = words[words.index("grep") + 1:]
-    words = words[:words.index("|")] if "|" in words else words
-    pats = [w for w in words if not w.startswith("-")]
-    if len(pats) != 1:
-        return []
-    return [p for p in re.split(r"\\\||\|", pats[0]) if re.fullmatch(r"[\w.-]+", p)]
 
 
 #: facts of an env listing that claim the whole environment, which a command line's variables are not
@@ -498,14 +480,14 @@ def _read_block(path: Path, side: str, kind: str | None, b: intake.Block, nblock
         out.append(PastedFile(path, bside, kd, facts, "", how, where, text=as_read if kd in _ACCUMULATE else ""))
     if failed and how == "command" and failed[0].kind == "kmod" and not b.text.strip().strip("#$").strip():
         # `lsmod | grep X` that printed nothing: no loaded module matches X
-        pats = grepped_words(b.command or "", "lsmod")
+        pats = grepped.grepped_words(b.command or "", "lsmod")
         if pats:
             out.append(PastedFile(path, bside, "kmod", {"kmod.not_loaded": pats}, "", "command (its grep printed "
                                   "nothing: not loaded)", where))
             failed = []
     if failed and how == "command" and failed[0].kind == "kernel-config":
         # `grep CONFIG_X= /boot/config-...` that printed no CONFIG_ line: the option is not enabled
-        names = intake.grepped_config_names(b.command or "")
+        names = grepped.grepped_config_names(b.command or "")
         if names and not _CONFIG_LINE.search(b.text):
             facts = parsers.run("kernel-config", "".join(f"# {n} is not set\n" for n in names))
             out.append(PastedFile(path, bside, "kernel-config", facts, "", "command (its grep printed no "

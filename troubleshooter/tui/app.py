@@ -9,6 +9,7 @@ core (:mod:`troubleshooter.service.guide`) and post messages; one handler turns 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -24,6 +25,7 @@ from troubleshooter.output.safe import escape_controls as esc, markup
 from troubleshooter import locations
 from troubleshooter.diagnosis import engine as eng
 from troubleshooter.settings import Settings
+from troubleshooter.service.outputs import OutputsReader
 from troubleshooter.probe.targetspec import TargetSpec
 from troubleshooter.tui.screens.checks import ChecksScreen
 from troubleshooter.tui.screens.dialogs import ErrorScreen, ExportScreen, GlossaryScreen, HELP, MessageScreen
@@ -64,7 +66,7 @@ class TroubleshooterApp(App[int]):
         self.settings = settings or Settings()
         self.spec = spec or TargetSpec()
         self.evidence = evidence
-        self._read_of: tuple[tuple[str, ...], Any] = ((), None)  # evidence_read(), per set of outputs
+        self.outputs = OutputsReader()  # pasted outputs, read once per set of them (and again when a file changes)
         self.session_dir = session_dir
         self.initial = (symptom, resume, practice)
         self.fixed_context = context_lines  # tests freeze the start screen's context
@@ -91,9 +93,9 @@ class TroubleshooterApp(App[int]):
 
         red = Redactor(self.settings.redact_extra)
         if self.evidence and not practice:
-            from troubleshooter.diagnosis.pasted import EvidenceFacts, EvidenceTarget
+            from troubleshooter.diagnosis.pasted import EvidenceTarget
 
-            facts = read if read is not None else EvidenceFacts.from_specs(self.evidence)  # read: already read
+            facts = read if read is not None else self.outputs.fresh(self.evidence)  # a copy: the walk adds to it
             if node:  # one node of several pasted: its outputs are the machine walked (as diagnose --evidence does)
                 from troubleshooter.diagnosis import pasted_nodes
 
@@ -151,19 +153,9 @@ class TroubleshooterApp(App[int]):
         runner.kill_running()
 
     def evidence_read(self) -> Any:
-        """The opened outputs' EvidenceFacts (None without any), read once per set of them, for the node count and
-        the nodes screen (a one-machine walk reads its own copy); raises what reading them raised."""
-        key = tuple(self.evidence or ())
-        if self._read_of[0] != key:
-            from troubleshooter.diagnosis.pasted import EvidenceFacts
-
-            try:
-                self._read_of = (key, EvidenceFacts.from_specs(list(key)) if key else None)
-            except Exception as exc:  # noqa: BLE001 - kept, and raised again to each caller
-                self._read_of = (key, exc)
-        if isinstance(got := self._read_of[1], Exception):
-            raise got
-        return got
+        """The opened outputs' EvidenceFacts (None without any), read once per set of them, shared by the start
+        screen's node count and the nodes screen (a walk gets a copy); raises what reading them raised."""
+        return self.outputs.read(self.evidence) if self.evidence else None
 
     def evidence_nodes(self) -> list[str]:
         """The nodes the opened outputs name (two or more, none of them the job's own side), else []."""
@@ -272,6 +264,9 @@ class TroubleshooterApp(App[int]):
     # -- starting walks
     def start_walk(self, symptom: str, spec: TargetSpec | None = None, story: str = "", practice: bool = False,
                    node: str | None = None, read: Any = None) -> None:
+        if spec is None and not practice and read is None and self.evidence and not self.outputs.ready(self.evidence):
+            self._read_then_walk(symptom, story, node)  # seconds for a long log: never on the UI thread
+            return
         if node is None and spec is None and not practice and self.evidence and self.evidence_nodes():
             from troubleshooter.tui.screens.nodes import NodesScreen
 
@@ -290,6 +285,12 @@ class TroubleshooterApp(App[int]):
         self.push_screen(WalkScreen(g, story))
         if g.record_problem:
             self.notify(g.record_problem, title="not recorded", severity="warning", timeout=20)
+
+    @work(thread=True, exclusive=True, group="read", exit_on_error=False)
+    def _read_then_walk(self, symptom: str, story: str, node: str | None) -> None:
+        with contextlib.suppress(Exception):  # what reading raised, the walk's start says (from the kept reading)
+            self.outputs.read(self.evidence or [])
+        self.call_from_thread(self.start_walk, symptom, None, story, False, node)
 
     def start_practice(self, case_id: str) -> None:
         from troubleshooter.service.practice import case_intro, practice_bundle_path, practice_case
@@ -358,9 +359,7 @@ class TroubleshooterApp(App[int]):
             return spec, None
         if not p.exists():
             raise FileNotFoundError(f"{p}: no such file or directory")
-        from troubleshooter.diagnosis.pasted import EvidenceFacts
-
-        EvidenceFacts.from_specs([str(p)])  # PastedError: nothing in it could be read
+        self.outputs.read([str(p)])  # PastedError: nothing in it could be read (kept: the walk reads it from there)
         return None, [str(p)]
 
     def open_problem(self, path: str) -> str:
@@ -582,6 +581,7 @@ def main(args: argparse.Namespace) -> int:
         return 2
     app = TroubleshooterApp(spec, settings=cfg, symptom=args.symptom, resume=args.resume, practice=args.demo,
                             evidence=getattr(args, "evidence", None))
+    app.outputs = getattr(args, "outputs", None) or app.outputs  # --evidence as read before the app started
     # What is loaded by now (modules, the trees, the settings) lives as long as the process: out of the cyclic
     # collector's sight, the full collection that start-up's allocations set off before the first frame takes
     # ~1 ms instead of ~12 ms (docs/benchmarks.md). Nothing is freed later that would have been freed otherwise

@@ -29,10 +29,11 @@ def evidence_error(args: argparse.Namespace) -> str:
         return ""
     if args.bundle or args.job or args.exec_prefix or "-" in args.evidence:
         return "--evidence opens pasted files (not standard input); it does not combine with --bundle/--job/--exec"
-    from troubleshooter.diagnosis.pasted import EvidenceFacts
+    from troubleshooter.service.outputs import OutputsReader
 
+    args.outputs = OutputsReader()  # the app starts from this reading (a long log is not read twice)
     try:
-        EvidenceFacts.from_specs(args.evidence)
+        args.outputs.read(args.evidence)
     except Exception as exc:  # noqa: BLE001 - PastedError: none of them could be read, and why
         return f"--evidence: {exc}"
     return ""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -69,11 +69,34 @@ class InputScreen(ModalScreen[str | None]):
     @on(Input.Submitted)
     def submitted(self, event: Input.Submitted) -> None:
         value = event.value.strip()
-        problem = self.check(value) if (self.check and value) else ""
+        if not (self.check and value):
+            self.dismiss(value or None)
+            return
+        # the check may read what the value names (a 100,000-line log takes seconds): off the UI thread, the
+        # field held until it answers; esc still cancels
+        self.query_one("#input-error", Static).update(Text("checking…", style="dim"))
+        self.query_one(Input).disabled = True
+        self._run_check(value)
+
+    @work(thread=True, exclusive=True, group="input-check", exit_on_error=False)
+    def _run_check(self, value: str) -> None:
+        assert self.check is not None
+        try:
+            problem = self.check(value)
+        except Exception as exc:  # noqa: BLE001 - a check that fails says why, in the dialog
+            problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        self.app.call_from_thread(self._checked, value, problem)
+
+    def _checked(self, value: str, problem: str) -> None:
+        if self.app.screen is not self:  # cancelled while it was checked
+            return
+        field = self.query_one(Input)
+        field.disabled = False
         if problem:
             self.query_one("#input-error", Static).update(Text(problem, style="bold red"))
+            field.focus()
             return
-        self.dismiss(value or None)
+        self.dismiss(value)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

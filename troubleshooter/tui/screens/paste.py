@@ -99,10 +99,10 @@ class PasteScreen(ModalScreen[str | None]):
     @work(thread=True, exclusive=True, group="paste", exit_on_error=False)
     def read_paste(self, spec: str, path: Path) -> None:
         """Read off the UI thread: a log of 100,000 lines takes seconds."""
-        from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedError
+        from troubleshooter.diagnosis.pasted import PastedError
 
         try:
-            facts = EvidenceFacts.from_specs([spec])
+            facts = self.app.outputs.read([spec])  # type: ignore[attr-defined]  # kept: the paste is read once
         except Exception as exc:  # noqa: BLE001 - PastedError: nothing in it read; said, the text stays in the box
             path.unlink(missing_ok=True)
             if isinstance(exc, PastedError):  # "none of the files could be read: PATH: why"

@@ -33,6 +33,11 @@ DAMAGE = {
     "srun -l prefix": lambda t: "\n".join("0: " + ln for ln in t.split("\n")),
     "Markdown indented code block": lambda t: "\n".join("    " + ln if ln else ln for ln in t.split("\n")),
     "blanks at line ends": lambda t: "\n".join(ln + " \t " if ln.strip() else ln for ln in t.split("\n")),
+    # the time a log collector writes before every line: docker logs -t / kubectl logs --timestamps (RFC 3339 with
+    # nanoseconds), a node's CRI log file under /var/log/pods (its stream and tag after it), an export's UTC offset
+    "docker logs -t time": lambda t: "\n".join("2026-12-04T10:00:00.123456789Z " + ln for ln in t.split("\n")),
+    "CRI log file prefix": lambda t: "\n".join("2026-12-04T10:00:00.1234567+08:00 stdout F " + ln
+                                                for ln in t.split("\n")),
 }
 
 # outputs whose reading failed (or took the sentence in) when a person's sentences came before and after them
@@ -417,3 +422,19 @@ def test_open_mpis_timestamp_before_its_rank_tag_goes_with_it():
     assert intake.clean(tagged) == "MPI_Wtime granularity.\nx y\n"
     stamped = "Tue Mar  5 09:01:02 2019<stdout>:NCCL version 2.4.2\nTue Mar  5 09:01:02 2019<stdout>:b\n"
     assert intake.clean(stamped) == "NCCL version 2.4.2\nb\n"
+
+
+def test_a_syslogs_own_time_stays_for_the_parsers_that_read_it() -> None:
+    # rsyslog's RFC 3339 time before "host prog[pid]:" (a real NHC capture) and journalctl -o short-iso's are the
+    # log's own; only a collector's time before another tool's lines goes
+    nhc = load("nhc/lbnl-nhc161-syslog-and-console-script-timed-out.txt")
+    syslog = [ln for ln in nhc.splitlines() if ln.startswith("2025-")]
+    assert len(syslog) >= 2 and intake.clean("\n".join(syslog)).splitlines() == syslog
+    journal = ["2026-12-04T10:00:00+0000 gpu07 kernel: NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.",
+               "2026-12-04T10:00:01+0000 gpu07 kernel: NVRM: GPU 0000:18:00.0: GPU has fallen off the bus."]
+    assert intake.clean("\n".join(journal)).splitlines() == journal
+    # lines whose first words only look like "host prog:" (lscpu's "Vendor ID:  ...") are no syslog
+    lscpu = ["2026-12-04T10:00:00.5Z Vendor ID:  AuthenticAMD", "2026-12-04T10:00:00.5Z Model name:  AMD EPYC 7313",
+             "2026-12-04T10:00:00.5Z CPU(s):  64"]
+    assert intake.clean("\n".join(lscpu)).splitlines() == ["Vendor ID:  AuthenticAMD", "Model name:  AMD EPYC 7313",
+                                                            "CPU(s):  64"]

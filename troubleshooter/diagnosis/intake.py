@@ -1,7 +1,7 @@
 """Intake of what people paste: a terminal transcript, a ticket's Markdown, a chat message, not one clean output.
 
 :func:`clean` undoes what pasting does to text (colour escapes, CR line ends, Markdown fences, mail and chat
-quote marks, a launcher's rank prefix on every line); :func:`split` cuts a transcript at its shell prompts
+quote marks, a launcher's rank prefix or a log collector's time on every line); :func:`split` cuts a transcript at its shell prompts
 (``user@host:~$ sudo numastat -p 4391``, ``# ibstat``, ``$ srun ... nvidia-smi -q -d PERFORMANCE``) and names,
 for each block, the tool its command ran (past ``sudo``, ``srun``, ``docker exec``, ``kubectl exec`` and other
 wrappers) and the side it ran on (inside a container when the command went through one, or when the prompt is
@@ -41,9 +41,30 @@ _RANK_PREFIXES = (re.compile(r"^\((?:[\w.-]+,? )?(?:\w+=[^,()\s]+(?:, )?)+\)\s")
                   # (srun -l writes "0: " with its space; "86:00.0 ..." is lspci's bus address, not a rank)
                   re.compile(r"^\s{0,3}\d{1,5}: |^\s{0,3}\d{1,5}:$"))
 _QUOTE = re.compile(r"^>[ ]?")
+# the time a log collector writes before each line it keeps: `docker logs -t` and `kubectl logs --timestamps`
+# (RFC 3339 with nanoseconds, "2026-12-04T10:00:00.123456789Z "), the node's CRI log files under /var/log/pods
+# (then "stdout F " / "stderr P "), log exports with a UTC offset
+_COLLECTOR_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)[ \t]"
+                            r"(?:(?:stdout|stderr) [FP] )?")
+_SYSLOG_REST = re.compile(r"([^\s\[\]]+)[ \t]+[\w.@/-]+(?:\[\d+\])?:[ \t]")  # "host prog[pid]: " after the time
 # a note a person wrote at a line's end, pointing at it ("...to 1.  # ← IB disabled by the environment",
 # "Using network Socket   <-- here"): theirs, not the tool's, so it is not read into the line's value
 _ARROW_NOTE = re.compile(r"(?<![ \t])[ \t]{2,}(?:#[ \t]*)?(?:←|⬅|👈|<-{1,3}|<={1,2})(?:[ \t].*)?$")
+
+
+def _strip_collector_time(lines: list[str]) -> list[str]:
+    """The log collector's time before each line, gone; a syslog's own time (its lines name one host: journalctl
+    -o short-iso, rsyslog's RFC 3339) stays, for the kernel log's and the daemons' parsers to read."""
+    hosts: dict[str, int] = {}
+    stamped = 0
+    for ln in lines:
+        if (m := _COLLECTOR_TIME.match(ln)) is not None:
+            stamped += 1
+            if (h := _SYSLOG_REST.match(ln, m.end())) is not None:
+                hosts[h.group(1)] = hosts.get(h.group(1), 0) + 1
+    if not stamped or (hosts and 2 * max(hosts.values()) >= stamped):
+        return lines
+    return _strip_common_prefix(lines, _COLLECTOR_TIME)
 
 
 def _strip_common_prefix(lines: list[str], pattern: re.Pattern[str]) -> list[str]:
@@ -70,6 +91,7 @@ def clean(text: str) -> str:
     lines = ["" if _FENCE.match(ln) or _HTML_WRAP.match(ln) else ln for ln in lines]  # blank, not gone: line
     # numbers stay the paste's
     lines = _strip_common_prefix(lines, _QUOTE)
+    lines = _strip_collector_time(lines)
     for pat in _RANK_PREFIXES:
         lines = _strip_common_prefix(lines, pat)
     lines = [_ARROW_NOTE.sub("", ln) if ("←" in ln or "<-" in ln or "<=" in ln or "⬅" in ln or "👈" in ln) else ln

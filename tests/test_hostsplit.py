@@ -189,3 +189,27 @@ def test_a_parallel_shell_run_through_sudo_starts_its_run() -> None:
     text = text.replace("$ clush -b", "$ sudo clush -b", 1)
     got = [(p.node, p.command) for p in hostsplit.parts(intake.clean(text)) if p.node]
     assert got == [("z[2-4]", "ls /mnt/zhao/package/"), ("z1", "ls /mnt/zhao/package/")]
+
+
+def test_kubectl_logs_of_several_pods_with_prefix_are_each_pods_node(tmp_path: Path) -> None:
+    # `kubectl logs -l job-name=train --prefix --timestamps`: two workers' lines interleaved, each after its pod and
+    # the time; here two real ibstat captures (tests/data/ibstat, one with a port down) given as the two pods' logs
+    down = strip_header((HERE / "data/ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt").read_text())
+    up = strip_header((HERE / "data/ibstat/ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt").read_text())
+    a = [f"[pod/train-worker-0/pytorch] 2026-12-04T10:00:00.{i:09d}Z {ln}" for i, ln in enumerate(down.splitlines())]
+    b = [f"[pod/train-worker-1/pytorch] 2026-12-04T10:00:00.{i:09d}Z {ln}" for i, ln in enumerate(up.splitlines())]
+    mixed = [x for pair in zip(a, b) for x in pair] + a[len(b):] + b[len(a):]
+    path = tmp_path / "kubectl-logs.txt"
+    path.write_text("$ kubectl logs -l job-name=train --prefix --timestamps\n" + "\n".join(mixed) + "\n")
+    facts = EvidenceFacts.from_specs([str(path)])
+    assert {f.side for f in facts.files if f.kind} == {"train-worker-0", "train-worker-1"}
+    alone = EvidenceFacts.from_specs([f"train-worker-0:{_write(tmp_path / 'a.txt', down)}",
+                                      f"train-worker-1:{_write(tmp_path / 'b.txt', up)}"])
+    for side in ("train-worker-0", "train-worker-1"):
+        assert facts.factset(side).as_dict() == alone.factset(side).as_dict()
+    assert facts.lookup("ib.down_ports", "train-worker-0") == ["mlx5_1:1"]
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)

@@ -36,6 +36,9 @@ DAMAGE = {
     # the time a log collector writes before every line: docker logs -t / kubectl logs --timestamps (RFC 3339 with
     # nanoseconds), a node's CRI log file under /var/log/pods (its stream and tag after it), an export's UTC offset
     "docker logs -t time": lambda t: "\n".join("2026-12-04T10:00:00.123456789Z " + ln for ln in t.split("\n")),
+    # the name a log viewer writes before every line: docker compose's service, kubectl logs --prefix's pod
+    "docker compose service": lambda t: "\n".join("trainer-1  | " + ln for ln in t.split("\n")),
+    "kubectl --prefix, one pod": lambda t: "\n".join("[pod/trainer-worker-0/pytorch] " + ln for ln in t.split("\n")),
     "CRI log file prefix": lambda t: "\n".join("2026-12-04T10:00:00.1234567+08:00 stdout F " + ln
                                                 for ln in t.split("\n")),
 }
@@ -438,3 +441,8 @@ def test_a_syslogs_own_time_stays_for_the_parsers_that_read_it() -> None:
              "2026-12-04T10:00:00.5Z CPU(s):  64"]
     assert intake.clean("\n".join(lscpu)).splitlines() == ["Vendor ID:  AuthenticAMD", "Model name:  AMD EPYC 7313",
                                                             "CPU(s):  64"]
+
+
+def test_a_table_whose_first_column_looks_like_a_service_name_is_no_compose_log() -> None:
+    table = "gpu0 | 80 GB | ok\ngpu1 | 80 GB | ok\ngpu2 | 80 GB | degraded\n"  # a first column that differs per row
+    assert intake.clean(table) == table

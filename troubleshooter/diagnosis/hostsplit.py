@@ -9,7 +9,8 @@ what came back. Two forms (and Ansible's):
   alike) under a header of its own, the host list between two rules of dashes (``node[01-03]``, clush adding
   ``(3)``, the node count); and as Ansible's ad-hoc runs print (``ansible gpu -m shell -a 'uname -r'``): each
   host's output under ``gpu01 | CHANGED | rc=0 >>`` (a module's JSON result under ``gpu02 | UNREACHABLE! => {``,
-  kept as that host's and read by nothing).
+  kept as that host's and read by nothing); and as ``kubectl logs -l SELECTOR --prefix`` prints several pods'
+logs: each line after ``[pod/NAME/CONTAINER] ``, each pod taken for a node (a job's workers run one per node).
 
 Each node's lines become blocks of their own, with the node's name as their side, so that every node is read and
 diagnosed as one machine (:mod:`troubleshooter.diagnosis.pasted_nodes`); the command the parallel shell ran on
@@ -140,7 +141,8 @@ def parts(text: str) -> list[Part]:
             while end < b and lines[end - 1].rstrip().endswith("\\"):
                 end += 1
             remote = remote_command(" ".join(_CONTINUED.sub("", ln.rstrip().removesuffix("\\")) for ln in lines[a:end]))
-        got = _gathered(lines, end, b) or _ansible(lines, end, b) or _prefixed(lines, end, b, shown=a in starts)
+        got = (_gathered(lines, end, b) or _ansible(lines, end, b) or _pods(lines, end, b)
+               or _prefixed(lines, end, b, shown=a in starts))
         if not got:
             out.append(Part(None, lines[a:b], list(range(a + 1, b + 1))))
             continue
@@ -201,6 +203,23 @@ def _prefixed(lines: list[str], a: int, b: int, shown: bool) -> list[Part]:
     return [around] + sorted(per.values(), key=lambda p: p.numbers[0])
 
 
+def _pods(lines: list[str], a: int, b: int) -> list[Part]:
+    """``kubectl logs -l SELECTOR --prefix``: each line after ``[pod/NAME/CONTAINER] ``, two or more pods (a job's
+    workers, each on its node) interleaved; each pod's lines are its node's output."""
+    body = [ln for ln in lines[a:b] if ln.strip()]
+    found = [intake.KUBECTL_PREFIX.match(ln) for ln in lines[a:b]]
+    pods = collections.Counter(m.group(1) for m in found if m)
+    if len(pods) < 2 or sum(pods.values()) < NODE_SHARE * len(body):
+        return []
+    around = Part(None, [], [])
+    per: dict[str, Part] = {}
+    for i, m in enumerate(found, a):
+        p = per.setdefault(m.group(1), Part(m.group(1), [], [])) if m else around
+        p.lines.append(lines[i][m.end():] if m else lines[i])
+        p.numbers.append(i + 1)
+    return [around] + sorted(per.values(), key=lambda p: p.numbers[0])
+
+
 def split(text: str) -> list[intake.Block]:
     """:func:`intake.split`, per node for a parallel shell's paste: each node's blocks with its name as their side
     and the remote command as their command line; the lines around them without the pdsh/clush lines."""
@@ -215,7 +234,8 @@ def split(text: str) -> list[intake.Block]:
                 continue
             p = Part(None, [ln for ln, _ in keep], [n for _, n in keep])
         lead = [f"$ {p.command}"] if p.command and p.node is not None else []
-        for blk in intake.split("\n".join(lead + p.lines)):
+        text = "\n".join(lead + p.lines)  # a node's lines may carry what pasting adds to each (a time, a prefix)
+        for blk in intake.split(intake.clean(text) if p.node is not None else text):
             at = blk.line - 1 - len(lead)
             blk.line = p.numbers[min(max(at, 0), len(p.numbers) - 1)] if p.numbers else blk.line
             if p.node is not None:  # a node called "host" or "container" is a node, not that side of the job

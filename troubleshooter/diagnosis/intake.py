@@ -1,7 +1,7 @@
 """Intake of what people paste: a terminal transcript, a ticket's Markdown, a chat message, not one clean output.
 
 :func:`clean` undoes what pasting does to text (colour escapes, CR line ends, Markdown fences, mail and chat
-quote marks, a launcher's rank prefix or a log collector's time on every line); :func:`split` cuts a transcript at its shell prompts
+quote marks, a launcher's rank prefix, a log viewer's names or a collector's time on every line); :func:`split` cuts a transcript at its shell prompts
 (``user@host:~$ sudo numastat -p 4391``, ``# ibstat``, ``$ srun ... nvidia-smi -q -d PERFORMANCE``) and names,
 for each block, the tool its command ran (past ``sudo``, ``srun``, ``docker exec``, ``kubectl exec`` and other
 wrappers) and the side it ran on (inside a container when the command went through one, or when the prompt is
@@ -16,6 +16,7 @@ a container's). A block without a command is read by detection, as ``parse`` doe
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 import shlex
@@ -46,6 +47,11 @@ _QUOTE = re.compile(r"^>[ ]?")
 # (then "stdout F " / "stderr P "), log exports with a UTC offset
 _COLLECTOR_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)[ \t]"
                             r"(?:(?:stdout|stderr) [FP] )?")
+# the name a log viewer writes before each line: docker compose's service ("trainer-1  | ", padded to the longest
+# name), kubectl logs --prefix's pod and container ("[pod/trainer-worker-0/pytorch] "). Compose's services run on
+# one machine: their names go whatever they are; pods of several names are several machines, cut apart by hostsplit
+_COMPOSE = re.compile(r"^[A-Za-z0-9][\w.-]{0,127} +\|(?: |$)")
+KUBECTL_PREFIX = re.compile(r"^\[pod/([^/\]\s]+)/[^\]\s]+\] ?")
 _SYSLOG_REST = re.compile(r"([^\s\[\]]+)[ \t]+[\w.@/-]+(?:\[\d+\])?:[ \t]")  # "host prog[pid]: " after the time
 # a note a person wrote at a line's end, pointing at it ("...to 1.  # ← IB disabled by the environment",
 # "Using network Socket   <-- here"): theirs, not the tool's, so it is not read into the line's value
@@ -65,6 +71,18 @@ def _strip_collector_time(lines: list[str]) -> list[str]:
     if not stamped or (hosts and 2 * max(hosts.values()) >= stamped):
         return lines
     return _strip_common_prefix(lines, _COLLECTOR_TIME)
+
+
+def _strip_viewer_names(lines: list[str]) -> list[str]:
+    """Compose's service names before the lines, gone (a few names over many lines: a table's first column differs
+    from row to row); kubectl's pod prefix, gone when it names one pod."""
+    pods = {m.group(1) for ln in lines if (m := KUBECTL_PREFIX.match(ln))}
+    if len(pods) == 1:
+        lines = _strip_common_prefix(lines, KUBECTL_PREFIX)
+    names = collections.Counter(ln.split(" ", 1)[0] for ln in lines if _COMPOSE.match(ln))
+    if names and (len(names) == 1 or 3 * len(names) <= sum(names.values())):  # a few services, many lines each
+        lines = _strip_common_prefix(lines, _COMPOSE)
+    return lines
 
 
 def _strip_common_prefix(lines: list[str], pattern: re.Pattern[str]) -> list[str]:
@@ -91,7 +109,7 @@ def clean(text: str) -> str:
     lines = ["" if _FENCE.match(ln) or _HTML_WRAP.match(ln) else ln for ln in lines]  # blank, not gone: line
     # numbers stay the paste's
     lines = _strip_common_prefix(lines, _QUOTE)
-    lines = _strip_collector_time(lines)
+    lines = _strip_collector_time(_strip_viewer_names(lines))
     for pat in _RANK_PREFIXES:
         lines = _strip_common_prefix(lines, pat)
     lines = [_ARROW_NOTE.sub("", ln) if ("←" in ln or "<-" in ln or "<=" in ln or "⬅" in ln or "👈" in ln) else ln

@@ -17,6 +17,7 @@ import pytest
 
 from troubleshooter import __version__, cli
 from tests.clihelp import main
+from tests.corpus import strip_header
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -135,6 +136,23 @@ def test_parse_from_stdin() -> None:
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["file"] == "<stdin>" and doc["kind"] == "turbostat" and doc["facts"]["cpu.busy_mhz"] == 1562
+
+
+def test_parse_reads_a_paste_as_diagnose_does_when_the_tool_would_not_read_it(tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture) -> None:
+    # the real turbostat capture as `docker logs -t` gives it back, inside a ticket's Markdown fence
+    clean = json.loads(main(capsys, "parse", str(TURBOSTAT), "--json")[1])["facts"]
+    text = strip_header(TURBOSTAT.read_text())
+    p = tmp_path / "pasted.txt"
+    p.write_text("```\n" + "".join(f"2026-12-04T10:00:00.{i:09d}Z {ln}\n" for i, ln in enumerate(text.splitlines()))
+                 + "```\n")
+    rc, out, err = main(capsys, "parse", str(p), "--json")
+    assert rc == 0 and json.loads(out)["facts"] == clean and json.loads(out)["kind"] == "turbostat"
+    assert err.startswith("read as pasted: ")
+    rc, out, err = main(capsys, "parse", "turbostat", str(p), "--json")
+    assert rc == 0 and json.loads(out)["facts"] == clean
+    rc, out, err = main(capsys, "parse", str(TURBOSTAT), "--json")  # the tool's own output: no note
+    assert rc == 0 and err == ""
 
 
 def test_parse_list_and_unknown_kind(capsys: pytest.CaptureFixture) -> None:

@@ -139,9 +139,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
                 values = parsers.run(kind, text)
         else:
             text, name = _read_input(path)
-            if kind == "auto":
-                kind = parsers.detect(text)
-            values = parsers.run(kind, text)
+            kind, values = _parse_text(kind, text, em)
     except parsers.ParseError as exc:
         raise CliError(f"{path if path != '-' else '<stdin>'}: {exc}{_several_nodes(text)}") from exc
     if args.json:
@@ -158,6 +156,31 @@ def cmd_parse(args: argparse.Namespace) -> int:
             table.add_row(em.cell(k), em.cell(format_value(values[k], s.unit if s else "")))
         em.rich(table)
     return EXIT_OK
+
+
+def _parse_text(kind: str, text: str, em) -> tuple[str, dict]:
+    """The text as the tool printed it; failing that, as someone pasted it: what pasting adds to whole lines undone
+    (Markdown fences, quote marks, colour, CR line ends, a launcher's rank prefix, a log collector's time), as
+    ``diagnose --evidence`` reads it. Values are never rewritten; the first reading's error stands if both fail."""
+    from troubleshooter import parsers
+    from troubleshooter.diagnosis import intake
+
+    try:
+        got = parsers.detect(text) if kind == "auto" else kind
+        return got, parsers.run(got, text)
+    except parsers.ParseError as exc:
+        first = exc
+    cleaned = intake.clean(text)
+    if cleaned == text:
+        raise first
+    try:
+        got = parsers.detect(cleaned) if kind == "auto" else kind
+        values = parsers.run(got, cleaned)
+    except parsers.ParseError:
+        raise first from None
+    em.line("read as pasted: what pasting added to each line (a prefix, a time, quote marks, fences) was left "
+            "out first", err=True)
+    return got, values
 
 
 def _several_nodes(text: str | None) -> str:

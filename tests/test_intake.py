@@ -36,6 +36,10 @@ DAMAGE = {
     # the time a log collector writes before every line: docker logs -t / kubectl logs --timestamps (RFC 3339 with
     # nanoseconds), a node's CRI log file under /var/log/pods (its stream and tag after it), an export's UTC offset
     "docker logs -t time": lambda t: "\n".join("2026-12-04T10:00:00.123456789Z " + ln for ln in t.split("\n")),
+    # a reply quoting a comment that held the output in a fence ("> ```"); wrappers nested in any order
+    "quoted reply with its fence": lambda t: "\n".join("> " + ln for ln in ("```\n" + t + "```\n").split("\n")),
+    "srun -l around mpirun's tag": lambda t: "\n".join("0: [1,0]<stdout>:" + ln for ln in t.split("\n")),
+    "compose, then the time": lambda t: "\n".join("trainer-1  | 2026-12-04T10:00:00.5Z " + ln for ln in t.split("\n")),
     # the name a log viewer writes before every line: docker compose's service, kubectl logs --prefix's pod
     "docker compose service": lambda t: "\n".join("trainer-1  | " + ln for ln in t.split("\n")),
     "kubectl --prefix, one pod": lambda t: "\n".join("[pod/trainer-worker-0/pytorch] " + ln for ln in t.split("\n")),

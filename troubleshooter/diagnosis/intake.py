@@ -109,9 +109,15 @@ def clean(text: str) -> str:
     lines = ["" if _FENCE.match(ln) or _HTML_WRAP.match(ln) else ln for ln in lines]  # blank, not gone: line
     # numbers stay the paste's
     lines = _strip_common_prefix(lines, _QUOTE)
-    lines = _strip_collector_time(_strip_viewer_names(lines))
-    for pat in _RANK_PREFIXES:
-        lines = _strip_common_prefix(lines, pat)
+    for _ in range(4):  # wrappers nest in any order (srun -l around torchrun's [rank0]:, a time before either)
+        before = lines
+        lines = _strip_collector_time(_strip_viewer_names(lines))
+        for pat in _RANK_PREFIXES:
+            lines = _strip_common_prefix(lines, pat)
+        if lines == before:
+            break
+    # a fence inside what those prefixed (a quoted reply's "> ```", a log's own code block): blank too
+    lines = ["" if _FENCE.match(ln) or _HTML_WRAP.match(ln) else ln for ln in lines]
     lines = [_ARROW_NOTE.sub("", ln) if ("←" in ln or "<-" in ln or "<=" in ln or "⬅" in ln or "👈" in ln) else ln
              for ln in lines]
     lines = [ln.rstrip(" \t") for ln in lines]  # the blanks a browser, a terminal or a ticket left at line ends

@@ -52,7 +52,9 @@ _COLLECTOR_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?
 # one machine: their names go whatever they are; pods of several names are several machines, cut apart by hostsplit
 _COMPOSE = re.compile(r"^[A-Za-z0-9][\w.-]{0,127} +\|(?: |$)")
 KUBECTL_PREFIX = re.compile(r"^\[pod/([a-z0-9][a-z0-9.-]{0,252})/[a-z0-9][a-z0-9-]{0,62}\] ?")  # Kubernetes' names
-_SYSLOG_REST = re.compile(r"([^\s\[\]]+)[ \t]+[\w.@/-]+(?:\[\d+\])?:[ \t]")  # "host prog[pid]: " after the time
+# "host prog[pid]: " after the time: a host's name in lower case or with a digit ("Configured with: " is a sentence),
+# a program's starting with a letter ("Link 0: " is nvlink's line)
+_SYSLOG_REST = re.compile(r"((?=[^\s\[\]]*\d)[A-Za-z0-9][\w.-]*|[a-z][\w.-]*)[ \t]+[A-Za-z_][\w.@/-]*(?:\[\d+\])?:[ \t]")
 # a note a person wrote at a line's end, pointing at it ("...to 1.  # ← IB disabled by the environment",
 # "Using network Socket   <-- here"): theirs, not the tool's, so it is not read into the line's value
 _ARROW_NOTE = re.compile(r"(?<![ \t])[ \t]{2,}(?:#[ \t]*)?(?:←|⬅|👈|<-{1,3}|<={1,2})(?:[ \t].*)?$")

@@ -87,6 +87,31 @@ def test_realworld_right_does_not_regress(rows) -> None:
     assert s["without_symptom"]["healthy_or_ood_right"] >= 157
 
 
+def test_realworld_verdicts_hold_when_the_files_come_through_a_log_collector(rows, tmp_path) -> None:
+    """Each case's files as `docker logs -t` / `kubectl logs --timestamps` give them back (a time before every line),
+    inside a quoted reply's Markdown fence: the verdict (with the case's symptom) is the one the files give as posted.
+    Before the collector's time was undone, 587 of 785 real captures so wrapped went unread or lost facts."""
+    import dataclasses
+
+    def wrapped(text: str) -> str:
+        lines = ["```", *(f"2026-12-04T10:00:00.{i:09d}Z {ln}" for i, ln in enumerate(text.split("\n"))), "```"]
+        return "\n".join("> " + ln for ln in lines) + "\n"
+
+    moved = []
+    by_id = {r["id"]: r for r in rows}
+    for case in score.load_cases():
+        d = tmp_path / case.id
+        d.mkdir()
+        files = []
+        for side, path in case.files:
+            (d / path.name).write_text(wrapped(path.read_text(errors="replace")))
+            files.append((side, d / path.name))
+        got = score.run_case(dataclasses.replace(case, files=files), with_symptom=True)["verdict"]
+        if got != by_id[case.id]["with_symptom"]["verdict"]:
+            moved.append((case.id, by_id[case.id]["with_symptom"]["verdict"], got))
+    assert not moved
+
+
 def test_every_signal_fact_is_read_by_some_rule() -> None:
     """Issue 15: every fact a parser extracts that signals trouble is read by a tree, a check or a cause."""
     from troubleshooter.diagnosis import treetools

@@ -28,6 +28,10 @@ DAMAGE = {
     "markdown fence": lambda t: "```text\n" + t + "```\n",
     "CRLF line ends": lambda t: t.replace("\n", "\r\n"),
     "colour escapes": lambda t: "\n".join(f"\x1b[0;32m{ln}\x1b[0m" if ln.strip() else ln for ln in t.split("\n")),
+    # colour codes whose ESC a copy lost: gone (an issue's rendered log) or shown as U+FFFD (GitHub's rendering)
+    "colour codes without their ESC": lambda t: "\n".join(f"[36m{ln}[0m" if ln.strip() else ln for ln in t.split("\n")),
+    "colour codes with ESC as U+FFFD": lambda t: "\n".join(f"\ufffd[0;32m{ln}\ufffd[0m" if ln.strip() else ln
+                                                        for ln in t.split("\n")),
     "mail quote": lambda t: "\n".join("> " + ln for ln in t.split("\n")),
     "Open MPI rank prefix": lambda t: "\n".join("[1,0]<stdout>:" + ln for ln in t.split("\n")),
     "srun -l prefix": lambda t: "\n".join("0: " + ln for ln in t.split("\n")),
@@ -454,3 +458,14 @@ def test_a_syslogs_own_time_stays_for_the_parsers_that_read_it() -> None:
 def test_a_table_whose_first_column_looks_like_a_service_name_is_no_compose_log() -> None:
     table = "gpu0 | 80 GB | ok\ngpu1 | 80 GB | ok\ngpu2 | 80 GB | degraded\n"  # a first column that differs per row
     assert intake.clean(table) == table
+
+
+def test_a_ray_workers_prefix_inside_colour_codes_that_lost_their_esc() -> None:
+    # as vLLM issues show Ray's worker lines (vllm-project/vllm#2734): "[36m(RayWorkerVllm pid=4773) [0m" before each
+    lines = ["[36m(RayWorkerVllm pid=4773) [0m gpu1:4773:4773 [1] NCCL INFO cudaDriverVersion 12010",
+             "[36m(RayWorkerVllm pid=4773) [0m gpu1:4773:4773 [1] NCCL INFO Bootstrap : Using eth0:10.4.22.79<0>"]
+    assert [ln.strip() for ln in intake.clean("\n".join(lines)).splitlines()] == [
+        "gpu1:4773:4773 [1] NCCL INFO cudaDriverVersion 12010", "gpu1:4773:4773 [1] NCCL INFO Bootstrap : Using eth0:10.4.22.79<0>"]
+    # systemd's status column on a serial console keeps its brackets; a lone "[5m" with no reset is text
+    assert intake.clean("[[0;32m  OK  [0m] Started X.\n[[0;1;31mFAILED[0m] Failed Y.\n") == "[  OK  ] Started X.\n[FAILED] Failed Y.\n"
+    assert intake.clean("took [5m] to start\n") == "took [5m] to start\n"

@@ -27,6 +27,10 @@ from troubleshooter.parsers.base import shell_words
 
 # ---------------------------------------------------------------------------- cleaning
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+# colour codes whose ESC a copy lost: shown as U+FFFD ("�[36m", GitHub's rendering) or gone ("[36m(RayWorkerVllm
+# pid=4773) [0m"); the bare form is taken only beside a bare reset ("[0m"), its telltale
+_SGR_LOST = re.compile(r"\ufffd\[[0-9;?]*[ -/]*[@-~]")
+_SGR_BARE = re.compile(r"\[(?:[0-9]{1,3}(?:;[0-9]{1,3}){0,4})?m")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)[\w+-]*\s*$")
 # the HTML a ticket or an issue template wraps a log in, on lines of its own: <details>, <summary>Log</summary>, <pre>
 _HTML_WRAP = re.compile(r"^\s*(?:</?(?:details|pre|code|br|p)\s*/?>|<summary>.{0,200}</summary>|</?summary>)\s*$",
@@ -107,6 +111,10 @@ def clean(text: str) -> str:
     # a web page's or a word processor's no-break spaces (the tools print plain ones): plain again
     text = text.translate(_NBSP)
     text = _ANSI.sub("", text)
+    if "\ufffd[" in text:
+        text = _SGR_LOST.sub("", text)
+    if "[0m" in text and len(_SGR_BARE.findall(text, 0, 1 << 20)) >= 2:
+        text = _SGR_BARE.sub("", text)
     lines = text.split("\n")
     lines = ["" if _FENCE.match(ln) or _HTML_WRAP.match(ln) else ln for ln in lines]  # blank, not gone: line
     # numbers stay the paste's

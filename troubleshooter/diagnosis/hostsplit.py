@@ -30,6 +30,7 @@ import dataclasses
 import re
 
 from troubleshooter.diagnosis import intake
+from troubleshooter.diagnosis.unpaste import KUBECTL_PREFIX
 from troubleshooter.parsers.base import shell_words
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,62}[A-Za-z0-9])?"
@@ -207,7 +208,7 @@ def _pods(lines: list[str], a: int, b: int) -> list[Part]:
     """``kubectl logs -l SELECTOR --prefix``: each line after ``[pod/NAME/CONTAINER] ``, two or more pods (a job's
     workers, each on its node) interleaved; each pod's lines are its node's output."""
     body = [ln for ln in lines[a:b] if ln.strip()]
-    found = [intake.KUBECTL_PREFIX.match(ln) for ln in lines[a:b]]
+    found = [KUBECTL_PREFIX.match(ln) for ln in lines[a:b]]
     pods = collections.Counter(m.group(1) for m in found if m)
     if len(pods) < 2 or sum(pods.values()) < NODE_SHARE * len(body):
         return []

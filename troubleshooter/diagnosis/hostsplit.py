@@ -10,7 +10,7 @@ what came back. Two forms (and Ansible's):
   ``(3)``, the node count); and as Ansible's ad-hoc runs print (``ansible gpu -m shell -a 'uname -r'``): each
   host's output under ``gpu01 | CHANGED | rc=0 >>`` (a module's JSON result under ``gpu02 | UNREACHABLE! => {``,
   kept as that host's and read by nothing); and as ``kubectl logs -l SELECTOR --prefix`` prints several pods'
-logs: each line after ``[pod/NAME/CONTAINER] ``, each pod taken for a node (a job's workers run one per node).
+  logs: each line after ``[pod/NAME/CONTAINER] ``, each pod taken for a node (a job's workers run one per node).
 
 Each node's lines become blocks of their own, with the node's name as their side, so that every node is read and
 diagnosed as one machine (:mod:`troubleshooter.diagnosis.pasted_nodes`); the command the parallel shell ran on

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:  # pragma: no cover - imported when first read: the app starts without the parsers
     from troubleshooter.diagnosis.pasted import EvidenceFacts, PastedFile
 
-MAX_SPECS = 256  # specs whose files are kept (the oldest go first); a paste session rarely has ten
+MAX_SPECS = 32  # specs whose files are kept (the oldest go first); a session's pastes rarely reach ten
 
 
 def stamp(spec: str) -> tuple:

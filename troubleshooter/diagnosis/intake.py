@@ -3,10 +3,10 @@
 :func:`clean` (:mod:`unpaste`) undoes what pasting does to text (colour escapes, CR line ends, Markdown fences, mail
 and chat quote marks, a launcher's rank prefix, a log viewer's names or a collector's time on every line);
 :func:`split` cuts a transcript at its shell prompts (``user@host:~$ sudo numastat -p 4391``, ``# ibstat``,
-``$ srun ... nvidia-smi -q -d PERFORMANCE``) and names,
-for each block, the tool its command ran (past ``sudo``, ``srun``, ``docker exec``, ``kubectl exec`` and other
-wrappers) and the side it ran on (inside a container when the command went through one, or when the prompt is
-a container's). A block without a command is read by detection, as ``parse`` does.
+``$ srun ... nvidia-smi -q -d PERFORMANCE``) and names, for each block, the tool its command ran (past ``sudo``,
+``srun``, ``docker exec``, ``kubectl exec`` and other wrappers) and the side it ran on (inside a container when the
+command went through one, or when the prompt is a container's). A block without a command is read by detection, as
+``parse`` does.
 
 >>> [(b.kind, b.side, b.text.strip()) for b in split("user@gpu1:~$ cat /proc/cmdline\\nro quiet\\n"
 ...                                                  "$ docker exec trainer env\\nNCCL_DEBUG=INFO\\n")]

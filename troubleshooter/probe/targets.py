@@ -213,9 +213,18 @@ class SlurmTarget(_CommandTarget):
                     self.lost.append(src.id)  # list.append: safe from the probe threads
         return ev
 
-    def _ended_state(self) -> str:
+    def _ended_state(self, settle_s: float = 3.0) -> str:
         """The job's state when it is no longer running (``CANCELLED``, ``COMPLETED``, ``GONE`` when slurmctld
-        no longer knows it), "" while it runs or when Slurm cannot be asked."""
+        no longer knows it), "" while it runs or when Slurm cannot be asked. ``COMPLETING`` (the job is ending, its
+        epilog running) is waited on for up to ``settle_s``: the state it ends in says why (cancelled, timed out)."""
+        deadline = time.monotonic() + settle_s
+        while True:
+            state = self._job_state()
+            if state != "COMPLETING" or time.monotonic() >= deadline:
+                return state
+            time.sleep(0.25)
+
+    def _job_state(self) -> str:
         ev = run_command(["scontrol", "show", "job", self.job, "-o"], source_id="slurm-job-state", timeout=5.0,
                          accept_rc=(0, 1))
         if ev.rc == 1 and "Invalid job id" in ev.stderr_text:

@@ -56,6 +56,21 @@ async def start(app, pilot, symptom: str) -> None:
     await settle(app, pilot)
 
 
+def hold_reads(app):
+    """Hold the app's reading of pasted outputs until the returned event is set: a pilot's key press may wait for a
+    busy worker, so a test that must act while a long log is read holds the reading instead of racing it."""
+    import threading
+
+    gate, real = threading.Event(), app.outputs.read
+
+    def held(specs):
+        assert gate.wait(30)
+        return real(specs)
+
+    app.outputs.read = held
+    return gate
+
+
 async def settle(app, pilot) -> None:
     """Wait until workers are done and messages are processed (no sleeps)."""
     for _ in range(5):

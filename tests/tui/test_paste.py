@@ -16,7 +16,7 @@ from tests.corpus import load
 from troubleshooter.tui.screens.paste import PasteScreen
 from troubleshooter.tui.screens.start import StartScreen
 
-from .conftest import make_app, settle
+from .conftest import hold_reads, make_app, settle
 
 
 async def paste(app, pilot, text: str, side: str = "", kind: str = "") -> None:
@@ -102,16 +102,8 @@ async def test_closed_while_a_long_paste_is_read_keeps_nothing():
     # 100,000 lines of a real NCCL log line (an 8-NIC RoCE node's): read off the UI thread, seconds; esc meanwhile
     line = next(ln for ln in load("nccl-debug/roce-8nic-stale-aws-ofi-plugin-verbs-rxm-fallback-to-ib-nccl2.27.5.txt")
                 .splitlines(keepends=True) if "NCCL INFO" in ln)
-    import threading
-
     app = make_app(None, context_lines=None)
-    gate, real = threading.Event(), app.outputs.read
-
-    def held(specs):  # the read ends only once esc was pressed (a pilot's key press may wait for a busy worker)
-        assert gate.wait(30)
-        return real(specs)
-
-    app.outputs.read = held
+    gate = hold_reads(app)  # the read ends once the test says (after esc)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(app, pilot)
         await pilot.press("v")

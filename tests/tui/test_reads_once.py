@@ -16,7 +16,7 @@ from troubleshooter.tui.screens.results import ResultsScreen
 from troubleshooter.tui.screens.start import StartScreen
 from troubleshooter.tui.screens.walk import WalkScreen
 
-from .conftest import make_app, settle
+from .conftest import hold_reads, make_app, settle
 
 
 @pytest.fixture
@@ -42,13 +42,7 @@ def reads(monkeypatch):
 @pytest.mark.asyncio
 async def test_a_long_log_opened_is_read_once_off_the_ui_thread_and_walked(big_log, reads):
     app = make_app(None, context_lines=None)
-    gate, real = threading.Event(), app.outputs.read
-
-    def held(specs):  # the reading ends when the test says (a pilot's key press may wait for a busy worker)
-        assert gate.wait(30)
-        return real(specs)
-
-    app.outputs.read = held
+    gate = hold_reads(app)  # the reading ends when the test says
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(app, pilot)
         await pilot.press("o")
@@ -71,13 +65,7 @@ async def test_a_long_log_opened_is_read_once_off_the_ui_thread_and_walked(big_l
 @pytest.mark.asyncio
 async def test_esc_while_the_open_dialog_checks_keeps_the_target(big_log):
     app = make_app(None, context_lines=None)
-    gate, real = threading.Event(), app.outputs.read
-
-    def held(specs):
-        assert gate.wait(30)
-        return real(specs)
-
-    app.outputs.read = held
+    gate = hold_reads(app)
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(app, pilot)
         spec = app.spec

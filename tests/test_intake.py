@@ -469,3 +469,25 @@ def test_a_ray_workers_prefix_inside_colour_codes_that_lost_their_esc() -> None:
     # systemd's status column on a serial console keeps its brackets; a lone "[5m" with no reset is text
     assert intake.clean("[[0;32m  OK  [0m] Started X.\n[[0;1;31mFAILED[0m] Failed Y.\n") == "[  OK  ] Started X.\n[FAILED] Failed Y.\n"
     assert intake.clean("took [5m] to start\n") == "took [5m] to start\n"
+
+
+@pytest.mark.parametrize("rel", ["dcgm-diag/a10g-4gpu-r3-targeted-power-fail-gpu1.txt",
+                                 "ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt"])
+@pytest.mark.parametrize("stamp", ["Dec  4 03:15:02", "2026-12-04T03:15:02.118904+00:00"])
+def test_a_tools_output_a_service_logged_to_syslog_is_read(tmp_path: Path, rel: str, stamp: str) -> None:
+    # `journalctl -u gpu-health` of a timer that runs the tool (the real capture, each line under the journal's
+    # time, host and program, as journalctl and rsyslog print them): read as the tool's output
+    clean = load(rel)
+    want = parsers.run(parsers.detect(clean), clean)
+    logged = "\n".join(f"{stamp} gpu07 gpu-health[48211]: {ln}" for ln in clean.split("\n"))
+    got = _facts(tmp_path, logged)
+    assert {k: got.get(k) for k in want} == want
+
+
+def test_a_daemons_own_syslog_keeps_its_prefix() -> None:
+    # a real NHC syslog capture: its parser reads the program and time (intake leaves them; the retry without them
+    # is only for what nothing read)
+    nhc = load("nhc/lbnl-nhc161-syslog-and-console-script-timed-out.txt")
+    syslog = "\n".join(ln for ln in nhc.splitlines() if ln.startswith("2025-"))
+    assert intake.clean(syslog) == syslog
+    assert parsers.detect(syslog) == "nhc"

@@ -160,10 +160,11 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 def _parse_text(kind: str, text: str, em) -> tuple[str, dict]:
     """The text as the tool printed it; failing that, as someone pasted it: what pasting adds to whole lines undone
-    (Markdown fences, quote marks, colour, CR line ends, a launcher's rank prefix, a log collector's time), as
-    ``diagnose --evidence`` reads it. Values are never rewritten; the first reading's error stands if both fail."""
+    (Markdown fences, quote marks, colour, CR line ends, a launcher's rank prefix, a log collector's time), then a
+    service's syslog prefix, as ``diagnose --evidence`` reads it. Values are never rewritten; the first reading's
+    error stands if none reads it."""
     from troubleshooter import parsers
-    from troubleshooter.diagnosis import intake
+    from troubleshooter.diagnosis import intake, unpaste
 
     try:
         got = parsers.detect(text) if kind == "auto" else kind
@@ -171,13 +172,17 @@ def _parse_text(kind: str, text: str, em) -> tuple[str, dict]:
     except parsers.ParseError as exc:
         first = exc
     cleaned = intake.clean(text)
-    if cleaned == text:
+    for again in dict.fromkeys((cleaned, unpaste.without_syslog(cleaned))):  # a service's syslog prefix, last
+        if again == text:
+            continue
+        try:
+            got = parsers.detect(again) if kind == "auto" else kind
+            values = parsers.run(got, again)
+            break
+        except parsers.ParseError:
+            continue
+    else:
         raise first
-    try:
-        got = parsers.detect(cleaned) if kind == "auto" else kind
-        values = parsers.run(got, cleaned)
-    except parsers.ParseError:
-        raise first from None
     em.line("read as pasted: what pasting added to each line (a prefix, a time, quote marks, fences) was left "
             "out first", err=True)
     return got, values

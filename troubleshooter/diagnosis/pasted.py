@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 
 from troubleshooter.model import combine as derived
 from troubleshooter import parsers, sources
-from troubleshooter.diagnosis import grepped, hostsplit, intake
+from troubleshooter.diagnosis import grepped, hostsplit, intake, unpaste
 from troubleshooter.diagnosis.engine import FactSource, Walk
 from troubleshooter.model.facts import Fact, FactSet, Unknown
 from troubleshooter.diagnosis.listings import listings_differ, nvml_dropped
@@ -389,6 +389,8 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
         trimmed = intake.trim_prose(b.text) if _unread(out[first_out:]) else b.text
         if trimmed != b.text:  # nothing read it: once more without the sentences the person wrote around it
             reread([dataclasses.replace(b, text=trimmed)], len(blocks))
+        if _unread(out[first_out:]) and (plain := unpaste.without_syslog(b.text)) != b.text:
+            reread([dataclasses.replace(b, text=plain)], len(blocks))  # a tool's output a service logged to syslog
         if _unread(out[first_out:]) and b.command is None:
             # still nothing: the paste may give its commands without a prompt ('docker info | grep -i cgroup' on
             # the line before its output); cut it there and read each part by its command

@@ -43,7 +43,11 @@ _COMPOSE = re.compile(r"^[A-Za-z0-9][\w.-]{0,127} +\|(?: |$)")
 KUBECTL_PREFIX = re.compile(r"^\[pod/([a-z0-9][a-z0-9.-]{0,252})/[a-z0-9][a-z0-9-]{0,62}\] ?")  # Kubernetes' names
 # "host prog[pid]: " after the time: a host's name in lower case or with a digit ("Configured with: " is a sentence),
 # a program's starting with a letter ("Link 0: " is nvlink's line)
-_SYSLOG_REST = re.compile(r"((?=[^\s\[\]]*\d)[A-Za-z0-9][\w.-]*|[a-z][\w.-]*)[ \t]+[A-Za-z_][\w.@/-]*(?:\[\d+\])?:[ \t]")
+_HOST_PROG = r"((?=[^\s\[\]]*\d)[A-Za-z0-9][\w.-]*|[a-z][\w.-]*)[ \t]+[A-Za-z_][\w.@/-]*(?:\[\d+\])?:[ \t]"
+_SYSLOG_REST = re.compile(_HOST_PROG)
+# a whole syslog prefix (journalctl's "Dec 04 10:00:00 host prog[pid]: ", its -o short-iso, rsyslog's RFC 3339)
+_SYSLOG_PREFIX = re.compile(r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?"
+                            r"(?:Z|[+-]\d\d:?\d\d)?)[ \t]+" + _HOST_PROG + "?")
 # a note a person wrote at a line's end, pointing at it ("...to 1.  # ← IB disabled by the environment",
 # "Using network Socket   <-- here"): theirs, not the tool's, so it is not read into the line's value
 _ARROW_NOTE = re.compile(r"(?<![ \t])[ \t]{2,}(?:#[ \t]*)?(?:←|⬅|👈|<-{1,3}|<={1,2})(?:[ \t].*)?$")
@@ -136,3 +140,12 @@ def _dedent(lines: list[str]) -> list[str]:
     if len(common) < 2 and common != "\t":
         return lines
     return [ln[len(common):] if ln.strip() else "" for ln in lines]
+
+
+def without_syslog(text: str) -> str:
+    """The text without the syslog prefix on its lines (time, host, program): a tool's output a service logged
+    (``journalctl -u gpu-health`` of a timer that runs ``dcgmi diag``), read again this way when nothing read it as
+    it is; the kernel's and the daemons' own logs are read with their prefix."""
+    lines = text.split("\n")
+    got = _strip_common_prefix(lines, _SYSLOG_PREFIX)
+    return text if got is lines else "\n".join(_dedent(got))

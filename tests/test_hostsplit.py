@@ -213,3 +213,42 @@ def test_kubectl_logs_of_several_pods_with_prefix_are_each_pods_node(tmp_path: P
 def _write(path: Path, text: str) -> str:
     path.write_text(text)
     return str(path)
+
+
+def _mixed(*outputs: tuple[str, str]) -> list[str]:
+    """Labelled outputs' lines as they arrive mixed: one line of each in turn."""
+    tagged = [[f"{label}: {ln}" for ln in text.splitlines()] for label, text in outputs]
+    out = []
+    for i in range(max(len(t) for t in tagged)):
+        out += [t[i] for t in tagged if i < len(t)]
+    return out
+
+
+def test_srun_l_output_of_two_nodes_mixed_line_by_line_is_each_tasks_own(tmp_path: Path) -> None:
+    # `srun -N2 -l ibstat`: the two nodes' ibstat lines arrive mixed; without their labels they would be one ibstat
+    # made of two (read as 7 facts of nonsense before). Two real captures (tests/data/ibstat) as the two tasks'
+    down = strip_header((HERE / "data/ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt").read_text())
+    up = strip_header((HERE / "data/ibstat/ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt").read_text())
+    path = tmp_path / "srun.txt"
+    path.write_text("user@login1:~$ srun -N2 -l ibstat\n" + "\n".join(_mixed(("0", down), ("1", up))) + "\n")
+    facts = EvidenceFacts.from_specs([str(path)])
+    read = [f for f in facts.files if f.kind == "ibstat"]
+    assert sorted(f.side for f in read) == ["task0", "task1"]
+    alone = EvidenceFacts.from_specs([f"task0:{_write(tmp_path / 'a.txt', down)}", f"task1:{_write(tmp_path / 'b.txt', up)}"])
+    for side in ("task0", "task1"):
+        got = facts.factset(side).as_dict()
+        assert {k: got.get(k) for k in alone.factset(side).as_dict() if k.startswith("ib.")} == \
+            {k: v for k, v in alone.factset(side).as_dict().items() if k.startswith("ib.")}
+    assert facts.lookup("ib.down_ports", "task0") == ["mlx5_1:1"]
+
+
+def test_a_jobs_log_with_mixed_task_labels_stays_one_log() -> None:
+    # a real 256-node Megatron-DeepSpeed log (LUMI), srun -l labels on every line and ranks' lines mixed: each line
+    # stands alone, no srun line names a per-node tool, so it is read whole as before (the last rank's iterations)
+    text = strip_header((HERE / "data/steps/lumi-llm-scaling-megatron-deepspeed-iterations-seconds.txt").read_text())
+    assert intake.clean(text) != text and hostsplit.parts(intake.clean(text)) == []
+    blocks = hostsplit.split(intake.clean(text))
+    assert all(b.side is None for b in blocks) and "2047:" not in blocks[0].text
+    # and a training launch under srun -l is one job too, whatever its lines
+    launch = "$ srun -N2 -l python train.py\n" + "\n".join(_mixed(("0", "a 1\nb 2\nc 3"), ("1", "a 1\nb 2\nc 3")))
+    assert hostsplit.parts(intake.clean(launch)) == []

@@ -197,7 +197,7 @@ def _several_nodes(text: str | None) -> str:
     if not nodes:
         return ""
     return (f" (it holds the outputs of {len(nodes)} node(s), {', '.join(nodes[:4])}{' ...' if len(nodes) > 4 else ''}, "
-            "as pdsh, clush or dshbak print them: `troubleshooter diagnose --evidence FILE` reads each node's)")
+            "as a parallel shell or srun -l prints them: `troubleshooter diagnose --evidence FILE` reads each node's)")
 
 
 # ------------------------------------------------------------------ small verbs

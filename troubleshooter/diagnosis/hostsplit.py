@@ -10,7 +10,8 @@ what came back. Two forms (and Ansible's):
   ``(3)``, the node count); and as Ansible's ad-hoc runs print (``ansible gpu -m shell -a 'uname -r'``): each
   host's output under ``gpu01 | CHANGED | rc=0 >>`` (a module's JSON result under ``gpu02 | UNREACHABLE! => {``,
   kept as that host's and read by nothing); and as ``kubectl logs -l SELECTOR --prefix`` prints several pods'
-  logs: each line after ``[pod/NAME/CONTAINER] ``, each pod taken for a node (a job's workers run one per node).
+  logs: each line after ``[pod/NAME/CONTAINER] ``, each pod taken for a node (a job's workers run one per node);
+  and ``srun -l`` output of several tasks whose lines arrived mixed: each task's lines its own (``task0``, ...).
 
 Each node's lines become blocks of their own, with the node's name as their side, so that every node is read and
 diagnosed as one machine (:mod:`troubleshooter.diagnosis.pasted_nodes`); the command the parallel shell ran on
@@ -29,7 +30,7 @@ import collections
 import dataclasses
 import re
 
-from troubleshooter.diagnosis import intake
+from troubleshooter.diagnosis import intake, unpaste
 from troubleshooter.diagnosis.unpaste import KUBECTL_PREFIX
 from troubleshooter.parsers.base import shell_words
 
@@ -142,12 +143,12 @@ def parts(text: str) -> list[Part]:
             while end < b and lines[end - 1].rstrip().endswith("\\"):
                 end += 1
             remote = remote_command(" ".join(_CONTINUED.sub("", ln.rstrip().removesuffix("\\")) for ln in lines[a:end]))
-        got = (_gathered(lines, end, b) or _ansible(lines, end, b) or _pods(lines, end, b)
+        got = (_gathered(lines, end, b) or _ansible(lines, end, b) or _pods(lines, end, b) or _tasks(lines, end, b)
                or _prefixed(lines, end, b, shown=a in starts))
         if not got:
             out.append(Part(None, lines[a:b], list(range(a + 1, b + 1))))
             continue
-        out += [dataclasses.replace(p, command=remote) if p.node else p for p in got]
+        out += [dataclasses.replace(p, command=remote or p.command) if p.node else p for p in got]
     return out if any(p.node for p in out) else []
 
 
@@ -207,15 +208,44 @@ def _prefixed(lines: list[str], a: int, b: int, shown: bool) -> list[Part]:
 def _pods(lines: list[str], a: int, b: int) -> list[Part]:
     """``kubectl logs -l SELECTOR --prefix``: each line after ``[pod/NAME/CONTAINER] ``, two or more pods (a job's
     workers, each on its node) interleaved; each pod's lines are its node's output."""
+    return _labelled(lines, a, b, [KUBECTL_PREFIX.match(ln) for ln in lines[a:b]], "")
+
+
+# what srun runs as one job across its tasks (a collective test, a training run): its tasks' lines are one output
+_ONE_JOB = frozenset({"nccl-tests", "nccl1-tests", "nccl-sweep", "nccl-debug", "perftest", "steps", "train-progress",
+                      "torch-distributed", "mpirun", "srun"})
+
+
+def _tasks(lines: list[str], a: int, b: int) -> list[Part]:
+    """``srun -l`` output of two or more tasks whose lines arrived mixed, under its srun line, when the command is a
+    tool each task runs on its own node (``srun -N2 -l ibstat``): each task's lines are its output, read as a node's
+    (``task0``, ``task1``), with the srun line as its command; run together they would be no tool's output. A job's
+    log (no srun line shown, or a program run as one job) is left whole: each of its lines stands alone."""
+    if not unpaste.interleaved_tasks(lines[a:b]):
+        return []
+    for k in range(a, b):
+        m = intake.prompt_match(lines[k])
+        cmd = m.group("cmd").strip() if m else ""
+        if re.match(r"(?:sudo\s+)?srun\s(?:.*\s)?(?:-l|--label)\b", cmd) and intake.tool_of(cmd) not in (None, *_ONE_JOB):
+            got = _labelled(lines, a, b, [unpaste.SRUN_LABEL.match(ln) for ln in lines[a:b]], "task")
+            if got:
+                i = got[0].numbers.index(k + 1)
+                del got[0].lines[i], got[0].numbers[i]
+                return [got[0]] + [dataclasses.replace(p, command=cmd) for p in got[1:]]
+    return []
+
+
+def _labelled(lines: list[str], a: int, b: int, found: list, prefix: str) -> list[Part]:
+    """Lines a..b cut by the label each carries (``found``: its match, the label in group 1), two or more labels
+    over nearly every line; the lines without one are no node's."""
     body = [ln for ln in lines[a:b] if ln.strip()]
-    found = [KUBECTL_PREFIX.match(ln) for ln in lines[a:b]]
-    pods = collections.Counter(m.group(1) for m in found if m)
-    if len(pods) < 2 or sum(pods.values()) < NODE_SHARE * len(body):
+    labels = collections.Counter(m.group(1) for m in found if m)
+    if len(labels) < 2 or sum(labels.values()) < NODE_SHARE * len(body):
         return []
     around = Part(None, [], [])
     per: dict[str, Part] = {}
     for i, m in enumerate(found, a):
-        p = per.setdefault(m.group(1), Part(m.group(1), [], [])) if m else around
+        p = per.setdefault(m.group(1), Part(prefix + m.group(1), [], [])) if m else around
         p.lines.append(lines[i][m.end():] if m else lines[i])
         p.numbers.append(i + 1)
     return [around] + sorted(per.values(), key=lambda p: p.numbers[0])
@@ -226,7 +256,7 @@ def split(text: str) -> list[intake.Block]:
     and the remote command as their command line; the lines around them without the pdsh/clush lines."""
     got = parts(text)
     if not got:
-        return intake.split(text)
+        return intake.split(unpaste.merge_tasks(text))
     out: list[intake.Block] = []
     for p in got:
         if p.node is None:

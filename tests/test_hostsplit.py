@@ -252,3 +252,16 @@ def test_a_jobs_log_with_mixed_task_labels_stays_one_log() -> None:
     # and a training launch under srun -l is one job too, whatever its lines
     launch = "$ srun -N2 -l python train.py\n" + "\n".join(_mixed(("0", "a 1\nb 2\nc 3"), ("1", "a 1\nb 2\nc 3")))
     assert hostsplit.parts(intake.clean(launch)) == []
+
+
+def test_mpirun_tag_output_of_a_per_node_tool_with_ranks_mixed_is_each_ranks_own(tmp_path: Path) -> None:
+    # `mpirun -np 2 -H a,b --tag-output ibstat`: Open MPI tags each line "[1,RANK]<stdout>:"; the ranks' lines mixed
+    down = strip_header((HERE / "data/ibstat/ibstat-mixed-cx6-mt4123-hdr200-down-rate10-plus-cx4lx-mt4117.txt").read_text())
+    up = strip_header((HERE / "data/ibstat/ibstat-h20-node-cx7-mt4129-ib-rate400-fw28.43.txt").read_text())
+    lines = [ln.replace("0: ", "[1,0]<stdout>:", 1) if ln.startswith("0: ") else ln.replace("1: ", "[1,1]<stdout>:", 1)
+             for ln in _mixed(("0", down), ("1", up))]
+    path = tmp_path / "mpirun.txt"
+    path.write_text("$ mpirun -np 2 -H gpu07,gpu08 --tag-output ibstat\n" + "\n".join(lines) + "\n")
+    facts = EvidenceFacts.from_specs([str(path)])
+    assert sorted(f.side for f in facts.files if f.kind == "ibstat") == ["rank0", "rank1"]
+    assert facts.lookup("ib.down_ports", "rank0") == ["mlx5_1:1"] and facts.lookup("ib.down_ports", "rank1") == []

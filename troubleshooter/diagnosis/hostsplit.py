@@ -11,7 +11,8 @@ what came back. Two forms (and Ansible's):
   host's output under ``gpu01 | CHANGED | rc=0 >>`` (a module's JSON result under ``gpu02 | UNREACHABLE! => {``,
   kept as that host's and read by nothing); and as ``kubectl logs -l SELECTOR --prefix`` prints several pods'
   logs: each line after ``[pod/NAME/CONTAINER] ``, each pod taken for a node (a job's workers run one per node);
-  and ``srun -l`` output of several tasks whose lines arrived mixed: each task's lines its own (``task0``, ...).
+  and ``srun -l`` or ``mpirun --tag-output`` output of several tasks whose lines arrived mixed: each task's lines
+  its own (``task0``, ``rank1``, ...).
 
 Each node's lines become blocks of their own, with the node's name as their side, so that every node is read and
 diagnosed as one machine (:mod:`troubleshooter.diagnosis.pasted_nodes`); the command the parallel shell ran on
@@ -216,22 +217,30 @@ _ONE_JOB = frozenset({"nccl-tests", "nccl1-tests", "nccl-sweep", "nccl-debug", "
                       "torch-distributed", "mpirun", "srun"})
 
 
+# the launchers whose task labels a paste shows: srun -l's "0: ", mpirun --tag-output's "[1,0]<stdout>:"
+_LAUNCHES = ((unpaste.SRUN_LABEL, re.compile(r"(?:sudo\s+)?srun\s(?:.*\s)?(?:-l|--label)\b"), "task"),
+             (unpaste.OMPI_TAG, re.compile(r"(?:sudo\s+)?(?:mpirun|mpiexec|orterun|prterun)\s(?:.*\s)?--tag-output\b"),
+              "rank"))
+
+
 def _tasks(lines: list[str], a: int, b: int) -> list[Part]:
-    """``srun -l`` output of two or more tasks whose lines arrived mixed, under its srun line, when the command is a
-    tool each task runs on its own node (``srun -N2 -l ibstat``): each task's lines are its output, read as a node's
-    (``task0``, ``task1``), with the srun line as its command; run together they would be no tool's output. A job's
-    log (no srun line shown, or a program run as one job) is left whole: each of its lines stands alone."""
-    if not unpaste.interleaved_tasks(lines[a:b]):
-        return []
-    for k in range(a, b):
-        m = intake.prompt_match(lines[k])
-        cmd = m.group("cmd").strip() if m else ""
-        if re.match(r"(?:sudo\s+)?srun\s(?:.*\s)?(?:-l|--label)\b", cmd) and intake.tool_of(cmd) not in (None, *_ONE_JOB):
-            got = _labelled(lines, a, b, [unpaste.SRUN_LABEL.match(ln) for ln in lines[a:b]], "task")
-            if got:
-                i = got[0].numbers.index(k + 1)
-                del got[0].lines[i], got[0].numbers[i]
-                return [got[0]] + [dataclasses.replace(p, command=cmd) for p in got[1:]]
+    """Output of two or more tasks whose lines arrived mixed, under the launch line, when the command is a tool each
+    task runs on its own node (``srun -N2 -l ibstat``, ``mpirun -np 2 --tag-output nvidia-smi -L``): each task's
+    lines are its output, read as a node's (``task0``, ``rank1``), with the launch line as its command; run together
+    they would be no tool's output. A job's log (no launch line shown, or a program run as one job) is left whole:
+    each of its lines stands alone."""
+    for label, launch, prefix in _LAUNCHES:
+        if not unpaste.interleaved_tasks(lines[a:b], label):
+            continue
+        for k in range(a, b):
+            m = intake.prompt_match(lines[k])
+            cmd = m.group("cmd").strip() if m else ""
+            if launch.match(cmd) and intake.tool_of(cmd) not in (None, *_ONE_JOB):
+                got = _labelled(lines, a, b, [label.match(ln) for ln in lines[a:b]], prefix)
+                if got:
+                    i = got[0].numbers.index(k + 1)
+                    del got[0].lines[i], got[0].numbers[i]
+                    return [got[0]] + [dataclasses.replace(p, command=cmd) for p in got[1:]]
     return []
 
 

@@ -32,6 +32,7 @@ _RANK_PREFIXES = (re.compile(r"^\((?:[\w.-]+,? )?(?:\w+=[^,()\s]+(?:, )?)+\)\s")
                   re.compile(r"^\s{0,3}\d{1,5}: |^\s{0,3}\d{1,5}:$"))
 _QUOTE = re.compile(r"^>[ ]?")
 SRUN_LABEL = re.compile(r"^\s{0,3}(\d{1,5}):(?: |$)")  # srun -l's task label (the last of _RANK_PREFIXES)
+OMPI_TAG = re.compile(r"^\[\d+,(\d+)\]<std(?:out|err|diag)>:\s?")  # mpirun --tag-output's [job,rank] (the second)
 # the time a log collector writes before each line it keeps: `docker logs -t` and `kubectl logs --timestamps`
 # (RFC 3339 with nanoseconds, "2026-12-04T10:00:00.123456789Z "), the node's CRI log files under /var/log/pods
 # (then "stdout F " / "stderr P "), log exports with a UTC offset
@@ -112,8 +113,10 @@ def clean(text: str) -> str:
     for _ in range(4):  # wrappers nest in any order (srun -l around torchrun's [rank0]:, a time before either)
         before = lines
         lines = _strip_collector_time(_strip_viewer_names(lines))
-        for pat in _RANK_PREFIXES[:-1] if interleaved_tasks(lines) else _RANK_PREFIXES:
-            lines = _strip_common_prefix(lines, pat)  # mixed tasks keep their labels: hostsplit decides (merge_tasks)
+        mixed = {k for k, label in ((1, OMPI_TAG), (-1, SRUN_LABEL)) if interleaved_tasks(lines, label)}
+        for k, pat in enumerate(_RANK_PREFIXES):
+            if k not in mixed and k - len(_RANK_PREFIXES) not in mixed:  # mixed tasks keep their labels: hostsplit
+                lines = _strip_common_prefix(lines, pat)  # decides (merge_tasks)
         if lines == before:
             break
     # a fence inside what those prefixed (a quoted reply's "> ```", a log's own code block): blank too
@@ -152,13 +155,13 @@ def without_syslog(text: str) -> str:
     return text if got is lines else "\n".join(_dedent(got))
 
 
-def interleaved_tasks(lines: list[str]) -> bool:
-    """``srun -l`` output of two or more tasks whose lines arrived mixed (a task's label again after another's):
-    without its labels it would be their outputs run together line by line."""
+def interleaved_tasks(lines: list[str], label: re.Pattern[str] = SRUN_LABEL) -> bool:
+    """Output of two or more tasks (``srun -l``) or ranks (``mpirun --tag-output``) whose lines arrived mixed (a
+    task's label again after another's): without the labels it would be their outputs run together line by line."""
     seen: set[str] = set()
     last, returns = None, 0
     for ln in lines:
-        if (m := SRUN_LABEL.match(ln)) is None or m.group(1) == last:
+        if (m := label.match(ln)) is None or m.group(1) == last:
             continue
         returns += m.group(1) in seen
         seen.add(last := m.group(1))
@@ -166,8 +169,8 @@ def interleaved_tasks(lines: list[str]) -> bool:
 
 
 def merge_tasks(text: str) -> str:
-    """The text with its srun task labels gone even where the tasks' lines are mixed (a job's log, each line its
-    own), as :func:`clean` leaves them for :mod:`hostsplit` to cut apart per task when it can."""
+    """The text with its task labels (srun -l, mpirun --tag-output) gone even where the tasks' lines are mixed (a
+    job's log, each line its own), as :func:`clean` leaves them for :mod:`hostsplit` to cut apart when it can."""
     lines = text.split("\n")
-    got = _strip_common_prefix(lines, SRUN_LABEL)
+    got = _strip_common_prefix(_strip_common_prefix(lines, _RANK_PREFIXES[1]), SRUN_LABEL)
     return text if got is lines else clean("\n".join(got))

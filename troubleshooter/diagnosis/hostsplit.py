@@ -193,16 +193,18 @@ def _prefixed(lines: list[str], a: int, b: int, shown: bool) -> list[Part]:
     covered = sum(count[n] for n in names)
     if not names or covered < (SHOWN_SHARE if shown else NODE_SHARE) * len(body) or (not shown and len(names) < 2):
         return []
+    return _cut(lines, a, [(m.group(1), m.group(2) or "") if m and m.group(1) in names else None for m in found])
+
+
+def _cut(lines: list[str], a: int, found: list[tuple[str, str] | None], prefix: str = "") -> list[Part]:
+    """Lines a.. cut per node: ``found`` holds each line's (node, its text) or None (no node's line, kept around
+    the nodes'); the nodes in the order they first answered."""
     around = Part(None, [], [])
     per: dict[str, Part] = {}
-    for i, m in enumerate(found, a):
-        if m and m.group(1) in names:
-            p = per.setdefault(m.group(1), Part(m.group(1), [], []))
-            p.lines.append(m.group(2) or "")
-            p.numbers.append(i + 1)
-        else:
-            around.lines.append(lines[i])
-            around.numbers.append(i + 1)
+    for i, got in enumerate(found, a):
+        p = per.setdefault(got[0], Part(prefix + got[0], [], [])) if got else around
+        p.lines.append(got[1] if got else lines[i])
+        p.numbers.append(i + 1)
     return [around] + sorted(per.values(), key=lambda p: p.numbers[0])
 
 
@@ -251,13 +253,7 @@ def _labelled(lines: list[str], a: int, b: int, found: list, prefix: str) -> lis
     labels = collections.Counter(m.group(1) for m in found if m)
     if len(labels) < 2 or sum(labels.values()) < NODE_SHARE * len(body):
         return []
-    around = Part(None, [], [])
-    per: dict[str, Part] = {}
-    for i, m in enumerate(found, a):
-        p = per.setdefault(m.group(1), Part(prefix + m.group(1), [], [])) if m else around
-        p.lines.append(lines[i][m.end():] if m else lines[i])
-        p.numbers.append(i + 1)
-    return [around] + sorted(per.values(), key=lambda p: p.numbers[0])
+    return _cut(lines, a, [(m.group(1), m.string[m.end():]) if m else None for m in found], prefix)
 
 
 def split(text: str) -> list[intake.Block]:

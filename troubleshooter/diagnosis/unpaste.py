@@ -24,15 +24,17 @@ _HTML_WRAP = re.compile(r"^\s*(?:</?(?:details|pre|code|br|p)\s*/?>|<summary>.{0
 # (with --timestamp-output the time ctime() prints before it, "Mon Feb 26 12:09:14 2018[1,0]<stderr>:", or before
 # "<stdout>:" alone without --tag-output: orte/mca/iof/base), torchrun's "[rank4]:" (twice when a launcher wraps
 # torchrun) and "[default0]:", srun -l's "0: "; pdsh's "host: " is left alone
+_OMPI_STREAM = r"<std(?:out|err|diag)>:\s?"
 _RANK_PREFIXES = (re.compile(r"^\((?:[\w.-]+,? )?(?:\w+=[^,()\s]+(?:, )?)+\)\s"),
                   re.compile(r"^(?:\[\d+,\d+\]|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}(?:\[\d+,\d+\])?)"
-                             r"<std(?:out|err|diag)>:\s?"),
+                             + _OMPI_STREAM),
                   re.compile(r"^\[(?:rank|default)\d+\]:\s?"), re.compile(r"^\[(?:rank|default)\d+\]:\s?"),
                   # (srun -l writes "0: " with its space; "86:00.0 ..." is lspci's bus address, not a rank)
-                  re.compile(r"^\s{0,3}\d{1,5}: |^\s{0,3}\d{1,5}:$"))
+                  re.compile(r"^\s{0,3}(\d{1,5})(?:: |:$)"))
 _QUOTE = re.compile(r"^>[ ]?")
-SRUN_LABEL = re.compile(r"^\s{0,3}(\d{1,5}):(?: |$)")  # srun -l's task label (the last of _RANK_PREFIXES)
-OMPI_TAG = re.compile(r"^\[\d+,(\d+)\]<std(?:out|err|diag)>:\s?")  # mpirun --tag-output's [job,rank] (the second)
+SRUN_LABEL = _RANK_PREFIXES[-1]  # srun -l's task label, the task in group 1
+OMPI_TAG = re.compile(r"^\[\d+,(\d+)\]" + _OMPI_STREAM)  # mpirun --tag-output's [job,rank] (the second, its rank)
+_TASK_LABELS = ((_RANK_PREFIXES[1], OMPI_TAG), (SRUN_LABEL, SRUN_LABEL))  # (the prefix stripped, its task label)
 # the time a log collector writes before each line it keeps: `docker logs -t` and `kubectl logs --timestamps`
 # (RFC 3339 with nanoseconds, "2026-12-04T10:00:00.123456789Z "), the node's CRI log files under /var/log/pods
 # (then "stdout F " / "stderr P "), log exports with a UTC offset
@@ -113,10 +115,11 @@ def clean(text: str) -> str:
     for _ in range(4):  # wrappers nest in any order (srun -l around torchrun's [rank0]:, a time before either)
         before = lines
         lines = _strip_collector_time(_strip_viewer_names(lines))
-        mixed = {k for k, label in ((1, OMPI_TAG), (-1, SRUN_LABEL)) if interleaved_tasks(lines, label)}
-        for k, pat in enumerate(_RANK_PREFIXES):
-            if k not in mixed and k - len(_RANK_PREFIXES) not in mixed:  # mixed tasks keep their labels: hostsplit
-                lines = _strip_common_prefix(lines, pat)  # decides (merge_tasks)
+        # mixed tasks keep their labels: hostsplit decides (merge_tasks)
+        mixed = {prefix for prefix, label in _TASK_LABELS if interleaved_tasks(lines, label)}
+        for pat in _RANK_PREFIXES:
+            if pat not in mixed:
+                lines = _strip_common_prefix(lines, pat)
         if lines == before:
             break
     # a fence inside what those prefixed (a quoted reply's "> ```", a log's own code block): blank too
@@ -171,6 +174,7 @@ def interleaved_tasks(lines: list[str], label: re.Pattern[str] = SRUN_LABEL) -> 
 def merge_tasks(text: str) -> str:
     """The text with its task labels (srun -l, mpirun --tag-output) gone even where the tasks' lines are mixed (a
     job's log, each line its own), as :func:`clean` leaves them for :mod:`hostsplit` to cut apart when it can."""
-    lines = text.split("\n")
-    got = _strip_common_prefix(_strip_common_prefix(lines, _RANK_PREFIXES[1]), SRUN_LABEL)
+    lines = got = text.split("\n")
+    for prefix, _ in _TASK_LABELS:
+        got = _strip_common_prefix(got, prefix)
     return text if got is lines else clean("\n".join(got))

@@ -43,6 +43,11 @@ def stamp(spec: str) -> tuple:
     return tuple(out)
 
 
+def _key(specs: Iterable[str]) -> tuple:
+    """A set of specs as read now: each with its files' :func:`stamp`."""
+    return tuple((s, stamp(s)) for s in specs)
+
+
 class OutputsReader:
     def __init__(self) -> None:
         self._lock = threading.Lock()  # one reading at a time: a second caller waits for it, never reads again
@@ -70,14 +75,14 @@ class OutputsReader:
     def ready(self, specs: Iterable[str]) -> bool:
         """The reading of these specs is at hand (:meth:`read` returns at once, or raises what reading raised)."""
         whole = self._whole
-        return whole is not None and whole[0] == tuple((s, stamp(s)) for s in specs)
+        return whole is not None and whole[0] == _key(specs)
 
     def read(self, specs: Iterable[str]) -> EvidenceFacts:
         """The specs read as ``diagnose --evidence`` reads them, shared: raises what reading them raises."""
         from troubleshooter.diagnosis.pasted import EvidenceFacts
 
         specs = list(specs)
-        key = tuple((s, stamp(s)) for s in specs)
+        key = _key(specs)
         with self._lock:
             whole = self._whole
             if whole is None or whole[0] != key:

@@ -155,6 +155,18 @@ def test_parse_reads_a_paste_as_diagnose_does_when_the_tool_would_not_read_it(tm
     assert rc == 0 and err == ""
 
 
+def test_parse_joins_lines_a_terminal_wrapped(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # a real kernel log with Xid 145/149, copied from an 80-column terminal: each long line cut at exactly 80
+    text = strip_header((DATA / "dmesg" / "gpud1174-gb200-nvlink-xid145-nonfatal-xid149-fatal.txt").read_text())
+    (tmp_path / "clean.txt").write_text(text)
+    clean = json.loads(main(capsys, "parse", str(tmp_path / "clean.txt"), "--json")[1])["facts"]
+    p = tmp_path / "wrapped.txt"
+    p.write_text("\n".join(ln[i:i + 80] for ln in text.split("\n") for i in range(0, max(len(ln), 1), 80)))
+    rc, out, err = main(capsys, "parse", str(p), "--json")
+    assert rc == 0 and json.loads(out)["facts"] == clean
+    assert err.startswith("read as pasted: ") and "a terminal's" in err
+
+
 def test_parse_list_and_unknown_kind(capsys: pytest.CaptureFixture) -> None:
     rc, out, _ = main(capsys, "parse", "--list")
     assert rc == 0

@@ -161,31 +161,37 @@ def cmd_parse(args: argparse.Namespace) -> int:
 def _parse_text(kind: str, text: str, em) -> tuple[str, dict]:
     """The text as the tool printed it; failing that, as someone pasted it: what pasting adds to whole lines undone
     (Markdown fences, quote marks, colour, CR line ends, a launcher's rank prefix, a log collector's time), then a
-    service's syslog prefix, as ``diagnose --evidence`` reads it. Values are never rewritten; the first reading's
-    error stands if none reads it."""
+    service's syslog prefix, as ``diagnose --evidence`` reads it. Lines a terminal or a mail client wrapped are joined
+    where that reads more. Values are never rewritten; the first reading's error stands if none reads it."""
     from troubleshooter import parsers
-    from troubleshooter.diagnosis import intake, unpaste
+    from troubleshooter.diagnosis import intake, unpaste, unwrap
+
+    def read(again: str) -> tuple[str, dict] | None:
+        try:
+            got = parsers.detect(again) if kind == "auto" else kind
+            return got, parsers.run(got, again)
+        except parsers.ParseError:
+            return None
 
     try:
         got = parsers.detect(text) if kind == "auto" else kind
-        return got, parsers.run(got, text)
+        best, pasted = (got, parsers.run(got, text)), False
     except parsers.ParseError as exc:
-        first = exc
-    cleaned = intake.clean(text)
-    for again in dict.fromkeys((cleaned, unpaste.without_syslog(cleaned))):  # a service's syslog prefix, last
-        if again == text:
-            continue
-        try:
-            got = parsers.detect(again) if kind == "auto" else kind
-            values = parsers.run(got, again)
+        first, best, pasted = exc, None, True
+    cleaned = intake.clean(text) if best is None else text  # what read as it is needs no cleaning
+    for again in dict.fromkeys((cleaned, unpaste.without_syslog(cleaned))) if best is None else ():
+        if again != text and (best := read(again)) is not None:  # a service's syslog prefix, last
             break
-        except parsers.ParseError:
-            continue
-    else:
+    for joined in unwrap.unwrapped(cleaned):
+        got = read(intake.clean(joined.text))
+        if got and (best is None or got[0] == best[0] and unwrap.reads_more(got[1], best[1], wrapped=joined.sure)):
+            best, pasted = got, True
+    if best is None:
         raise first
-    em.line("read as pasted: what pasting added to each line (a prefix, a time, quote marks, fences) was left "
-            "out first", err=True)
-    return got, values
+    if pasted:
+        em.line("read as pasted: what pasting added to each line (a prefix, a time, quote marks, fences, a wrap at "
+                "a terminal's or a mail's width) was left out first", err=True)
+    return best
 
 
 def _several_nodes(text: str | None) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 
 from troubleshooter.model import combine as derived
 from troubleshooter import parsers, sources
-from troubleshooter.diagnosis import grepped, hostsplit, intake, unpaste
+from troubleshooter.diagnosis import grepped, hostsplit, intake, unpaste, unwrap
 from troubleshooter.diagnosis.engine import FactSource, Walk
 from troubleshooter.model.facts import Fact, FactSet, Unknown
 from troubleshooter.diagnosis.listings import listings_differ, nvml_dropped
@@ -364,6 +364,16 @@ def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
     return out
 
 
+def _reads_more(new: list[PastedFile], old: list[PastedFile], *, wrapped: bool) -> bool:
+    """Whether ``new`` (a block read with its wrapped lines joined) reads more than ``old``: something where nothing
+    was read, or every kind ``old`` read and more facts (:func:`unwrap.reads_more`)."""
+    def facts(files: list[PastedFile]) -> dict[str, Any]:
+        return {k: v for f in files if not f.error for k, v in f.facts.items()}
+    read = {f.kind for f in new if not f.error}
+    return bool(read) and (not old or _unread(old) or {f.kind for f in old if not f.error} <= read
+                           and unwrap.reads_more(facts(new), facts(old), wrapped=wrapped))
+
+
 def _unread(files: list[PastedFile]) -> bool:  # a block's files, every one an error: nothing read it
     return bool(files) and all(f.error for f in files)
 
@@ -386,6 +396,12 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
     for b in blocks:
         first_out = len(out)
         _read_block(path, side, kind, b, len(blocks), source_kind, out)
+        for joined in unwrap.unwrapped(b.text):  # lines a terminal or a ticket wrapped: joined where that reads more
+            again: list[PastedFile] = []
+            _read_block(path, side, kind, dataclasses.replace(b, text=intake.clean(joined.text)), len(blocks),
+                        source_kind, again)
+            if _reads_more(again, out[first_out:], wrapped=joined.sure):
+                out[first_out:] = again
         trimmed = intake.trim_prose(b.text) if _unread(out[first_out:]) else b.text
         if trimmed != b.text:  # nothing read it: once more without the sentences the person wrote around it
             reread([dataclasses.replace(b, text=trimmed)], len(blocks))

@@ -110,7 +110,7 @@ def reads_more(facts: dict[str, Any], was: dict[str, Any], *, wrapped: bool) -> 
     if not was.keys() <= facts.keys():
         return False
     if wrapped:
-        return (any(k not in _LAYOUT_COUNTS and facts[k] != was.get(k) for k in facts)
+        return (any(k not in _LAYOUT_COUNTS and _bare(facts[k]) != _bare(was.get(k)) for k in facts)
                 and all(k in _LAYOUT_COUNTS or covers(facts[k], v) for k, v in was.items()))
     return was.keys() < facts.keys() and all(repr(facts[k]) == repr(v) for k, v in was.items())
 
@@ -119,18 +119,22 @@ def reads_more(facts: dict[str, Any], was: dict[str, Any], *, wrapped: bool) -> 
 _LAYOUT_COUNTS = frozenset({"dmesg.lines"})
 
 
+def _bare(value: Any) -> str:  # a value without its blanks: pieces joined with a space or without are the same
+    return "".join(repr(value).split())
+
+
 def covers(new: Any, old: Any) -> bool:
-    """``new`` holds all of ``old``: the same, or what a wrap cut ``old`` from (a string inside the whole line, a
-    number's first digits, an unknown now known), item by item in a list (a wrap's two pieces may be one item now) or
-    a mapping."""
+    """``new`` holds all of ``old``: the same, or what a wrap cut ``old`` from (a string inside the whole line, its
+    blanks aside; a number's first digits; an unknown now known), item by item in a list (a wrap's two pieces may be
+    one item now) or a mapping."""
     if old is None or new == old:
         return True
     if isinstance(old, dict):
         return isinstance(new, dict) and all(k in new and covers(new[k], v) for k, v in old.items())
     if isinstance(old, (list, tuple)):
         return isinstance(new, (list, tuple)) and all(any(covers(n, o) for n in new) for o in old)
-    if isinstance(old, str):
-        return isinstance(new, str) and old in new
+    if isinstance(old, str):  # blanks aside: a parser may have joined the wrapped pieces itself, with a space
+        return isinstance(new, str) and "".join(old.split()) in "".join(new.split())
     if isinstance(old, (int, float)) and not isinstance(old, bool):
         return type(new) is type(old) and str(new).startswith(str(old))
     return False

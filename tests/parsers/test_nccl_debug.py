@@ -99,6 +99,23 @@ def test_malformed_topo_file_xml_parse_warning_and_internal_error():
     assert "nccl.net" not in f
 
 
+@pytest.mark.parametrize("cut", [
+    "NET/Plugin : Plugin load (libnccl-net.so)\nreturned 2 : libnccl-net.so: cannot open shared object file: No such file",
+    "NET/Plugin : Plugin load (libnccl-net.so) returned 2\n : libnccl-net.so: cannot open shared object file: No such",
+], ids=["at the mail's width", "at the terminal's"])
+def test_a_plugin_load_line_cut_before_its_reason_is_neither_absent_nor_failed(cut):
+    # the real 2.18.3 log, its "Plugin load ... returned 2 : <dlerror>" line cut before dlerror's text, as a wrap
+    # cuts it: the line alone said the plugin failed (and a wrapped paste of it gave net-plugin-failed, wrongly)
+    text = load("nccl-debug/nccl2.18.3-topo-file-xml-parse-warn-internal-error.txt")
+    line = next(ln for ln in text.split("\n") if "Plugin load" in ln)
+    f = parsers.run("nccl-debug", text.replace(line, line.split("NET/Plugin")[0] + cut))
+    assert f["nccl.net_plugin_failed"] is False
+    assert f["nccl.net_plugin_absent"] is True  # its "No plugin found, using internal implementation"
+    f = parsers.run("nccl-debug", text.replace("cannot open shared object file: No such file or directory",
+                                               "undefined symbol: ncclNetPlugin_v9"))
+    assert f["nccl.net_plugin_failed"] is True  # a reason that is no missing file: a failure, as before
+
+
 def test_nccl_2_5_6_rings_via_shared_memory_truncated():
     f = parse("nccl2.5.6-docker-4gpu-ring-via-direct-shared-memory-suboptimal-ring.txt")
     assert f["nccl.trees"] == 4  # old "a->b|c->d" tree format

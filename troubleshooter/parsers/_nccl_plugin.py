@@ -7,6 +7,9 @@ _LOADED_PLUGIN = re.compile(r"Loaded net plugin (.(?:.*?\S)??)\s*\(v\d+\)\s*$")
 _P2P_PLUGIN = re.compile(r"^P2P plugin (\S+)")
 _PLUGIN_ABSENT = re.compile(r"No plugin found|Could not find: libnccl-net|Using internal network plugin|using internal implementation")
 _PLUGIN_LOAD_ERR = re.compile(r"(?:Plugin load|dlerror=|Failed to open libnccl-net|Unable to load libnccl-net)")
+# "Plugin load (libnccl-net.so)" or "... returned 2" with its reason (dlerror's text) cut off, as a terminal or a mail
+# wraps it: whether the plugin is absent or failed is on the next line; this one says neither
+_PLUGIN_LOAD_CUT = re.compile(r"Plugin load(?: \([^)]*\))?(?: returned -?\d+)?\s*:?\s*$")
 _PLUGIN_FAIL = re.compile(
     r"plugin/net\.cc:\d+ -> \d+|Failed to initiali[sz]e (?:NET|net) plugin|"
     r"NET/Plugin\s*(?::\s*)?(?:(?!NET/Plugin).)*failed to initiali[sz]e"

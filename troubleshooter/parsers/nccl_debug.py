@@ -43,7 +43,7 @@ from troubleshooter.parsers._nccl_facts import (FACTS, MAX_WARNINGS, VERSION, co
                                                 mask_cpus)
 from troubleshooter.parsers._nccl_plugin import (_LOADED_PLUGIN, _NAMED_PLUGIN_MISSING, _NET_NOT_FOUND, _OFI_INIT_FAIL,
                                                  _OFI_NO_PROVIDER, _P2P_PLUGIN, _PLUGIN_ABSENT, _PLUGIN_BY_ENV,
-                                                 _PLUGIN_FAIL, _PLUGIN_LOAD_ERR)
+                                                 _PLUGIN_FAIL, _PLUGIN_LOAD_CUT, _PLUGIN_LOAD_ERR)
 from troubleshooter.parsers.base import STREAMS, ParseError, clip, parser, require_text, to_number
 from troubleshooter.parsers.cuda_errors import codes_in_nccl_lines
 
@@ -426,7 +426,7 @@ def parse_stream(lines: Iterable[str], rewrapped: bool = True) -> dict[str, Any]
             if _PLUGIN_LOAD_ERR.search(msg):
                 if "No such file or directory" in msg or "cannot open shared object file" in msg:
                     plugin_absent = True
-                else:
+                elif not _PLUGIN_LOAD_CUT.search(msg):
                     plugin_failed = True
             if _PLUGIN_FAIL.search(msg):
                 plugin_failed = True

@@ -16,6 +16,9 @@ from typing import Any
 
 #: a line's first characters with its digits as 0: the way a tool's records start ("[ 0000.0", "node00:", "kernel")
 _SHAPE = str.maketrans(dict.fromkeys("0123456789", "0"))
+# more lines than a terminal's copy, a mail or a ticket holds: a log saved from the job, which nothing wrapped (and
+# reading it a second time would double the time a long log takes)
+_PASTE_MAX = 10_000
 _WRAP_MIN = 60  # narrower than any terminal or mail client wraps at: such short lines are a tool's own
 _RULE = re.compile(r"^\s*([-=_*#~+])\1{3,}\s*$")  # a rule a tool draws between its messages, a line of its own
 _GAP = re.compile(r"\S {3,}(?=\S)")  # the blanks between a table's columns
@@ -49,7 +52,7 @@ def unwrapped(text: str) -> list[Unwrapped]:
     those pieces are joined as they are; a mail client or a ticket cuts at the spaces: joined with one."""
     lines = text.split("\n")
     body = [ln for ln in lines if ln]
-    if len(body) < 3:
+    if not 3 <= len(body) <= _PASTE_MAX:
         return []
     width = max(map(len, body))
     if width < _WRAP_MIN or 4 * sum(len(_GAP.findall(ln)) >= 2 for ln in body) >= len(body):

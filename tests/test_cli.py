@@ -18,6 +18,7 @@ import pytest
 from troubleshooter import __version__, cli
 from tests.clihelp import main
 from tests.corpus import strip_header
+from tests.test_unwrap import terminal
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / "data"
@@ -161,7 +162,7 @@ def test_parse_joins_lines_a_terminal_wrapped(tmp_path: Path, capsys: pytest.Cap
     (tmp_path / "clean.txt").write_text(text)
     clean = json.loads(main(capsys, "parse", str(tmp_path / "clean.txt"), "--json")[1])["facts"]
     p = tmp_path / "wrapped.txt"
-    p.write_text("\n".join(ln[i:i + 80] for ln in text.split("\n") for i in range(0, max(len(ln), 1), 80)))
+    p.write_text(terminal(text))
     rc, out, err = main(capsys, "parse", str(p), "--json")
     assert rc == 0 and json.loads(out)["facts"] == clean
     assert err.startswith("read as pasted: ") and "a terminal's" in err

@@ -178,10 +178,12 @@ def _parse_text(kind: str, text: str, em) -> tuple[str, dict]:
         best, pasted = (got, parsers.run(got, text)), False
     except parsers.ParseError as exc:
         first, best, pasted = exc, None, True
-    cleaned = intake.clean(text) if best is None else text  # what read as it is needs no cleaning
-    for again in dict.fromkeys((cleaned, unpaste.without_syslog(cleaned))) if best is None else ():
-        if again != text and (best := read(again)) is not None:  # a service's syslog prefix, last
-            break
+    cleaned = text  # what read as it is needs no cleaning
+    if best is None:
+        cleaned = intake.clean(text)
+        for again in dict.fromkeys((cleaned, unpaste.without_syslog(cleaned))):  # a service's syslog prefix, last
+            if again != text and (best := read(again)) is not None:
+                break
     for joined in unwrap.unwrapped(cleaned):
         got = read(intake.clean(joined.text))
         if got and (best is None or got[0] == best[0] and unwrap.reads_more(got[1], best[1], wrapped=joined.sure)):

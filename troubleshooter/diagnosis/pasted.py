@@ -365,8 +365,8 @@ def _gather(blocks: list[intake.Block]) -> list[intake.Block]:
 
 
 def _reads_more(new: list[PastedFile], old: list[PastedFile], *, wrapped: bool) -> bool:
-    """Whether ``new`` (a block read with its wrapped lines joined) reads more than ``old``: something where nothing
-    was read, or every kind ``old`` read and more facts (:func:`unwrap.reads_more`)."""
+    """Whether ``new`` (a block read again: joined, trimmed, cut) reads more than ``old``: something where nothing
+    was read, or every kind ``old`` read and more facts (:func:`unwrap.reads_more`, ``wrapped`` its)."""
     def facts(files: list[PastedFile]) -> dict[str, Any]:
         return {k: v for f in files if not f.error for k, v in f.facts.items()}
     read = {f.kind for f in new if not f.error}
@@ -386,22 +386,19 @@ def _read_paste(path: Path, side: str, kind: str | None, text: str, source_kind:
         return [PastedFile(path, side, None, {}, "empty")]
     out: list[PastedFile] = []
 
-    def reread(parts: list[intake.Block], n_blocks: int) -> None:  # the block read again as these parts, kept if read
+    def reread(parts: list[intake.Block], n_blocks: int, wrapped: bool = False) -> None:
+        """The block read again as these parts, kept where that reads more (anything, where nothing read it)."""
         again: list[PastedFile] = []
         for part in parts:
             _read_block(path, side, kind, part, n_blocks, source_kind, again)
-        if any(not f.error for f in again):
+        if _reads_more(again, out[first_out:], wrapped=wrapped):
             out[first_out:] = again
 
     for b in blocks:
         first_out = len(out)
         _read_block(path, side, kind, b, len(blocks), source_kind, out)
         for joined in unwrap.unwrapped(b.text):  # lines a terminal or a ticket wrapped: joined where that reads more
-            again: list[PastedFile] = []
-            _read_block(path, side, kind, dataclasses.replace(b, text=intake.clean(joined.text)), len(blocks),
-                        source_kind, again)
-            if _reads_more(again, out[first_out:], wrapped=joined.sure):
-                out[first_out:] = again
+            reread([dataclasses.replace(b, text=intake.clean(joined.text))], len(blocks), joined.sure)
         trimmed = intake.trim_prose(b.text) if _unread(out[first_out:]) else b.text
         if trimmed != b.text:  # nothing read it: once more without the sentences the person wrote around it
             reread([dataclasses.replace(b, text=trimmed)], len(blocks))

@@ -22,6 +22,8 @@ REAL = [
     "nccl-tests/dgx-spark-gb10-all_gather-fec-none-slow-v2.18.3.txt",
     "dmesg/rtx5090-xid79-fallen-off-bus-gsp-rpc-failed-open-kmod-595.txt",
     "turbostat/epyc7313-milan-2s-acpi_idle-c1-c2-only-preamble.txt",
+    # one record on one line: its closing fence (a blank line after cleaning) hid it from detection
+    "selinux/nvdocker814-avc-nvidia-docker-entrypoint-docker-xserver-t.txt",
 ]
 
 DAMAGE = {
@@ -62,6 +64,10 @@ SENTENCES = [
     "sysctl/this-sandbox-sysctl-kernel-numa-balancing-0.txt",
     "env/bash-export-p-declare-x-quoted-multiline.txt",
     "env/srun-env-grep-slurm-job476-cn1.txt",
+    # detection looked at the last line only: /proc/cmdline's line, an AVC record
+    "cmdline/proc-cmdline-epyc9374f-1numa-amd_iommu-on-iommu-pt-mitigations-off-isolcpus.txt",
+    "cmdline/proc-cmdline-xeon6354-2numa-intel_iommu-pt-typo-duplicate-isolcpus.txt",
+    "selinux/nvdocker814-avc-nvidia-docker-entrypoint-docker-xserver-t.txt",
 ]
 
 

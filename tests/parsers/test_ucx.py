@@ -108,3 +108,14 @@ def test_ucx_info_v_of_releases_before_1_10(name, version, without):
     f = parsers.run("ucx", text)
     assert (f.get("ucx.version"), f["ucx.configured_without"]) == (version, without)
     assert f["ucx.errors"] == []
+
+
+def test_open_mpis_ucx_component_errors_before_its_next_message_are_ucx():
+    # the pml_ucx lines of a real capture with Open MPI's next message under them: detection counted such a line
+    # only when it was the text's last
+    lines = load("ucx/ucx10298-mpirun-invalid-active-speed-mlx5-ndr.txt").strip("\n").split("\n")
+    text = "\n".join(ln for ln in lines if "pml_ucx" in ln or "----" in ln or "No components" in ln) + "\n"
+    assert text.count("pml_ucx.c:309") == 2 and text.rstrip().endswith("pml framework.")
+    assert parsers.detect(text) == "ucx"
+    f = parsers.run("ucx", text)
+    assert f["ucx.errors"] == ["Failed to create UCP worker"] and f["ucx.hosts"] == ["gpu46"]

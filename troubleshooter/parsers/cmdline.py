@@ -41,15 +41,19 @@ _DMESG = re.compile(r"Kernel command line:\s*(.*)$", re.MULTILINE)
 _IOMMU_KEYS = ("intel_iommu", "amd_iommu", "iommu", "iommu.passthrough", "iommu.strict", "arm-smmu-v3.disable_bypass")
 
 
+_TOKENS = ("BOOT_IMAGE=", " ro ", "root=", "quiet", "iommu", "hugepages", "isolcpus", "max_cstate", "mitigations=", "console=")
+
+
 def _detect(text: str) -> float:
     if _DMESG.search(text):
         return 0.6  # dmesg parser scores higher on a full dmesg
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     if not lines:
         return 0.0
-    line = lines[-1]
-    hits = sum(tok in line for tok in ("BOOT_IMAGE=", " ro ", "root=", "quiet", "iommu", "hugepages", "isolcpus", "max_cstate", "mitigations=", "console="))
-    if len(lines) <= 6 and hits >= 2:
+    # the line richest in boot parameters: /proc/cmdline's one line, wherever a paste put it (a sentence after it)
+    hits, best = max((sum(tok in line for tok in _TOKENS), len(line)) for line in lines[-20:])
+    # a few lines, or the parameters' line most of the text (an lscpu excerpt and a person's sentences around it)
+    if hits >= 2 and (len(lines) <= 6 or (len(lines) <= 20 and 2 * best >= sum(len(ln) for ln in lines))):
         return 0.9
     return 0.3 if hits else 0.0
 

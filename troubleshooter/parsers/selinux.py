@@ -35,7 +35,8 @@ FACTS = [
 ]
 
 MAX_LINE = 8192
-_AVC = re.compile(r"avc:\s+denied\s+\{\s*(?P<perm>[^}]{1,200}?)\s*\}\s+for\s+(?P<rest>.*)$")
+# multiline: an AVC record anywhere in a paste, not only on its last line (detection searches the whole text)
+_AVC = re.compile(r"avc:\s+denied\s+\{\s*(?P<perm>[^}]{1,200}?)\s*\}\s+for\s+(?P<rest>.*)$", re.MULTILINE)
 _FIELD = re.compile(r'\b(comm|path|name|scontext|tcontext|tclass|permissive)=("[^"]*"|\S+)')
 _PREVENTING = re.compile(r"SELinux is preventing (?P<src>\S+) from (?P<perm>[\w ,]{1,80}?) access on the "
                          r"(?P<tclass>[\w ]{1,30}?) (?P<target>\S+?)\.?(?:\s+For complete SELinux messages.*)?$")

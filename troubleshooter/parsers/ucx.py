@@ -66,7 +66,8 @@ _LINE = re.compile(r"(?:\[(?P<host>[\w.\-]+):\d+(?::\d+)?\]\s+)?(?:(?<![\w.\-])(
 # UCX's fatal errors (ucs_log_fatal_error, ucs/debug/log.c): "[host:pid  :thread:tid] file.c:line  FATAL: message",
 # the pid left-justified in five columns, the thread a number (a name in newer releases); UCX 1.3's QP errors
 _FATAL = re.compile(r"\[(?P<host>[\w.\-]{1,128}):\d+ *:[\w.\-]{1,64}:\d+\]\s+(?P<loc>[\w.\-]{1,128}:\d+)\s+FATAL:\s+(?P<msg>.*\S)\s*$")
-_OMPI = re.compile(r"\[(?P<host>[\w.\-]+):\d+\]\s+(?P<loc>(?:pml|osc|spml|btl|common)_ucx\w*\.c:\d+)\s+Error:\s*(?P<msg>.*\S|)\s*$")
+_OMPI = re.compile(r"\[(?P<host>[\w.\-]+):\d+\]\s+(?P<loc>(?:pml|osc|spml|btl|common)_ucx\w*\.c:\d+)\s+Error:\s*(?P<msg>.*\S|)[^\S\n]*$",
+                   re.MULTILINE)  # (detection counts them in the whole text: on any line, not the last alone)
 _INFO = re.compile(r"^\s*#\s+(?P<key>Memory domain|Transport|Device|Component):\s*(?P<value>\S+)")
 # UCX's mm transport running out of shared memory (src/uct/sm/mm: mm_iface.c, mm_posix.c, mm_sysv.c), as printed
 # (sysv's shmget failures are the kernel's IPC limits, ipcs -l, not /dev/shm: not read here)

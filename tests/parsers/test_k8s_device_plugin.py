@@ -105,10 +105,3 @@ def test_the_plugin_refused_a_mig_devices_memory_info():
     f = parsers.run("k8s-device-plugin", text)
     assert f["k8s_device_plugin.mig_memory_info_denied"] is True and f["k8s_device_plugin.registered"] is False
 
-
-def test_the_failed_nvml_line_counts_wherever_it_stands():
-    # two lines of the real log: the failure, then the plugin's advice under it (counted only as a last line before)
-    lines = load("k8s-device-plugin/k8sdp303-kubectl-logs-failed-to-initialize-nvml-could-not-load.txt").split("\n")
-    text = "\n".join(ln for ln in lines if "Failed to initialize NVML" in ln or "If this is a GPU node" in ln) + "\n"
-    assert text.count("\n") == 2
-    assert parsers.scores(text)[0] == (0.9, "k8s-device-plugin")

@@ -57,8 +57,7 @@ FACTS = [
 # (?!(?<=\s)\s): the lazy message ends nowhere inside a run of spaces but at its start, where the same tail matches
 # (the tail is not retried at every space of a run: linear, with the same match); \s*+ keeps the blanks after the colon
 # (a message that is only blanks is no message: the old \s* gave one back to make it one)
-_NVML_FAILED = re.compile(r"Failed to (?:initialize|start) NVML(?: with error)?:\s*+(.+?)(?!(?<=\s)\s)\.?\s*$",
-                          re.IGNORECASE | re.MULTILINE)  # (detection searches the whole text: any line, not the last)
+_NVML_FAILED = re.compile(r"Failed to (?:initialize|start) NVML(?: with error)?:\s*+(.+?)(?!(?<=\s)\s)\.?\s*$", re.IGNORECASE)
 _NVML_INIT_FAILED = re.compile(r"nvml init failed:\s*(\S(?:.*\S)?)\s*$", re.IGNORECASE)
 _NON_NVML = re.compile(r"Detected non-NVML platform:\s*(.(?:.*\S)?)\s*$", re.MULTILINE)  # (a line among others: GFD's start-up log)
 _AUTO = re.compile(r"Incompatible strategy detected auto\b")

@@ -517,3 +517,26 @@ def test_spectrum_mpis_cuda_hooks_in_a_program_without_pami_are_the_preloaded_in
     for rel in ("openmpi/mpichwiki-summit-jsrun-cuda-hook-no-pami.txt",
                 "openmpi/stencil16-jsrun-smpiargs-gpu-python-cuda-hook.txt"):
         assert _found([rel]) == [("cuda-interposer-preload", "likely")], rel
+
+
+def test_iblinkinfos_slow_link_is_a_slow_fabric_port_with_the_link_in_its_evidence(tmp_path) -> None:
+    from troubleshooter.diagnosis import engine
+
+    from .corpus import load
+
+    for rel in ("iblinkinfo/hpl-edr-sb7700-grep-up-transcript.txt",
+                "iblinkinfo/notes-qdr-4-hosts-infiniscale-iv-32-unused-ports-down-polling.txt",
+                "iblinkinfo/teaker-qdr-8-hosts-dual-port-host-link-info-label.txt",
+                "iblinkinfo/links-script-line-mode-edr-switchib-example-input.txt"):
+        assert _found([rel]) == [], rel  # every link at full width and speed; spare switch ports Down: no cause
+    # the EDR capture with one link at 1X and iblinkinfo's verdict on it (tests/parsers/test_iblinkinfo.py)
+    slow = tmp_path / "iblinkinfo.txt"
+    slow.write_text(load("iblinkinfo/hpl-edr-sb7700-grep-up-transcript.txt").replace(
+        '==( 4X      25.78125 Gbps Active/  LinkUp)==>       1    1[  ] "n01 HCA-1" ( )',
+        '==( 1X      25.78125 Gbps Active/  LinkUp)==>       1    1[  ] "n01 HCA-1" (Could be 4X )'))
+    assert _found([str(slow)]) == [("fabric-port-down", "likely")]
+    ef = EvidenceFacts.from_specs([str(slow)])
+    [f] = causes.ruled_in(causes.load(), ef.lookup)
+    c = causes.conclusion(f, ef.lookup, trees=engine.load_trees())
+    # the evidence shows the link the signature read, not only the node's own ports (unknown here)
+    assert "n01 HCA-1: could be 4X" in str(c.evidence["ib.fabric_links_below_capable"])

@@ -154,8 +154,10 @@ def conclusion(f: Finding, lookup: Callable[[str, str], Any], has_side: Callable
         if tree is None or nid not in tree.nodes:
             raise CauseError(f"cause {f.cause.id}: node {f.cause.node} not found")
         c = conclusion_from_node(tree_id, nid, tree.nodes[nid], lookup, has_side)
-        # the facts this door reads, beside the node's own (a bandwidthTest spread is not the node's numastat)
-        extra = {name: display(name, lookup(name, "target")) for name in f.cause.evidence if name not in c.evidence}
+        # the facts this door reads, beside the node's own (a bandwidthTest spread is not the node's numastat), the
+        # deciding signature's first (iblinkinfo's slow link is not the node's own ports)
+        door = dict.fromkeys([n for n, _side in conditions.facts_named(f.signature.when)] + list(f.cause.evidence))
+        extra = {name: display(name, lookup(name, "target")) for name in door if name not in c.evidence}
         return dataclasses.replace(c, cause=f.cause.id, summary=c.summary + how, evidence={**extra, **c.evidence})
     evidence = {name: display(name, lookup(name, "target")) for name in f.cause.evidence}
     missing: list[str] = []

@@ -58,6 +58,7 @@ _TOOLS: list[tuple[str, tuple[str, ...], str]] = [
     ("numactl", (), "numactl"),
     ("ibstat", (), "ibstat"),
     ("ibstatus", (), "ibstatus"),
+    ("iblinkinfo", (), "iblinkinfo"),
     ("show_gids", (), "show-gids"),
     ("p2pBandwidthLatencyTest", (), "p2p-bandwidth"),
     ("bandwidthTest", (), "bandwidth-test"),

@@ -27,6 +27,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from troubleshooter.model.hca import LANE_GBPS
 from troubleshooter.parsers.base import ParseError, parser, require_text
 
 FACTS = [
@@ -53,9 +54,9 @@ _LEFT = re.compile(r"^\s*(?:(?P<guid>0x[0-9a-fA-F]{16})\s+(?:\"(?P<name>[^\"]*)\
 _RIGHT = re.compile(r"^\s*(?:0x[0-9a-fA-F]{16}\s+)?(?:(?P<lid>\d+)\s+(?P<port>\d+))?\s*\[[^\]]*\]\s*\"(?P<peer>[^\"]*)\"\s*"
                     r"\((?P<verdict>[^)]*)\)")
 _HEADER = re.compile(r"^\s*(?P<type>CA|Switch|Router):\s+(?:0x[0-9a-fA-F]{16}\s+)?(?P<name>.*?):?\s*$")
-# the nominal data rate per lane of each signalling rate iblinkinfo prints (IBTA: 64b/66b from FDR on)
-_LANE = {"2.5": ("SDR", 2.5), "5.0": ("DDR", 5.0), "10.0": ("QDR", 10.0), "14.0625": ("FDR", 14.0),
-         "25.78125": ("EDR", 25.0), "53.125": ("HDR", 50.0), "106.25": ("NDR", 100.0), "212.5": ("XDR", 200.0)}
+# the speed each signalling rate iblinkinfo prints is (IBTA: 64b/66b from FDR on); its nominal Gb/s per lane is hca's
+_LANE = {"2.5": "SDR", "5.0": "DDR", "10.0": "QDR", "14.0625": "FDR", "25.78125": "EDR", "53.125": "HDR",
+         "106.25": "NDR", "212.5": "XDR"}
 
 
 def _detect(text: str) -> float:
@@ -65,7 +66,8 @@ def _detect(text: str) -> float:
 
 def _speed_label(width: str, speed: str, fdr10: bool) -> tuple[str, float]:
     """'4X 25.78125 Gbps (EDR, 100 Gb/s)' and the lane's nominal Gb/s, from what iblinkinfo printed."""
-    name, lane = ("FDR10", 10.0) if fdr10 else _LANE.get(speed, ("", float(speed)))
+    name = "FDR10" if fdr10 else _LANE.get(speed, "")
+    lane = LANE_GBPS[name] if name else float(speed)
     shown = f"{width}X {speed} Gbps"
     return (f"{shown} ({name}, {int(width) * lane:g} Gb/s)" if name else shown), lane
 
